@@ -1,0 +1,316 @@
+//! The file medium: an emulated device image in one sparse file.
+//!
+//! # Image format (version 1, little-endian)
+//!
+//! | Offset | Size | What |
+//! |---|---|---|
+//! | 0 | 4096 | header (below) |
+//! | 4096 | 32 × zone count | zone records (below) |
+//! | data offset (1 MiB aligned) | zone size × zone count | zone data, zone *z* at data offset + *z* × zone size |
+//!
+//! Header: `0` magic `ZONEKIT-EMU-DEV\0`; `16` version u32; `20` block size u32; `24` zone size
+//! in blocks u64; `32` zone capacity in blocks u64; `40` zone count u32; `44` conventional zone
+//! count u32; `48` max open u32 (0 = no limit); `52` max active u32 (0 = no limit); `56`
+//! close-empty-to-empty u8; `57` auto-close u8 (0 off, 1 always, 2 if active room); `58`
+//! cross-zone reads u8; `64` preset name, 32 bytes NUL-padded; `96` records offset u64; `104`
+//! data offset u64; `124` CRC-32 of bytes 0..124.
+//!
+//! Zone record: `0` blocks written u64; `8` resets u64 (wear); `16` state (NVMe code: Empty,
+//! Closed, Full, Read Only, Offline, or 0 for a conventional zone) u8; `28` CRC-32 of the zone
+//! index (u32) followed by bytes 0..28, so a record written to the wrong slot is caught.
+//!
+//! Invariants: a record never claims blocks whose data was not synced before it was written
+//! (see the durability rules in [`crate::emu`]); data past a zone's written blocks is never
+//! read (it reads as zeros), so a torn write past the write pointer is harmless. Reset punches
+//! a hole over the zone only after its record is durable.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use super::zones::{DurableZone, ZoneTable};
+use super::{Emulator, FileDevice, Media, ZoneRecord};
+use crate::{AutoClose, DeviceError, Geometry, Result, ZoneBehavior, ZoneState};
+
+const MAGIC: &[u8; 16] = b"ZONEKIT-EMU-DEV\0";
+const VERSION: u32 = 1;
+const HEADER_BYTES: u64 = 4096;
+const HEADER_CRC_AT: usize = 124;
+const RECORD_BYTES: usize = 32;
+const RECORD_CRC_AT: usize = 28;
+const DATA_ALIGN_BYTES: u64 = 1 << 20;
+const PRESET_NAME_BYTES: usize = 32;
+
+/// What an image's header says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageHeader {
+    pub geometry: Geometry,
+    pub behavior: ZoneBehavior,
+    /// The preset the image was created from (selects its timing model), or empty.
+    pub preset: String,
+    records_offset: u64,
+    data_offset: u64,
+}
+
+impl ImageHeader {
+    fn new(geometry: Geometry, behavior: ZoneBehavior, preset: &str) -> ImageHeader {
+        let records_offset = HEADER_BYTES;
+        let records_end = records_offset + geometry.zone_count as u64 * RECORD_BYTES as u64;
+        ImageHeader {
+            geometry,
+            behavior,
+            preset: preset.to_string(),
+            records_offset,
+            data_offset: records_end.div_ceil(DATA_ALIGN_BYTES) * DATA_ALIGN_BYTES,
+        }
+    }
+
+    fn image_len(&self) -> u64 {
+        self.data_offset + self.geometry.zone_size_bytes() * self.geometry.zone_count as u64
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let g = &self.geometry;
+        let mut h = vec![0u8; HEADER_BYTES as usize];
+        h[0..16].copy_from_slice(MAGIC);
+        h[16..20].copy_from_slice(&VERSION.to_le_bytes());
+        h[20..24].copy_from_slice(&g.block_size_bytes.to_le_bytes());
+        h[24..32].copy_from_slice(&g.zone_size_blocks.to_le_bytes());
+        h[32..40].copy_from_slice(&g.zone_capacity_blocks.to_le_bytes());
+        h[40..44].copy_from_slice(&g.zone_count.to_le_bytes());
+        h[44..48].copy_from_slice(&g.conventional_zone_count.to_le_bytes());
+        h[48..52].copy_from_slice(&g.open_zones_max.unwrap_or(0).to_le_bytes());
+        h[52..56].copy_from_slice(&g.active_zones_max.unwrap_or(0).to_le_bytes());
+        h[56] = self.behavior.close_empty_to_empty as u8;
+        h[57] = match self.behavior.auto_close {
+            AutoClose::Off => 0,
+            AutoClose::Always => 1,
+            AutoClose::IfActiveRoom => 2,
+        };
+        h[58] = self.behavior.cross_zone_reads as u8;
+        let name = self.preset.as_bytes();
+        h[64..64 + name.len()].copy_from_slice(name);
+        h[96..104].copy_from_slice(&self.records_offset.to_le_bytes());
+        h[104..112].copy_from_slice(&self.data_offset.to_le_bytes());
+        let crc = crc32fast::hash(&h[..HEADER_CRC_AT]);
+        h[HEADER_CRC_AT..HEADER_CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+        h
+    }
+
+    fn decode(h: &[u8]) -> std::result::Result<ImageHeader, String> {
+        let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().unwrap());
+        let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().unwrap());
+        if &h[0..16] != MAGIC {
+            return Err("not a zonekit device image (bad magic)".into());
+        }
+        if u32_at(16) != VERSION {
+            return Err(format!("image format version {} (this build reads version {VERSION})", u32_at(16)));
+        }
+        if crc32fast::hash(&h[..HEADER_CRC_AT]) != u32_at(HEADER_CRC_AT) {
+            return Err("header checksum mismatch: the image is corrupt".into());
+        }
+        let limit = |v: u32| (v != 0).then_some(v);
+        let geometry = Geometry {
+            block_size_bytes: u32_at(20),
+            zone_size_blocks: u64_at(24),
+            zone_capacity_blocks: u64_at(32),
+            zone_count: u32_at(40),
+            conventional_zone_count: u32_at(44),
+            open_zones_max: limit(u32_at(48)),
+            active_zones_max: limit(u32_at(52)),
+        };
+        geometry.validate().map_err(|e| e.to_string())?;
+        let auto_close = match h[57] {
+            0 => AutoClose::Off,
+            1 => AutoClose::Always,
+            2 => AutoClose::IfActiveRoom,
+            other => return Err(format!("unknown auto-close mode {other}")),
+        };
+        let behavior = ZoneBehavior { close_empty_to_empty: h[56] != 0, auto_close, cross_zone_reads: h[58] != 0 };
+        let name = &h[64..64 + PRESET_NAME_BYTES];
+        let name_len = name.iter().position(|&b| b == 0).unwrap_or(PRESET_NAME_BYTES);
+        let preset = std::str::from_utf8(&name[..name_len]).map_err(|_| "preset name is not UTF-8".to_string())?;
+        let header = ImageHeader::new(geometry, behavior, preset);
+        if (header.records_offset, header.data_offset) != (u64_at(96), u64_at(104)) {
+            return Err("record or data offset does not match the geometry".into());
+        }
+        Ok(header)
+    }
+}
+
+fn encode_record(zone: u32, record: &ZoneRecord) -> [u8; RECORD_BYTES] {
+    let mut r = [0u8; RECORD_BYTES];
+    r[0..8].copy_from_slice(&record.zone.written_blocks.to_le_bytes());
+    r[8..16].copy_from_slice(&record.resets.to_le_bytes());
+    r[16] = record.zone.state.nvme_code();
+    let crc = record_crc(zone, &r);
+    r[RECORD_CRC_AT..].copy_from_slice(&crc.to_le_bytes());
+    r
+}
+
+fn record_crc(zone: u32, r: &[u8]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&zone.to_le_bytes());
+    hasher.update(&r[..RECORD_CRC_AT]);
+    hasher.finalize()
+}
+
+fn decode_record(zone: u32, r: &[u8]) -> std::result::Result<ZoneRecord, String> {
+    let stored = u32::from_le_bytes(r[RECORD_CRC_AT..RECORD_BYTES].try_into().unwrap());
+    if record_crc(zone, r) != stored {
+        return Err(format!("zone {zone}: record checksum mismatch"));
+    }
+    let state = ZoneState::from_nvme_code(r[16]).ok_or_else(|| format!("zone {zone}: unknown state code {:#x}", r[16]))?;
+    Ok(ZoneRecord {
+        zone: DurableZone { state, written_blocks: u64::from_le_bytes(r[0..8].try_into().unwrap()) },
+        resets: u64::from_le_bytes(r[8..16].try_into().unwrap()),
+    })
+}
+
+pub struct FileMedia {
+    file: File,
+    path: PathBuf,
+    header: ImageHeader,
+}
+
+impl FileMedia {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The preset the image was created from (may be empty).
+    pub fn preset(&self) -> &str {
+        &self.header.preset
+    }
+
+    fn data_at(&self, zone: u32, offset_bytes: u64) -> u64 {
+        self.header.data_offset + zone as u64 * self.header.geometry.zone_size_bytes() + offset_bytes
+    }
+
+    fn err(&self, what: &str, e: std::io::Error) -> DeviceError {
+        DeviceError::io(format!("{}: {what}", self.path.display()), e)
+    }
+}
+
+impl Media for FileMedia {
+    fn write(&mut self, zone: u32, offset_bytes: u64, data: &[u8]) -> Result<()> {
+        self.file.write_all_at(data, self.data_at(zone, offset_bytes)).map_err(|e| self.err("write", e))
+    }
+
+    fn read(&mut self, zone: u32, offset_bytes: u64, buf: &mut [u8]) -> Result<()> {
+        self.file.read_exact_at(buf, self.data_at(zone, offset_bytes)).map_err(|e| self.err("read", e))
+    }
+
+    fn discard(&mut self, zone: u32) -> Result<()> {
+        // Only reclaims space: data past the write pointer is never read, so a file system
+        // without hole punching loses nothing but disk space.
+        let len = self.header.geometry.zone_size_bytes() as libc::off_t;
+        let at = self.data_at(zone, 0) as libc::off_t;
+        // SAFETY: fallocate on an fd we own, with in-range offsets; it touches no memory of ours.
+        unsafe {
+            libc::fallocate(self.file.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, at, len);
+        }
+        Ok(())
+    }
+
+    fn sync_data(&mut self) -> Result<()> {
+        self.file.sync_data().map_err(|e| self.err("sync", e))
+    }
+
+    fn persist(&mut self, records: &[(u32, ZoneRecord)]) -> Result<()> {
+        for (zone, record) in records {
+            let at = self.header.records_offset + *zone as u64 * RECORD_BYTES as u64;
+            self.file.write_all_at(&encode_record(*zone, record), at).map_err(|e| self.err("write zone record", e))?;
+        }
+        self.file.sync_data().map_err(|e| self.err("sync zone records", e))
+    }
+}
+
+fn lock_exclusive(file: &File, path: &Path) -> Result<()> {
+    // SAFETY: flock on an fd we own.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        return Err(DeviceError::BadImage {
+            path: path.to_path_buf(),
+            reason: "the image is in use by another process".into(),
+        });
+    }
+    Ok(())
+}
+
+impl FileDevice {
+    /// Creates a new image at `path` (refusing to overwrite an existing file).
+    pub fn create(path: &Path, geometry: Geometry, behavior: ZoneBehavior, preset: &str) -> Result<FileDevice> {
+        geometry.validate()?;
+        if preset.len() > PRESET_NAME_BYTES {
+            return Err(DeviceError::InvalidArgument(format!("preset name {preset:?} is longer than {PRESET_NAME_BYTES} bytes")));
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| DeviceError::io(format!("{}: create", path.display()), e))?;
+        lock_exclusive(&file, path)?;
+        let header = ImageHeader::new(geometry, behavior, preset);
+        let io = |what: &str, e| DeviceError::io(format!("{}: {what}", path.display()), e);
+        file.set_len(header.image_len()).map_err(|e| io("set length", e))?;
+        let table = ZoneTable::new(geometry, behavior);
+        let mut records = vec![0u8; geometry.zone_count as usize * RECORD_BYTES];
+        for z in 0..geometry.zone_count {
+            let r = encode_record(z, &ZoneRecord { zone: table.durable(z), resets: 0 });
+            records[z as usize * RECORD_BYTES..][..RECORD_BYTES].copy_from_slice(&r);
+        }
+        file.write_all_at(&records, header.records_offset).map_err(|e| io("write zone records", e))?;
+        file.write_all_at(&header.encode(), 0).map_err(|e| io("write header", e))?;
+        file.sync_all().map_err(|e| io("sync", e))?;
+        let media = FileMedia { file, path: path.to_path_buf(), header };
+        Ok(Emulator::from_parts(table, media, vec![0; geometry.zone_count as usize]))
+    }
+
+    /// Opens an existing image, restoring every zone's durable state and write pointer.
+    pub fn open(path: &Path) -> Result<FileDevice> {
+        let bad = |reason: String| DeviceError::BadImage { path: path.to_path_buf(), reason };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| DeviceError::io(format!("{}: open", path.display()), e))?;
+        let len = file.metadata().map_err(|e| DeviceError::io(format!("{}: stat", path.display()), e))?.len();
+        if len < HEADER_BYTES {
+            return Err(bad(format!("{len} bytes is too small to be a zonekit device image")));
+        }
+        let mut h = vec![0u8; HEADER_BYTES as usize];
+        file.read_exact_at(&mut h, 0).map_err(|e| DeviceError::io(format!("{}: read header", path.display()), e))?;
+        let header = ImageHeader::decode(&h).map_err(bad)?;
+        if len < header.image_len() {
+            return Err(bad(format!("image is truncated: {len} bytes, the geometry needs {}", header.image_len())));
+        }
+        lock_exclusive(&file, path)?;
+        let geometry = header.geometry;
+        let mut raw = vec![0u8; geometry.zone_count as usize * RECORD_BYTES];
+        file.read_exact_at(&mut raw, header.records_offset)
+            .map_err(|e| DeviceError::io(format!("{}: read zone records", path.display()), e))?;
+        let records = raw
+            .chunks_exact(RECORD_BYTES)
+            .enumerate()
+            .map(|(z, r)| decode_record(z as u32, r))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(bad)?;
+        let durable: Vec<DurableZone> = records.iter().map(|r| r.zone).collect();
+        let table = ZoneTable::restore(geometry, header.behavior, &durable).map_err(bad)?;
+        let resets = records.iter().map(|r| r.resets).collect();
+        let media = FileMedia { file, path: path.to_path_buf(), header };
+        Ok(Emulator::from_parts(table, media, resets))
+    }
+
+    /// Reads only the header of an image: a cheap way to learn its geometry and preset.
+    pub fn read_header(path: &Path) -> Result<ImageHeader> {
+        let bad = |reason: String| DeviceError::BadImage { path: path.to_path_buf(), reason };
+        let file = File::open(path).map_err(|e| DeviceError::io(format!("{}: open", path.display()), e))?;
+        let mut h = vec![0u8; HEADER_BYTES as usize];
+        file.read_exact_at(&mut h, 0).map_err(|_| bad("too small to be a zonekit device image".into()))?;
+        ImageHeader::decode(&h).map_err(bad)
+    }
+}

@@ -1,0 +1,261 @@
+//! Emulated zoned devices: one zone state machine ([`zones`]) over a storage medium
+//! ([`Media`]) that is either memory ([`MemMedia`]) or a file ([`FileMedia`]).
+//!
+//! # Durability (both media)
+//!
+//! - Data written and the write pointers it moves become durable at [`ZonedDevice::flush`].
+//! - Reset, finish and the read-only/offline fault events are durable when they return.
+//!   A reset is made durable *before* the zone's old data is discarded, so a crash never shows
+//!   a zone with a stale write pointer over discarded data; a finish makes the zone's data
+//!   durable first.
+//! - Open and close are not persisted: after a restart every open zone is Closed (Empty when
+//!   nothing was written), as on a real drive after a power cycle.
+//!
+//! So after a crash each sequential zone is in the state of its last durable event, and every
+//! block below its write pointer reads back what was written there. Writes after the last
+//! flush are lost (on the file medium, they may linger past the write pointer; they are
+//! discarded when the device is reopened). Conventional-zone blocks written since the last
+//! flush may hold the old or the new data.
+
+pub mod file;
+pub mod mem;
+pub(crate) mod zones;
+
+use crate::{
+    DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter,
+    ZoneId, ZonedDevice,
+};
+pub use file::FileMedia;
+pub use mem::{MemMedia, StorageMode};
+pub use zones::DurableZone;
+use zones::{WriteTarget, ZoneTable};
+
+/// A zone as it is persisted: its durable state and its wear.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ZoneRecord {
+    pub zone: DurableZone,
+    pub resets: u64,
+}
+
+/// Where an emulator keeps zone data and durable zone records.
+///
+/// The emulator calls it only with transfers it has validated: writes land inside the zone at
+/// offsets the state machine allows, reads cover only the part of a zone that holds data.
+pub trait Media {
+    /// Stores `data` at byte `offset_bytes` of `zone`.
+    fn write(&mut self, zone: u32, offset_bytes: u64, data: &[u8]) -> Result<()>;
+    /// Fills `buf` from byte `offset_bytes` of `zone`; bytes never written read as zero.
+    fn read(&mut self, zone: u32, offset_bytes: u64, buf: &mut [u8]) -> Result<()>;
+    /// Drops the zone's data; called after its reset is durable.
+    fn discard(&mut self, zone: u32) -> Result<()>;
+    /// Makes all data written so far durable.
+    fn sync_data(&mut self) -> Result<()>;
+    /// Makes the given zone records durable. The data they cover is already durable.
+    fn persist(&mut self, records: &[(u32, ZoneRecord)]) -> Result<()>;
+}
+
+/// An emulated zoned device: exact ZNS zone semantics over a [`Media`].
+pub struct Emulator<M: Media> {
+    table: ZoneTable,
+    media: M,
+    stats: DeviceStats,
+    /// Zones written since the last flush, whose write pointers the flush must persist.
+    dirty_zones: Vec<u32>,
+    dirty: Vec<bool>,
+}
+
+/// The in-memory emulator.
+pub type MemDevice = Emulator<MemMedia>;
+/// The file-backed emulator.
+pub type FileDevice = Emulator<FileMedia>;
+
+impl<M: Media> Emulator<M> {
+    fn from_parts(table: ZoneTable, media: M, resets_per_zone: Vec<u64>) -> Emulator<M> {
+        let zone_count = table.geometry().zone_count as usize;
+        let mut stats = DeviceStats::new(zone_count as u32);
+        stats.resets_per_zone = resets_per_zone;
+        Emulator { table, media, stats, dirty_zones: Vec::new(), dirty: vec![false; zone_count] }
+    }
+
+    pub fn media(&self) -> &M {
+        &self.media
+    }
+
+    /// Fault injection: the zone becomes Read Only (durably).
+    pub fn inject_read_only(&mut self, zone: ZoneId) -> Result<()> {
+        self.table.set_read_only(zone)?;
+        self.persist_zone(zone.0)
+    }
+
+    /// Fault injection: a Read Only zone goes Offline (durably); its data is gone.
+    pub fn inject_offline(&mut self, zone: ZoneId) -> Result<()> {
+        self.table.set_offline(zone)?;
+        self.persist_zone(zone.0)?;
+        self.media.discard(zone.0)
+    }
+
+    /// Panics if the zone table is inconsistent. Cheap enough for tests, not for hot loops.
+    pub fn check_invariants(&self) {
+        self.table.check_invariants();
+    }
+
+    fn record(&self, zone: u32) -> ZoneRecord {
+        ZoneRecord { zone: self.table.durable(zone), resets: self.stats.resets_per_zone[zone as usize] }
+    }
+
+    fn persist_zone(&mut self, zone: u32) -> Result<()> {
+        let record = self.record(zone);
+        self.media.persist(&[(zone, record)])
+    }
+
+    #[inline]
+    fn mark_dirty(&mut self, zone: u32) {
+        if !self.dirty[zone as usize] {
+            self.dirty[zone as usize] = true;
+            self.dirty_zones.push(zone);
+        }
+    }
+
+    #[inline]
+    fn store(&mut self, target: WriteTarget, data: &[u8]) -> Result<crate::emu::zones::WriteSlot> {
+        let blocks = self.table.geometry().blocks_in(data.len())?;
+        let slot = self.table.begin_write(target, blocks)?;
+        let block_size = self.table.geometry().block_size_bytes as u64;
+        self.media.write(slot.zone, slot.offset_blocks * block_size, data)?;
+        self.table.end_write(slot);
+        self.mark_dirty(slot.zone);
+        Ok(slot)
+    }
+}
+
+impl<M: Media> ZonedDevice for Emulator<M> {
+    fn geometry(&self) -> &Geometry {
+        self.table.geometry()
+    }
+
+    fn behavior(&self) -> ZoneBehavior {
+        self.table.behavior()
+    }
+
+    fn report_zones(
+        &mut self,
+        start: Lba,
+        filter: ZoneFilter,
+        max_zones: usize,
+        out: &mut Vec<ZoneDescriptor>,
+    ) -> Result<usize> {
+        let geometry = *self.table.geometry();
+        let first = geometry.zone_of(start).ok_or(DeviceError::OutOfRange {
+            lba: start,
+            blocks: 0,
+            device_blocks: geometry.total_blocks(),
+        })?;
+        let before = out.len();
+        for z in first.0..geometry.zone_count {
+            if out.len() - before == max_zones {
+                break;
+            }
+            if filter.matches(self.table.state(z)) {
+                out.push(self.table.descriptor(z));
+            }
+        }
+        Ok(out.len() - before)
+    }
+
+    fn read(&mut self, lba: Lba, buf: &mut [u8]) -> Result<()> {
+        let geometry = *self.table.geometry();
+        let blocks = geometry.blocks_in(buf.len())?;
+        self.table.check_read(lba, blocks)?;
+        let block_size = geometry.block_size_bytes as u64;
+        let mut next = lba.0;
+        let mut rest = &mut buf[..];
+        while !rest.is_empty() {
+            let zone = (next / geometry.zone_size_blocks) as u32;
+            let offset_blocks = next % geometry.zone_size_blocks;
+            let in_zone = (geometry.zone_size_blocks - offset_blocks).min(rest.len() as u64 / block_size);
+            let (chunk, tail) = rest.split_at_mut((in_zone * block_size) as usize);
+            let data_blocks = self.table.data_blocks(zone).saturating_sub(offset_blocks).min(in_zone);
+            let (stored, unwritten) = chunk.split_at_mut((data_blocks * block_size) as usize);
+            if !stored.is_empty() {
+                self.media.read(zone, offset_blocks * block_size, stored)?;
+            }
+            unwritten.fill(0);
+            next += in_zone;
+            rest = tail;
+        }
+        self.stats.reads.add(buf.len() as u64);
+        Ok(())
+    }
+
+    fn write(&mut self, lba: Lba, data: &[u8]) -> Result<()> {
+        self.store(WriteTarget::At(lba), data)?;
+        self.stats.writes.add(data.len() as u64);
+        Ok(())
+    }
+
+    fn append(&mut self, zone: ZoneId, data: &[u8]) -> Result<Lba> {
+        let slot = self.store(WriteTarget::Append(zone), data)?;
+        self.stats.appends.add(data.len() as u64);
+        Ok(slot.lba)
+    }
+
+    fn manage(&mut self, action: ZoneAction, zone: ZoneId) -> Result<()> {
+        if action == ZoneAction::Finish && zone.0 < self.dirty.len() as u32 && self.dirty[zone.0 as usize] {
+            // The finished zone's record will cover its data: make that data durable first.
+            self.media.sync_data()?;
+        }
+        let erased = self.table.manage(action, zone)?;
+        self.stats.record_action(action, zone, erased);
+        match action {
+            ZoneAction::Reset if erased => {
+                self.persist_zone(zone.0)?;
+                self.media.discard(zone.0)?;
+            }
+            ZoneAction::Finish => self.persist_zone(zone.0)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.media.sync_data()?;
+        let records: Vec<(u32, ZoneRecord)> = self.dirty_zones.iter().map(|&z| (z, self.record(z))).collect();
+        if !records.is_empty() {
+            self.media.persist(&records)?;
+        }
+        for z in self.dirty_zones.drain(..) {
+            self.dirty[z as usize] = false;
+        }
+        self.stats.flushes += 1;
+        Ok(())
+    }
+
+    fn stats(&self) -> &DeviceStats {
+        &self.stats
+    }
+}
+
+impl MemDevice {
+    /// A fresh in-memory device with every sequential zone Empty.
+    pub fn new(geometry: Geometry, behavior: ZoneBehavior, mode: StorageMode) -> Result<MemDevice> {
+        geometry.validate()?;
+        let table = ZoneTable::new(geometry, behavior);
+        let media = MemMedia::new(&table, mode);
+        Ok(Emulator::from_parts(table, media, vec![0; geometry.zone_count as usize]))
+    }
+
+    /// Simulates power loss and restart: every zone returns to its last durable state, data
+    /// written since then is dropped, open zones come back Closed.
+    pub fn power_loss(&mut self) {
+        let geometry = *self.table.geometry();
+        let durable: Vec<DurableZone> = self.media.durable_records().iter().map(|r| r.zone).collect();
+        self.table = ZoneTable::restore(geometry, self.table.behavior(), &durable)
+            .expect("durable records of a memory device are always valid");
+        for (z, d) in durable.iter().enumerate() {
+            self.media.truncate(z as u32, d.written_blocks * geometry.block_size_bytes as u64);
+        }
+        for z in self.dirty_zones.drain(..) {
+            self.dirty[z as usize] = false;
+        }
+    }
+}

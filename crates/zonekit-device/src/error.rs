@@ -1,0 +1,130 @@
+//! Device errors. The zone errors mirror the NVMe ZNS status codes; see
+//! [`DeviceError::nvme_status`].
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::{Lba, ZoneId, ZoneState};
+
+/// A zone-management action, named in errors and counters.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ZoneAction {
+    Open,
+    Close,
+    Finish,
+    Reset,
+}
+
+impl ZoneAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneAction::Open => "open",
+            ZoneAction::Close => "close",
+            ZoneAction::Finish => "finish",
+            ZoneAction::Reset => "reset",
+        }
+    }
+}
+
+impl std::fmt::Display for ZoneAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceError {
+    /// NVMe 1B9h Zone Is Full.
+    #[error("zone {zone} is full")]
+    ZoneFull { zone: ZoneId },
+    /// NVMe 1BAh Zone Is Read Only.
+    #[error("zone {zone} is read-only")]
+    ZoneReadOnly { zone: ZoneId },
+    /// NVMe 1BBh Zone Is Offline.
+    #[error("zone {zone} is offline")]
+    ZoneOffline { zone: ZoneId },
+    /// NVMe 1BCh Zone Invalid Write: the write does not start at the write pointer.
+    #[error("invalid write to zone {zone}: LBA {lba} is not the write pointer (LBA {write_pointer})")]
+    InvalidWrite { zone: ZoneId, lba: Lba, write_pointer: Lba },
+    /// NVMe 1B8h Zone Boundary Error: the transfer crosses the zone's writable end (or, for a
+    /// read, the zone end when cross-zone reads are off).
+    #[error("{blocks} blocks at LBA {lba} cross the end of zone {zone} (LBA {limit})")]
+    Boundary { zone: ZoneId, lba: Lba, blocks: u64, limit: Lba },
+    /// NVMe 1BEh Too Many Open Zones (Linux `ETOOMANYREFS`).
+    #[error("too many open zones (limit {limit})")]
+    TooManyOpen { limit: u32 },
+    /// NVMe 1BDh Too Many Active Zones (Linux `EOVERFLOW`).
+    #[error("too many active zones (limit {limit})")]
+    TooManyActive { limit: u32 },
+    /// NVMe 1BFh Invalid Zone State Transition.
+    #[error("cannot {action} zone {zone} in state {state}")]
+    InvalidTransition { zone: ZoneId, action: ZoneAction, state: ZoneState },
+    /// Zone management or append on a conventional zone.
+    #[error("{what} is not allowed on conventional zone {zone}")]
+    ConventionalZone { zone: ZoneId, what: &'static str },
+    /// The transfer lies (partly) outside the device.
+    #[error("{blocks} blocks at LBA {lba} lie outside the device ({device_blocks} blocks)")]
+    OutOfRange { lba: Lba, blocks: u64, device_blocks: u64 },
+    /// Malformed request: unaligned length, zero-length transfer, bad zone id (Linux `EINVAL`).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    #[error("invalid geometry: {0}")]
+    InvalidGeometry(String),
+    /// A fault injected on purpose by a test or an experiment.
+    #[error("injected fault at operation {op_index}")]
+    InjectedFault { op_index: u64 },
+    /// An emulated device image that is not ours, from another version, or damaged.
+    #[error("{}: {reason}", path.display())]
+    BadImage { path: PathBuf, reason: String },
+    /// A path that is not a zoned block device.
+    #[error("{}: not a zoned block device ({reason})", path.display())]
+    NotZoned { path: PathBuf, reason: String },
+    #[error("{context}: {source}")]
+    Io { context: String, source: io::Error },
+}
+
+impl DeviceError {
+    pub(crate) fn io(context: impl Into<String>, source: io::Error) -> DeviceError {
+        DeviceError::Io { context: context.into(), source }
+    }
+
+    /// The NVMe status code (SCT 1h, command-specific) this error corresponds to, if any.
+    pub fn nvme_status(&self) -> Option<u16> {
+        Some(match self {
+            DeviceError::Boundary { .. } => 0x1B8,
+            DeviceError::ZoneFull { .. } => 0x1B9,
+            DeviceError::ZoneReadOnly { .. } => 0x1BA,
+            DeviceError::ZoneOffline { .. } => 0x1BB,
+            DeviceError::InvalidWrite { .. } => 0x1BC,
+            DeviceError::TooManyActive { .. } => 0x1BD,
+            DeviceError::TooManyOpen { .. } => 0x1BE,
+            DeviceError::InvalidTransition { .. } => 0x1BF,
+            _ => return None,
+        })
+    }
+
+    /// A short stable name of the error kind, for tests and reports.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DeviceError::ZoneFull { .. } => "zone-full",
+            DeviceError::ZoneReadOnly { .. } => "zone-read-only",
+            DeviceError::ZoneOffline { .. } => "zone-offline",
+            DeviceError::InvalidWrite { .. } => "invalid-write",
+            DeviceError::Boundary { .. } => "boundary",
+            DeviceError::TooManyOpen { .. } => "too-many-open",
+            DeviceError::TooManyActive { .. } => "too-many-active",
+            DeviceError::InvalidTransition { .. } => "invalid-transition",
+            DeviceError::ConventionalZone { .. } => "conventional-zone",
+            DeviceError::OutOfRange { .. } => "out-of-range",
+            DeviceError::InvalidArgument(_) => "invalid-argument",
+            DeviceError::InvalidGeometry(_) => "invalid-geometry",
+            DeviceError::InjectedFault { .. } => "injected-fault",
+            DeviceError::BadImage { .. } => "bad-image",
+            DeviceError::NotZoned { .. } => "not-zoned",
+            DeviceError::Io { .. } => "io",
+        }
+    }
+}
+
+pub type Result<T, E = DeviceError> = std::result::Result<T, E>;

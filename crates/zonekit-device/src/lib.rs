@@ -1,0 +1,44 @@
+//! Zoned block devices for Zonekit.
+//!
+//! Every engine in Zonekit (block FTL, file system, B+-tree, cache) stores data through the
+//! [`ZonedDevice`] trait and is generic over it. This crate holds the trait and its backends:
+//!
+//! - [`MemDevice`]: in-memory emulator with exact NVMe ZNS zone semantics, keeping the data or
+//!   only the metadata ([`StorageMode`]); fault injection and simulated power loss.
+//! - [`FileDevice`]: the same emulator with data and zone state in a sparse image file that
+//!   survives restarts ([`emu::file`] documents the format and what survives a crash).
+//! - [`linux::LinuxZonedDevice`]: a real Linux zoned block device through the
+//!   `<linux/blkzoned.h>` ioctls.
+//!
+//! Wrappers implement the same trait: [`timing::TimedDevice`] charges each operation to a flash
+//! timing model in virtual time, [`fault::FaultyDevice`] fails chosen operations.
+//! [`conformance`] is the one suite every backend passes. [`preset`] names the geometries and
+//! timings of the devices the research used.
+//!
+//! ```
+//! use zonekit_device::{MemDevice, StorageMode, ZoneBehavior, ZonedDevice, ZoneId, Lba, preset};
+//!
+//! let geometry = preset::find("tiny").unwrap().geometry;
+//! let mut dev = MemDevice::new(geometry, ZoneBehavior::QEMU_NVME, StorageMode::Data).unwrap();
+//! let block = vec![7u8; geometry.block_size_bytes as usize];
+//! let lba = dev.append(ZoneId(0), &block).unwrap();
+//! assert_eq!(lba, Lba(0));
+//! let mut back = vec![0u8; block.len()];
+//! dev.read(lba, &mut back).unwrap();
+//! assert_eq!(back, block);
+//! ```
+
+pub mod conformance;
+mod device;
+pub mod emu;
+mod error;
+pub mod fault;
+pub mod linux;
+pub mod preset;
+pub mod timing;
+mod types;
+
+pub use device::{DeviceStats, OpCounter, ZonedDevice};
+pub use emu::{FileDevice, MemDevice, StorageMode};
+pub use error::{DeviceError, Result, ZoneAction};
+pub use types::{AutoClose, Geometry, Lba, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZoneType};

@@ -1,0 +1,527 @@
+//! A deterministic flash timing model in virtual time, and [`TimedDevice`], a wrapper that
+//! charges every operation of any [`ZonedDevice`] to it.
+//!
+//! Flash is channels × dies. The pages of a zone are striped round-robin over the zone's
+//! `dies_per_zone` consecutive dies; die *d* sits on channel *d* mod channels, so consecutive
+//! dies rotate over channels (the Open-Channel address layout). Every die and every channel
+//! keeps a busy-until time. A page write transfers its bytes over the channel, then, once the
+//! page is full, programs it on the die; a read senses the page on the die, then transfers it.
+//! An operation completes when its last page does:
+//! `max(submit, die free, channel free) + transfer + cell latency`, as FEMU, NVMeVirt and
+//! ConfZNS model it. Partial pages wait in the controller until filled (or the zone is
+//! finished). A reset erases, on each of the zone's dies, the blocks that were programmed.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZonedDevice};
+
+/// The flash behind a zoned device.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlashConfig {
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    /// The program unit (a multi-plane page where the device programs planes together).
+    pub page_size_bytes: u32,
+    pub pages_per_block: u32,
+    pub read_ns: u64,
+    pub program_ns: u64,
+    pub erase_ns: u64,
+    /// Transfer rate of one channel.
+    pub channel_bytes_per_sec: u64,
+    /// How many dies a zone's pages are striped over.
+    pub dies_per_zone: u32,
+}
+
+impl FlashConfig {
+    pub fn die_count(&self) -> u32 {
+        self.channels * self.dies_per_channel
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(DeviceError::InvalidGeometry(m));
+        if self.channels == 0 || self.dies_per_channel == 0 {
+            return bad("flash needs at least one channel and one die per channel".into());
+        }
+        if self.page_size_bytes == 0 || self.pages_per_block == 0 {
+            return bad("flash page size and pages per block must be positive".into());
+        }
+        if self.channel_bytes_per_sec == 0 {
+            return bad("channel bandwidth must be positive".into());
+        }
+        if self.dies_per_zone == 0 || self.dies_per_zone > self.die_count() {
+            return bad(format!(
+                "a zone striped over {} dies on flash with {} dies",
+                self.dies_per_zone,
+                self.die_count()
+            ));
+        }
+        Ok(())
+    }
+
+    fn transfer_ns(&self, bytes: u64) -> u64 {
+        (bytes as u128 * 1_000_000_000 / self.channel_bytes_per_sec as u128) as u64
+    }
+}
+
+/// Busy-until times of every die and channel, in virtual nanoseconds.
+#[derive(Clone, Debug)]
+pub struct TimingModel {
+    flash: FlashConfig,
+    zone_size_bytes: u64,
+    die_free_ns: Vec<u64>,
+    channel_free_ns: Vec<u64>,
+    /// Bytes written into each zone since its last reset (which pages are programmed).
+    zone_written_bytes: Vec<u64>,
+}
+
+impl TimingModel {
+    pub fn new(flash: FlashConfig, geometry: &Geometry) -> Result<TimingModel> {
+        flash.validate()?;
+        Ok(TimingModel {
+            flash,
+            zone_size_bytes: geometry.zone_size_bytes(),
+            die_free_ns: vec![0; flash.die_count() as usize],
+            channel_free_ns: vec![0; flash.channels as usize],
+            zone_written_bytes: vec![0; geometry.zone_count as usize],
+        })
+    }
+
+    pub fn flash(&self) -> &FlashConfig {
+        &self.flash
+    }
+
+    fn die_of(&self, zone: u32, page: u64) -> usize {
+        let dies = self.flash.die_count() as u64;
+        let first = zone as u64 * self.flash.dies_per_zone as u64 % dies;
+        ((first + page % self.flash.dies_per_zone as u64) % dies) as usize
+    }
+
+    fn channel_of(&self, die: usize) -> usize {
+        die % self.flash.channels as usize
+    }
+
+    /// Writes `len` bytes at byte `offset` of `zone`; returns the completion time.
+    pub fn write(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64) -> u64 {
+        let page_size = self.flash.page_size_bytes as u64;
+        let mut done = submit_ns;
+        let mut at = offset;
+        let end = offset + len;
+        while at < end {
+            let page = at / page_size;
+            let page_end = (page + 1) * page_size;
+            let bytes = page_end.min(end) - at;
+            let die = self.die_of(zone, page);
+            let channel = self.channel_of(die);
+            let transferred = submit_ns.max(self.channel_free_ns[channel]) + self.flash.transfer_ns(bytes);
+            self.channel_free_ns[channel] = transferred;
+            let page_done = if at + bytes == page_end {
+                let programmed = transferred.max(self.die_free_ns[die]) + self.flash.program_ns;
+                self.die_free_ns[die] = programmed;
+                programmed
+            } else {
+                transferred
+            };
+            done = done.max(page_done);
+            at += bytes;
+        }
+        let written = &mut self.zone_written_bytes[zone as usize];
+        *written = (*written).max(end);
+        done
+    }
+
+    /// Reads `len` bytes at byte `offset` of `zone`; returns the completion time.
+    pub fn read(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64) -> u64 {
+        let page_size = self.flash.page_size_bytes as u64;
+        let mut done = submit_ns;
+        let mut at = offset;
+        let end = offset + len;
+        while at < end {
+            let page = at / page_size;
+            let bytes = ((page + 1) * page_size).min(end) - at;
+            let die = self.die_of(zone, page);
+            let channel = self.channel_of(die);
+            let sensed = submit_ns.max(self.die_free_ns[die]) + self.flash.read_ns;
+            self.die_free_ns[die] = sensed;
+            let transferred = sensed.max(self.channel_free_ns[channel]) + self.flash.transfer_ns(bytes);
+            self.channel_free_ns[channel] = transferred;
+            done = done.max(transferred);
+            at += bytes;
+        }
+        done
+    }
+
+    /// Programs the partially filled last page of a finished zone.
+    pub fn finish(&mut self, submit_ns: u64, zone: u32) -> u64 {
+        let page_size = self.flash.page_size_bytes as u64;
+        let written = self.zone_written_bytes[zone as usize];
+        if written % page_size == 0 {
+            return submit_ns;
+        }
+        let die = self.die_of(zone, written / page_size);
+        let programmed = submit_ns.max(self.die_free_ns[die]) + self.flash.program_ns;
+        self.die_free_ns[die] = programmed;
+        programmed
+    }
+
+    /// Erases the programmed blocks of a zone on each of its dies.
+    pub fn reset(&mut self, submit_ns: u64, zone: u32) -> u64 {
+        let page_size = self.flash.page_size_bytes as u64;
+        let pages = self.zone_written_bytes[zone as usize].div_ceil(page_size);
+        self.zone_written_bytes[zone as usize] = 0;
+        if pages == 0 {
+            return submit_ns;
+        }
+        let dies = self.flash.dies_per_zone as u64;
+        let mut done = submit_ns;
+        for i in 0..dies.min(pages) {
+            let pages_on_die = (pages - i).div_ceil(dies);
+            let blocks = pages_on_die.div_ceil(self.flash.pages_per_block as u64);
+            let die = self.die_of(zone, i);
+            let erased = submit_ns.max(self.die_free_ns[die]) + blocks * self.flash.erase_ns;
+            self.die_free_ns[die] = erased;
+            done = done.max(erased);
+        }
+        done
+    }
+
+    /// When every die and channel is idle.
+    pub fn drained_ns(&self) -> u64 {
+        self.die_free_ns.iter().chain(&self.channel_free_ns).copied().max().unwrap_or(0)
+    }
+
+    /// Zone size in bytes (for callers mapping LBAs).
+    pub fn zone_size_bytes(&self) -> u64 {
+        self.zone_size_bytes
+    }
+}
+
+/// Latency histogram with log-linear buckets: 32 sub-buckets per power of two, so a reported
+/// percentile is within about 3 % of the true value.
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencyHistogram {
+    #[serde(skip)]
+    buckets: Vec<u64>,
+    pub count: u64,
+    pub sum_ns: u128,
+    pub max_ns: u64,
+}
+
+const SUB_BUCKET_BITS: u32 = 5;
+const SUB_BUCKETS: u64 = 1 << SUB_BUCKET_BITS;
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        LatencyHistogram { buckets: vec![0; (SUB_BUCKETS * (65 - SUB_BUCKET_BITS as u64)) as usize], count: 0, sum_ns: 0, max_ns: 0 }
+    }
+}
+
+impl LatencyHistogram {
+    fn bucket_of(v: u64) -> usize {
+        if v < SUB_BUCKETS {
+            return v as usize;
+        }
+        let exp = 63 - v.leading_zeros();
+        let mantissa = (v >> (exp - SUB_BUCKET_BITS)) - SUB_BUCKETS;
+        (SUB_BUCKETS + (exp - SUB_BUCKET_BITS) as u64 * SUB_BUCKETS + mantissa) as usize
+    }
+
+    fn bucket_low(b: usize) -> u64 {
+        let b = b as u64;
+        if b < SUB_BUCKETS {
+            return b;
+        }
+        let exp = (b - SUB_BUCKETS) / SUB_BUCKETS + SUB_BUCKET_BITS as u64;
+        let mantissa = (b - SUB_BUCKETS) % SUB_BUCKETS;
+        (SUB_BUCKETS + mantissa) << (exp - SUB_BUCKET_BITS as u64)
+    }
+
+    pub fn record(&mut self, latency_ns: u64) {
+        self.buckets[Self::bucket_of(latency_ns)] += 1;
+        self.count += 1;
+        self.sum_ns += latency_ns as u128;
+        self.max_ns = self.max_ns.max(latency_ns);
+    }
+
+    /// The latency below which a fraction `q` (0..=1) of operations fall (bucket lower bound).
+    pub fn quantile_ns(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (b, &n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return Self::bucket_low(b);
+            }
+        }
+        self.max_ns
+    }
+
+    pub fn mean_ns(&self) -> f64 {
+        if self.count == 0 { 0.0 } else { self.sum_ns as f64 / self.count as f64 }
+    }
+}
+
+/// What a [`TimedDevice`] measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TimingReport {
+    /// Virtual time when the last operation completed.
+    pub elapsed_ns: u64,
+    pub read_latency: LatencyHistogram,
+    pub write_latency: LatencyHistogram,
+    pub reset_latency: LatencyHistogram,
+}
+
+impl TimingReport {
+    /// Throughput of `bytes` over the elapsed virtual time.
+    pub fn mb_per_sec(&self, bytes: u64) -> f64 {
+        if self.elapsed_ns == 0 { 0.0 } else { bytes as f64 / 1e6 / (self.elapsed_ns as f64 / 1e9) }
+    }
+}
+
+/// Wraps a device and charges each successful operation to a [`TimingModel`].
+///
+/// The host keeps up to `queue_depth` operations in flight: an operation is submitted when the
+/// host clock allows it and a queue slot is free (the earliest in-flight completion). With
+/// depth 1 every operation waits for the previous one. A replay with timestamps can move the
+/// host clock forward with [`TimedDevice::advance_host_to`].
+pub struct TimedDevice<D> {
+    inner: D,
+    model: TimingModel,
+    queue_depth: usize,
+    in_flight: BinaryHeap<Reverse<u64>>,
+    host_now_ns: u64,
+    report: TimingReport,
+}
+
+impl<D: ZonedDevice> TimedDevice<D> {
+    pub fn new(inner: D, flash: FlashConfig, queue_depth: usize) -> Result<TimedDevice<D>> {
+        if queue_depth == 0 {
+            return Err(DeviceError::InvalidArgument("queue depth must be at least 1".into()));
+        }
+        let model = TimingModel::new(flash, inner.geometry())?;
+        Ok(TimedDevice { inner, model, queue_depth, in_flight: BinaryHeap::new(), host_now_ns: 0, report: TimingReport::default() })
+    }
+
+    pub fn inner(&self) -> &D {
+        &self.inner
+    }
+
+    pub fn inner_mut(&mut self) -> &mut D {
+        &mut self.inner
+    }
+
+    pub fn into_inner(self) -> D {
+        self.inner
+    }
+
+    pub fn report(&self) -> &TimingReport {
+        &self.report
+    }
+
+    /// The host clock: when the next operation would be submitted, at the earliest.
+    pub fn host_now_ns(&self) -> u64 {
+        self.host_now_ns
+    }
+
+    /// Moves the host clock forward (an open-loop replay issuing at trace timestamps).
+    pub fn advance_host_to(&mut self, ns: u64) {
+        self.host_now_ns = self.host_now_ns.max(ns);
+    }
+
+    fn submit_ns(&mut self) -> u64 {
+        if self.in_flight.len() >= self.queue_depth {
+            let Reverse(freed) = self.in_flight.pop().expect("queue is full");
+            self.host_now_ns = self.host_now_ns.max(freed);
+        }
+        self.host_now_ns
+    }
+
+    fn complete(&mut self, submit: u64, done: u64, kind: OpKind) {
+        self.in_flight.push(Reverse(done));
+        self.report.elapsed_ns = self.report.elapsed_ns.max(done);
+        let histogram = match kind {
+            OpKind::Read => &mut self.report.read_latency,
+            OpKind::Write => &mut self.report.write_latency,
+            OpKind::Reset => &mut self.report.reset_latency,
+            OpKind::Other => return,
+        };
+        histogram.record(done - submit);
+    }
+
+    fn zone_offset(&self, lba: Lba) -> (u32, u64) {
+        let g = self.inner.geometry();
+        ((lba.0 / g.zone_size_blocks) as u32, (lba.0 % g.zone_size_blocks) * g.block_size_bytes as u64)
+    }
+}
+
+#[derive(Copy, Clone)]
+enum OpKind {
+    Read,
+    Write,
+    Reset,
+    Other,
+}
+
+impl<D: ZonedDevice> ZonedDevice for TimedDevice<D> {
+    fn geometry(&self) -> &Geometry {
+        self.inner.geometry()
+    }
+
+    fn behavior(&self) -> ZoneBehavior {
+        self.inner.behavior()
+    }
+
+    fn report_zones(&mut self, start: Lba, filter: ZoneFilter, max_zones: usize, out: &mut Vec<ZoneDescriptor>) -> Result<usize> {
+        self.inner.report_zones(start, filter, max_zones, out)
+    }
+
+    fn read(&mut self, lba: Lba, buf: &mut [u8]) -> Result<()> {
+        self.inner.read(lba, buf)?;
+        let submit = self.submit_ns();
+        // A read may cross zones (where the device allows it): charge each zone's part.
+        let g = *self.inner.geometry();
+        let mut done = submit;
+        let mut next = lba.0;
+        let mut left = buf.len() as u64 / g.block_size_bytes as u64;
+        while left > 0 {
+            let (zone, offset) = self.zone_offset(Lba(next));
+            let blocks = (g.zone_size_blocks - next % g.zone_size_blocks).min(left);
+            done = done.max(self.model.read(submit, zone, offset, blocks * g.block_size_bytes as u64));
+            next += blocks;
+            left -= blocks;
+        }
+        self.complete(submit, done, OpKind::Read);
+        Ok(())
+    }
+
+    fn write(&mut self, lba: Lba, data: &[u8]) -> Result<()> {
+        self.inner.write(lba, data)?;
+        let submit = self.submit_ns();
+        let (zone, offset) = self.zone_offset(lba);
+        let done = self.model.write(submit, zone, offset, data.len() as u64);
+        self.complete(submit, done, OpKind::Write);
+        Ok(())
+    }
+
+    fn append(&mut self, zone: ZoneId, data: &[u8]) -> Result<Lba> {
+        let lba = self.inner.append(zone, data)?;
+        let submit = self.submit_ns();
+        let (z, offset) = self.zone_offset(lba);
+        let done = self.model.write(submit, z, offset, data.len() as u64);
+        self.complete(submit, done, OpKind::Write);
+        Ok(lba)
+    }
+
+    fn manage(&mut self, action: ZoneAction, zone: ZoneId) -> Result<()> {
+        self.inner.manage(action, zone)?;
+        let submit = self.submit_ns();
+        let (done, kind) = match action {
+            ZoneAction::Reset => (self.model.reset(submit, zone.0), OpKind::Reset),
+            ZoneAction::Finish => (self.model.finish(submit, zone.0), OpKind::Other),
+            ZoneAction::Open | ZoneAction::Close => (submit, OpKind::Other),
+        };
+        self.complete(submit, done, kind);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.inner.flush()?;
+        // A flush waits for everything in flight and for the flash to go idle.
+        let done = self.model.drained_ns().max(self.host_now_ns);
+        self.in_flight.clear();
+        self.host_now_ns = done;
+        self.report.elapsed_ns = self.report.elapsed_ns.max(done);
+        Ok(())
+    }
+
+    fn stats(&self) -> &DeviceStats {
+        self.inner.stats()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flash() -> FlashConfig {
+        FlashConfig {
+            channels: 2,
+            dies_per_channel: 2,
+            page_size_bytes: 16384,
+            pages_per_block: 4,
+            read_ns: 50_000,
+            program_ns: 500_000,
+            erase_ns: 3_000_000,
+            channel_bytes_per_sec: 1_000_000_000,
+            dies_per_zone: 4,
+        }
+    }
+
+    fn geometry() -> Geometry {
+        Geometry {
+            block_size_bytes: 4096,
+            zone_size_blocks: 256,
+            zone_capacity_blocks: 256,
+            zone_count: 8,
+            conventional_zone_count: 0,
+            open_zones_max: None,
+            active_zones_max: None,
+        }
+    }
+
+    #[test]
+    fn one_full_page_costs_transfer_plus_program() {
+        let mut m = TimingModel::new(flash(), &geometry()).unwrap();
+        let done = m.write(0, 0, 0, 16384);
+        assert_eq!(done, 16_384 + 500_000);
+    }
+
+    #[test]
+    fn partial_page_completes_after_transfer_and_programs_when_filled() {
+        let mut m = TimingModel::new(flash(), &geometry()).unwrap();
+        assert_eq!(m.write(0, 0, 0, 4096), 4096);
+        assert_eq!(m.write(0, 0, 4096, 12288), 4096 + 12288 + 500_000);
+    }
+
+    #[test]
+    fn pages_on_different_dies_program_in_parallel() {
+        let mut m = TimingModel::new(flash(), &geometry()).unwrap();
+        // Four pages over four dies on two channels: two transfers queue on each channel.
+        let done = m.write(0, 0, 0, 4 * 16384);
+        assert_eq!(done, 2 * 16_384 + 500_000);
+        // The same pages on one die would take four program times.
+        let mut serial = flash();
+        serial.dies_per_zone = 1;
+        let mut m = TimingModel::new(serial, &geometry()).unwrap();
+        assert!(m.write(0, 0, 0, 4 * 16384) >= 4 * 500_000);
+    }
+
+    #[test]
+    fn reset_erases_only_programmed_blocks() {
+        let mut m = TimingModel::new(flash(), &geometry()).unwrap();
+        assert_eq!(m.reset(10, 3), 10, "an empty zone costs nothing to reset");
+        let written = m.write(0, 3, 0, 16384);
+        assert_eq!(m.reset(written, 3), written + 3_000_000);
+    }
+
+    #[test]
+    fn histogram_quantiles_are_within_bucket_precision() {
+        let mut h = LatencyHistogram::default();
+        for v in 1..=10_000u64 {
+            h.record(v * 1000);
+        }
+        for (q, expected) in [(0.5, 5_000_000.0), (0.99, 9_900_000.0), (1.0, 10_000_000.0)] {
+            let got = h.quantile_ns(q) as f64;
+            assert!((got - expected).abs() / expected < 0.04, "q{q}: {got} vs {expected}");
+        }
+        for v in [0u64, 1, 31, 32, 33, 1 << 40, u64::MAX] {
+            let b = LatencyHistogram::bucket_of(v);
+            assert!(LatencyHistogram::bucket_low(b) <= v);
+        }
+    }
+}
