@@ -42,3 +42,30 @@ pub use device::{DeviceStats, OpCounter, ZonedDevice};
 pub use emu::{FileDevice, MemDevice, StorageMode};
 pub use error::{DeviceError, Result, ZoneAction};
 pub use types::{AutoClose, Geometry, Lba, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZoneType};
+
+/// A device opened by path, with a line saying which backend serves it.
+pub struct OpenedDevice {
+    pub device: Box<dyn ZonedDevice>,
+    pub backend: String,
+    /// The preset an emulated image was created from (selects its timing model).
+    pub preset: Option<String>,
+}
+
+/// Opens a device by path: a Linux zoned block device (`/dev/...`) or an emulated device image.
+pub fn open_path(path: &std::path::Path) -> Result<OpenedDevice> {
+    if linux::is_block_device(path) {
+        let dev = linux::LinuxZonedDevice::open(path)?;
+        let backend = format!("linux {} (scheduler: {})", dev.driver(), dev.scheduler());
+        return Ok(OpenedDevice { device: Box::new(dev), backend, preset: None });
+    }
+    let meta = std::fs::metadata(path).map_err(|e| DeviceError::Io { context: format!("{}", path.display()), source: e })?;
+    if !meta.is_file() {
+        return Err(DeviceError::NotZoned {
+            path: path.to_path_buf(),
+            reason: "neither a block device nor a zonekit device image".into(),
+        });
+    }
+    let dev = FileDevice::open(path)?;
+    let preset = Some(dev.media().preset().to_string()).filter(|p| !p.is_empty());
+    Ok(OpenedDevice { device: Box::new(dev), backend: "emulated (file image)".into(), preset })
+}

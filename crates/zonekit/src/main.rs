@@ -1,1 +1,42 @@
-fn main() {}
+//! `zonekit`: the command-line front door. Parses arguments, wires the crates together, prints.
+
+mod chart;
+mod demo;
+mod device_cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "zonekit", version, about = "Toolkit for host-managed zoned flash storage (NVMe ZNS, Open-Channel SSDs)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The main job on built-in defaults (what `zonekit` with no arguments runs).
+    Demo(demo::DemoArgs),
+    /// Create, inspect and manage zoned devices: emulated images and /dev zoned block devices.
+    #[command(subcommand)]
+    Device(device_cmd::DeviceCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => demo::run(&demo::DemoArgs { out: PathBuf::from("zonekit-out/demo") }),
+        Some(Command::Demo(args)) => demo::run(&args),
+        Some(Command::Device(cmd)) => device_cmd::run(cmd),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("zonekit: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! `zonekit device ...`: create, inspect and manage zoned devices.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use serde::Deserialize;
+use zonekit_device::conformance::{self, Outcome};
+use zonekit_device::{preset, FileDevice, Geometry, ZoneAction, ZoneBehavior, ZoneFilter, ZoneId, ZoneState, ZonedDevice};
+
+#[derive(Subcommand)]
+pub enum DeviceCommand {
+    /// Create an emulated device image from a preset, flags, or a JSON config.
+    Create(CreateArgs),
+    /// Show a device's geometry, limits and zone-state counts.
+    Info(InfoArgs),
+    /// List zones (optionally only those in one state).
+    Report(ReportArgs),
+    /// Reset zones (erases their data).
+    Reset(ZoneTargetArgs),
+    /// Explicitly open zones.
+    Open(ZoneTargetArgs),
+    /// Close open zones.
+    Close(ZoneTargetArgs),
+    /// Finish zones (make them Full).
+    Finish(ZoneTargetArgs),
+    /// Run the conformance suite against a device. ERASES the device.
+    Conformance(ConformanceArgs),
+    /// List the built-in presets.
+    Presets,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum BehaviorName {
+    /// QEMU's NVMe ZNS controller.
+    Qemu,
+    /// Linux null_blk.
+    NullBlk,
+}
+
+#[derive(Args)]
+pub struct CreateArgs {
+    /// Image file to create.
+    path: PathBuf,
+    /// Start from this preset (see `zonekit device presets`); flags below override it.
+    #[arg(long)]
+    preset: Option<String>,
+    /// Geometry as JSON: {"block_size_bytes":4096, "zone_size_blocks":..., ...}.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[arg(long)]
+    zones: Option<u32>,
+    #[arg(long)]
+    zone_size_mib: Option<u64>,
+    #[arg(long)]
+    zone_capacity_mib: Option<u64>,
+    #[arg(long)]
+    block_size: Option<u32>,
+    #[arg(long)]
+    conventional: Option<u32>,
+    /// Max open zones (0 = no limit).
+    #[arg(long)]
+    open_max: Option<u32>,
+    /// Max active zones (0 = no limit).
+    #[arg(long)]
+    active_max: Option<u32>,
+    #[arg(long, value_enum)]
+    behavior: Option<BehaviorName>,
+    /// Replace an existing image file.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Args)]
+pub struct InfoArgs {
+    device: PathBuf,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    device: PathBuf,
+    /// Only zones in this state: empty, imp-open, exp-open, closed, full, read-only, offline, not-wp.
+    #[arg(long)]
+    state: Option<String>,
+    /// First zone to report.
+    #[arg(long, default_value_t = 0)]
+    start_zone: u32,
+    /// At most this many zones.
+    #[arg(long)]
+    count: Option<usize>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ZoneTargetArgs {
+    device: PathBuf,
+    /// The zone to act on.
+    #[arg(long, conflicts_with = "all", required_unless_present = "all")]
+    zone: Option<u32>,
+    /// Every zone the action applies to.
+    #[arg(long)]
+    all: bool,
+}
+
+#[derive(Args)]
+pub struct ConformanceArgs {
+    device: PathBuf,
+    /// Confirms that every zone of the device may be erased.
+    #[arg(long)]
+    yes_erase_everything: bool,
+    /// Only checks whose name contains this.
+    #[arg(long)]
+    only: Option<String>,
+}
+
+/// Geometry fields a JSON config may set; missing ones keep the preset's values.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct GeometryConfig {
+    block_size_bytes: Option<u32>,
+    zone_size_blocks: Option<u64>,
+    zone_capacity_blocks: Option<u64>,
+    zone_count: Option<u32>,
+    conventional_zone_count: Option<u32>,
+    open_zones_max: Option<u32>,
+    active_zones_max: Option<u32>,
+}
+
+pub fn run(cmd: DeviceCommand) -> Result<ExitCode> {
+    match cmd {
+        DeviceCommand::Create(args) => create(args),
+        DeviceCommand::Info(args) => info(args),
+        DeviceCommand::Report(args) => report(args),
+        DeviceCommand::Reset(t) => manage(ZoneAction::Reset, t),
+        DeviceCommand::Open(t) => manage(ZoneAction::Open, t),
+        DeviceCommand::Close(t) => manage(ZoneAction::Close, t),
+        DeviceCommand::Finish(t) => manage(ZoneAction::Finish, t),
+        DeviceCommand::Conformance(args) => run_conformance(args),
+        DeviceCommand::Presets => {
+            for p in preset::PRESETS {
+                println!("{:<14} {}", p.name, p.summary);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn open(path: &Path) -> Result<zonekit_device::OpenedDevice> {
+    Ok(zonekit_device::open_path(path)?)
+}
+
+fn find_preset(name: &str) -> Result<preset::Preset> {
+    preset::find(name).with_context(|| format!("unknown preset {name:?}; valid presets: {}", preset::names().join(", ")))
+}
+
+fn limit(v: u32) -> Option<u32> {
+    (v != 0).then_some(v)
+}
+
+fn create(a: CreateArgs) -> Result<ExitCode> {
+    let base = find_preset(a.preset.as_deref().unwrap_or("tiny"))?;
+    let mut g: Geometry = base.geometry;
+    if let Some(path) = &a.config {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let c: GeometryConfig = serde_json::from_str(&text).with_context(|| format!("{}: not a geometry config", path.display()))?;
+        g.block_size_bytes = c.block_size_bytes.unwrap_or(g.block_size_bytes);
+        g.zone_size_blocks = c.zone_size_blocks.unwrap_or(g.zone_size_blocks);
+        g.zone_capacity_blocks = c.zone_capacity_blocks.unwrap_or(g.zone_capacity_blocks);
+        g.zone_count = c.zone_count.unwrap_or(g.zone_count);
+        g.conventional_zone_count = c.conventional_zone_count.unwrap_or(g.conventional_zone_count);
+        g.open_zones_max = c.open_zones_max.map_or(g.open_zones_max, limit);
+        g.active_zones_max = c.active_zones_max.map_or(g.active_zones_max, limit);
+    }
+    if let Some(bs) = a.block_size {
+        // Keep zone sizes in bytes when only the block size changes.
+        let (size, cap) = (g.zone_size_bytes(), g.zone_capacity_bytes());
+        g.block_size_bytes = bs;
+        if bs > 0 {
+            g.zone_size_blocks = size / bs as u64;
+            g.zone_capacity_blocks = cap / bs as u64;
+        }
+    }
+    let mib_blocks = |mib: u64| mib * (1 << 20) / g.block_size_bytes.max(1) as u64;
+    if let Some(size) = a.zone_size_mib {
+        g.zone_size_blocks = mib_blocks(size);
+        if a.zone_capacity_mib.is_none() {
+            g.zone_capacity_blocks = g.zone_size_blocks;
+        }
+    }
+    if let Some(cap) = a.zone_capacity_mib {
+        g.zone_capacity_blocks = mib_blocks(cap);
+    }
+    g.zone_count = a.zones.unwrap_or(g.zone_count);
+    g.conventional_zone_count = a.conventional.unwrap_or(g.conventional_zone_count);
+    g.open_zones_max = a.open_max.map_or(g.open_zones_max, limit);
+    g.active_zones_max = a.active_max.map_or(g.active_zones_max, limit);
+    let behavior = match a.behavior {
+        Some(BehaviorName::Qemu) => ZoneBehavior::QEMU_NVME,
+        Some(BehaviorName::NullBlk) => ZoneBehavior::NULL_BLK,
+        None => base.behavior,
+    };
+    g.validate()?;
+    if a.path.exists() {
+        if !a.force {
+            bail!("{} already exists (use --force to replace it)", a.path.display());
+        }
+        std::fs::remove_file(&a.path).with_context(|| format!("removing {}", a.path.display()))?;
+    }
+    // The image remembers the preset only if its geometry is the preset's (for timing).
+    let preset_name = if g == base.geometry { base.name } else { "" };
+    FileDevice::create(&a.path, g, behavior, preset_name)?;
+    println!(
+        "created {}: {} zones of {} MiB ({} MiB capacity), {} conventional, {} B blocks",
+        a.path.display(),
+        g.zone_count,
+        g.zone_size_bytes() >> 20,
+        g.zone_capacity_bytes() >> 20,
+        g.conventional_zone_count,
+        g.block_size_bytes
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn fmt_limit(v: Option<u32>) -> String {
+    v.map_or("none".into(), |n| n.to_string())
+}
+
+fn info(a: InfoArgs) -> Result<ExitCode> {
+    let mut opened = open(&a.device)?;
+    let dev = &mut opened.device;
+    let g = *dev.geometry();
+    let b = dev.behavior();
+    let zones = dev.report_all(ZoneFilter::All)?;
+    let mut counts: Vec<(ZoneState, usize)> = ZoneState::ALL.iter().map(|&s| (s, zones.iter().filter(|z| z.state == s).count())).collect();
+    counts.retain(|c| c.1 > 0);
+    let written: u64 = zones.iter().filter(|z| z.state != ZoneState::NotWritePointer).map(|z| z.written_blocks().min(z.capacity_blocks)).sum();
+    if a.json {
+        let v = serde_json::json!({
+            "device": a.device,
+            "backend": opened.backend,
+            "preset": opened.preset,
+            "geometry": g,
+            "behavior": b,
+            "usable_bytes": g.usable_bytes(),
+            "zone_states": counts.iter().map(|(s, n)| (s.name().to_string(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("device           {}", a.device.display());
+    println!("backend          {}", opened.backend);
+    if let Some(p) = &opened.preset {
+        println!("preset           {p}");
+    }
+    println!("block size       {} B", g.block_size_bytes);
+    println!("zones            {} ({} conventional)", g.zone_count, g.conventional_zone_count);
+    println!("zone size        {} blocks ({} MiB)", g.zone_size_blocks, g.zone_size_bytes() >> 20);
+    println!("zone capacity    {} blocks ({} MiB)", g.zone_capacity_blocks, g.zone_capacity_bytes() >> 20);
+    println!("usable           {} MiB", g.usable_bytes() >> 20);
+    println!("max open zones   {}", fmt_limit(g.open_zones_max));
+    println!("max active zones {}", fmt_limit(g.active_zones_max));
+    println!("behavior         close-empty-to-empty={} auto-close={:?} cross-zone-reads={}", b.close_empty_to_empty, b.auto_close, b.cross_zone_reads);
+    println!("written          {} MiB in sequential zones", written * g.block_size_bytes as u64 >> 20);
+    let states: Vec<String> = counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    println!("zone states      {}", states.join(", "));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(a: ReportArgs) -> Result<ExitCode> {
+    let filter = match &a.state {
+        None => ZoneFilter::All,
+        Some(name) => ZoneFilter::Only(ZoneState::from_name(name).with_context(|| {
+            let names: Vec<_> = ZoneState::ALL.iter().map(|s| s.name()).collect();
+            format!("unknown zone state {name:?}; valid states: {}", names.join(", "))
+        })?),
+    };
+    let mut opened = open(&a.device)?;
+    let dev = &mut opened.device;
+    let g = *dev.geometry();
+    if a.start_zone >= g.zone_count {
+        bail!("--start-zone {} is past the last zone ({})", a.start_zone, g.zone_count - 1);
+    }
+    let mut zones = Vec::new();
+    dev.report_zones(g.zone_start(ZoneId(a.start_zone)), filter, a.count.unwrap_or(usize::MAX), &mut zones)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&zones)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{:>6}  {:<12} {:<9} {:>12} {:>12} {:>10} {:>7}", "zone", "type", "state", "start", "wp", "capacity", "used");
+    for z in &zones {
+        let (kind, wp, used) = match z.state {
+            ZoneState::NotWritePointer => ("conventional", "-".to_string(), "-".to_string()),
+            ZoneState::Full | ZoneState::ReadOnly | ZoneState::Offline => ("sequential", "-".to_string(), "100%".to_string()),
+            _ => ("sequential", z.write_pointer.0.to_string(), format!("{:.0}%", 100.0 * z.written_blocks() as f64 / z.capacity_blocks as f64)),
+        };
+        println!("{:>6}  {:<12} {:<9} {:>12} {:>12} {:>10} {:>7}", z.id.0, kind, z.state.name(), z.start.0, wp, z.capacity_blocks, used);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn manage(action: ZoneAction, t: ZoneTargetArgs) -> Result<ExitCode> {
+    let mut opened = open(&t.device)?;
+    let dev = &mut opened.device;
+    if t.all {
+        let n = dev.manage_all(action)?;
+        println!("{action}: {n} zones");
+    } else {
+        let zone = ZoneId(t.zone.expect("clap requires --zone or --all"));
+        dev.manage(action, zone)?;
+        let d = dev.zone(zone)?;
+        println!("{action} zone {}: now {}", zone, d.state);
+    }
+    dev.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_conformance(a: ConformanceArgs) -> Result<ExitCode> {
+    if !a.yes_erase_everything {
+        bail!("the conformance suite erases every zone of {}; pass --yes-erase-everything to run it", a.device.display());
+    }
+    let mut opened = open(&a.device)?;
+    println!("conformance suite on {} ({})", a.device.display(), opened.backend);
+    let report = conformance::run(&mut *opened.device, a.only.as_deref());
+    for (name, outcome) in &report.results {
+        match outcome {
+            Outcome::Passed => println!("  ok      {name}"),
+            Outcome::Skipped(why) => println!("  skip    {name}: {why}"),
+            Outcome::Failed(why) => println!("  FAILED  {name}: {why}"),
+        }
+    }
+    println!("{} passed, {} failed, {} skipped", report.passed(), report.failed(), report.skipped());
+    Ok(if report.failed() == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
