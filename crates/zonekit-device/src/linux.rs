@@ -180,7 +180,8 @@ impl LinuxZonedDevice {
             } else {
                 // NVMe ZNS controllers auto-close implicitly opened zones (QEMU does); the
                 // block layer splits reads at zone boundaries, so cross-zone reads succeed.
-                ZoneBehavior { close_empty_to_empty: false, auto_close: AutoClose::Always, cross_zone_reads: true }
+                // QEMU zeroes a zone on reset; ZNS drives report deallocated blocks as zeros.
+                ZoneBehavior { close_empty_to_empty: false, auto_close: AutoClose::Always, cross_zone_reads: true, unwritten_reads_zero: true }
             },
             sectors_per_block,
             write_pointers: vec![0; zone_count as usize],
@@ -234,7 +235,9 @@ impl LinuxZonedDevice {
         if z.zone_type == BLK_ZONE_TYPE_CONVENTIONAL {
             return 0;
         }
-        z.wp.saturating_sub(z.start).min(z.len) / self.sectors_per_block
+        // Linux reports a Full zone's write pointer at the zone *end* (start + size), past
+        // its capacity: clamp, so an append never computes an LBA in the next zone.
+        z.wp.saturating_sub(z.start).min(z.capacity) / self.sectors_per_block
     }
 
     /// BLKREPORTZONE from `sector`, up to `max` zones.
@@ -459,7 +462,13 @@ impl ZonedDevice for LinuxZonedDevice {
         if self.geometry.zone_type(zone) == ZoneType::Conventional {
             return Err(DeviceError::ConventionalZone { zone, what: "zone append" });
         }
-        let lba = Lba(self.geometry.zone_start(zone).0 + self.write_pointers[zone.0 as usize]);
+        let wp = self.write_pointers[zone.0 as usize];
+        if wp >= self.geometry.zone_capacity_blocks {
+            let blocks = self.geometry.blocks_in(data.len())?;
+            let lba = Lba(self.geometry.zone_start(zone).0 + wp);
+            return Err(self.classify_write(zone.0, lba, blocks)?.unwrap_or(DeviceError::ZoneFull { zone }));
+        }
+        let lba = Lba(self.geometry.zone_start(zone).0 + wp);
         self.do_write(lba, data)?;
         self.stats.appends.add(data.len() as u64);
         Ok(lba)

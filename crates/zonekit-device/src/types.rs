@@ -166,6 +166,10 @@ pub struct ZoneBehavior {
     /// A read may span zone boundaries (Linux block devices split such reads; QEMU's NVMe
     /// controller refuses them by default).
     pub cross_zone_reads: bool,
+    /// Blocks at or past the write pointer (never written since the zone's last reset) read
+    /// as zeros. QEMU zeroes a zone on reset; null_blk keeps the old data, so such reads
+    /// return whatever was there before.
+    pub unwritten_reads_zero: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,12 +190,14 @@ impl ZoneBehavior {
         close_empty_to_empty: false,
         auto_close: AutoClose::Always,
         cross_zone_reads: false,
+        unwritten_reads_zero: true,
     };
     /// Linux null_blk in zoned mode.
     pub const NULL_BLK: ZoneBehavior = ZoneBehavior {
         close_empty_to_empty: true,
         auto_close: AutoClose::IfActiveRoom,
         cross_zone_reads: true,
+        unwritten_reads_zero: false,
     };
 }
 

@@ -199,7 +199,7 @@ impl DataModel {
                     self.blocks.insert(at + i, block_content(at + i, version, bs));
                 }
             }
-            (Op::Manage { action: ZoneAction::Reset, zone }, Res::Ok) => {
+            (Op::Manage { action: ZoneAction::Reset, zone }, Res::Ok) if dev.behavior().unwritten_reads_zero => {
                 let start = g.zone_start(ZoneId(*zone)).0;
                 self.blocks.retain(|&lba, _| lba < start || lba >= start + g.zone_size_blocks);
             }

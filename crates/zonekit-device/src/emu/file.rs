@@ -12,7 +12,7 @@
 //! in blocks u64; `32` zone capacity in blocks u64; `40` zone count u32; `44` conventional zone
 //! count u32; `48` max open u32 (0 = no limit); `52` max active u32 (0 = no limit); `56`
 //! close-empty-to-empty u8; `57` auto-close u8 (0 off, 1 always, 2 if active room); `58`
-//! cross-zone reads u8; `64` preset name, 32 bytes NUL-padded; `96` records offset u64; `104`
+//! cross-zone reads u8; `59` unwritten blocks keep old data (0 = read as zeros) u8; `64` preset name, 32 bytes NUL-padded; `96` records offset u64; `104`
 //! data offset u64; `124` CRC-32 of bytes 0..124.
 //!
 //! Zone record: `0` blocks written u64; `8` resets u64 (wear); `16` state (NVMe code: Empty,
@@ -20,9 +20,10 @@
 //! index (u32) followed by bytes 0..28, so a record written to the wrong slot is caught.
 //!
 //! Invariants: a record never claims blocks whose data was not synced before it was written
-//! (see the durability rules in [`crate::emu`]); data past a zone's written blocks is never
-//! read (it reads as zeros), so a torn write past the write pointer is harmless. Reset punches
-//! a hole over the zone only after its record is durable.
+//! (see the durability rules in [`crate::emu`]); with the default behaviour data past a
+//! zone's written blocks is never read (it reads as zeros), so a torn write past the write
+//! pointer is harmless. Reset punches a hole over the zone only after its record is durable
+//! (and not at all when the behaviour keeps old data past the write pointer, as null_blk does).
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -89,6 +90,7 @@ impl ImageHeader {
             AutoClose::IfActiveRoom => 2,
         };
         h[58] = self.behavior.cross_zone_reads as u8;
+        h[59] = !self.behavior.unwritten_reads_zero as u8;
         let name = self.preset.as_bytes();
         h[64..64 + name.len()].copy_from_slice(name);
         h[96..104].copy_from_slice(&self.records_offset.to_le_bytes());
@@ -127,7 +129,12 @@ impl ImageHeader {
             2 => AutoClose::IfActiveRoom,
             other => return Err(format!("unknown auto-close mode {other}")),
         };
-        let behavior = ZoneBehavior { close_empty_to_empty: h[56] != 0, auto_close, cross_zone_reads: h[58] != 0 };
+        let behavior = ZoneBehavior {
+            close_empty_to_empty: h[56] != 0,
+            auto_close,
+            cross_zone_reads: h[58] != 0,
+            unwritten_reads_zero: h[59] == 0,
+        };
         let name = &h[64..64 + PRESET_NAME_BYTES];
         let name_len = name.iter().position(|&b| b == 0).unwrap_or(PRESET_NAME_BYTES);
         let preset = std::str::from_utf8(&name[..name_len]).map_err(|_| "preset name is not UTF-8".to_string())?;

@@ -174,7 +174,11 @@ impl<M: Media> ZonedDevice for Emulator<M> {
             let offset_blocks = next % geometry.zone_size_blocks;
             let in_zone = (geometry.zone_size_blocks - offset_blocks).min(rest.len() as u64 / block_size);
             let (chunk, tail) = rest.split_at_mut((in_zone * block_size) as usize);
-            let data_blocks = self.table.data_blocks(zone).saturating_sub(offset_blocks).min(in_zone);
+            let data_blocks = if self.table.behavior().unwritten_reads_zero {
+                self.table.data_blocks(zone).saturating_sub(offset_blocks).min(in_zone)
+            } else {
+                in_zone // whatever the medium still holds, as null_blk returns old data
+            };
             let (stored, unwritten) = chunk.split_at_mut((data_blocks * block_size) as usize);
             if !stored.is_empty() {
                 self.media.read(zone, offset_blocks * block_size, stored)?;
@@ -209,7 +213,9 @@ impl<M: Media> ZonedDevice for Emulator<M> {
         match action {
             ZoneAction::Reset if erased => {
                 self.persist_zone(zone.0)?;
-                self.media.discard(zone.0)?;
+                if self.table.behavior().unwritten_reads_zero {
+                    self.media.discard(zone.0)?;
+                }
             }
             ZoneAction::Finish => self.persist_zone(zone.0)?,
             _ => {}
@@ -251,8 +257,12 @@ impl MemDevice {
         let durable: Vec<DurableZone> = self.media.durable_records().iter().map(|r| r.zone).collect();
         self.table = ZoneTable::restore(geometry, self.table.behavior(), &durable)
             .expect("durable records of a memory device are always valid");
-        for (z, d) in durable.iter().enumerate() {
-            self.media.truncate(z as u32, d.written_blocks * geometry.block_size_bytes as u64);
+        // Drop the lost writes, unless this device keeps old data past the write pointer
+        // anyway (then the lost writes are just more old data, as on the file medium).
+        if self.table.behavior().unwritten_reads_zero {
+            for (z, d) in durable.iter().enumerate() {
+                self.media.truncate(z as u32, d.written_blocks * geometry.block_size_bytes as u64);
+            }
         }
         for z in self.dirty_zones.drain(..) {
             self.dirty[z as usize] = false;
