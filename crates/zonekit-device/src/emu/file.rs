@@ -15,8 +15,8 @@
 //! cross-zone reads u8; `59` unwritten blocks keep old data (0 = read as zeros) u8; `64` preset name, 32 bytes NUL-padded; `96` records offset u64; `104`
 //! data offset u64; `124` CRC-32 of bytes 0..124.
 //!
-//! Zone record: `0` blocks written u64; `8` resets u64 (wear); `16` state (NVMe code: Empty,
-//! Closed, Full, Read Only, Offline, or 0 for a conventional zone) u8; `28` CRC-32 of the zone
+//! Zone record: `0` blocks written u64; `8` resets u64 (wear); `16` state (NVMe zone state
+//! code, 0 for a conventional zone) u8; `28` CRC-32 of the zone
 //! index (u32) followed by bytes 0..28, so a record written to the wrong slot is caught.
 //!
 //! Invariants: a record never claims blocks whose data was not synced before it was written
@@ -278,6 +278,16 @@ impl FileDevice {
 
     /// Opens an existing image, restoring every zone's durable state and write pointer.
     pub fn open(path: &Path) -> Result<FileDevice> {
+        FileDevice::open_with(path, false)
+    }
+
+    /// Opens an image as a drive coming back from a power cycle: open zones return Closed
+    /// (Empty when nothing was written).
+    pub fn open_power_cycled(path: &Path) -> Result<FileDevice> {
+        FileDevice::open_with(path, true)
+    }
+
+    fn open_with(path: &Path, power_cycle: bool) -> Result<FileDevice> {
         let bad = |reason: String| DeviceError::BadImage { path: path.to_path_buf(), reason };
         let file = OpenOptions::new()
             .read(true)
@@ -306,7 +316,7 @@ impl FileDevice {
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(bad)?;
         let durable: Vec<DurableZone> = records.iter().map(|r| r.zone).collect();
-        let table = ZoneTable::restore(geometry, header.behavior, &durable).map_err(bad)?;
+        let table = ZoneTable::restore(geometry, header.behavior, &durable, power_cycle).map_err(bad)?;
         let resets = records.iter().map(|r| r.resets).collect();
         let media = FileMedia { file, path: path.to_path_buf(), header };
         Ok(Emulator::from_parts(table, media, resets))

@@ -4,18 +4,20 @@
 //! # Durability (both media)
 //!
 //! - Data written and the write pointers it moves become durable at [`ZonedDevice::flush`].
-//! - Reset, finish and the read-only/offline fault events are durable when they return.
-//!   A reset is made durable *before* the zone's old data is discarded, so a crash never shows
-//!   a zone with a stale write pointer over discarded data; a finish makes the zone's data
-//!   durable first.
-//! - Open and close are not persisted: after a restart every open zone is Closed (Empty when
-//!   nothing was written), as on a real drive after a power cycle.
+//! - Zone management (open, close, finish, reset) and the read-only/offline fault events are
+//!   durable when they return. A reset is made durable *before* the zone's old data is
+//!   discarded, so a crash never shows a zone with a stale write pointer over discarded data;
+//!   a finish makes the zone's data durable first.
+//! - A process restart is not a power cycle: reopening an image restores every zone exactly,
+//!   open zones included, as a real drive keeps its zones open between two programs. A power
+//!   cycle ([`MemDevice::power_loss`], [`FileDevice::open_power_cycled`]) brings open zones
+//!   back Closed (Empty when nothing was written).
 //!
 //! So after a crash each sequential zone is in the state of its last durable event, and every
 //! block below its write pointer reads back what was written there. Writes after the last
-//! flush are lost (on the file medium, they may linger past the write pointer; they are
-//! discarded when the device is reopened). Conventional-zone blocks written since the last
-//! flush may hold the old or the new data.
+//! flush are lost (on the file medium they may linger past the write pointer, where they are
+//! never read while the device reads unwritten blocks as zeros). Conventional-zone blocks
+//! written since the last flush may hold the old or the new data.
 
 pub mod file;
 pub mod mem;
@@ -204,8 +206,8 @@ impl<M: Media> ZonedDevice for Emulator<M> {
     }
 
     fn manage(&mut self, action: ZoneAction, zone: ZoneId) -> Result<()> {
-        if action == ZoneAction::Finish && zone.0 < self.dirty.len() as u32 && self.dirty[zone.0 as usize] {
-            // The finished zone's record will cover its data: make that data durable first.
+        if action != ZoneAction::Reset && zone.0 < self.dirty.len() as u32 && self.dirty[zone.0 as usize] {
+            // The zone's record, persisted below, will cover its data: make that durable first.
             self.media.sync_data()?;
         }
         let erased = self.table.manage(action, zone)?;
@@ -217,8 +219,8 @@ impl<M: Media> ZonedDevice for Emulator<M> {
                     self.media.discard(zone.0)?;
                 }
             }
-            ZoneAction::Finish => self.persist_zone(zone.0)?,
-            _ => {}
+            ZoneAction::Reset => {}
+            ZoneAction::Finish | ZoneAction::Open | ZoneAction::Close => self.persist_zone(zone.0)?,
         }
         Ok(())
     }
@@ -251,11 +253,11 @@ impl MemDevice {
     }
 
     /// Simulates power loss and restart: every zone returns to its last durable state, data
-    /// written since then is dropped, open zones come back Closed.
+    /// written since then is dropped, open zones come back Closed (Empty if nothing written).
     pub fn power_loss(&mut self) {
         let geometry = *self.table.geometry();
         let durable: Vec<DurableZone> = self.media.durable_records().iter().map(|r| r.zone).collect();
-        self.table = ZoneTable::restore(geometry, self.table.behavior(), &durable)
+        self.table = ZoneTable::restore(geometry, self.table.behavior(), &durable, true)
             .expect("durable records of a memory device are always valid");
         // Drop the lost writes, unless this device keeps old data past the write pointer
         // anyway (then the lost writes are just more old data, as on the file medium).

@@ -19,8 +19,7 @@ struct Zone {
     implicit_open_seq: u64,
 }
 
-/// A zone's state as it survives a restart: open zones come back Closed (or Empty when
-/// nothing was written), as on a real device after a power cycle.
+/// A zone's state as it is persisted: exact, open states included.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct DurableZone {
     pub state: ZoneState,
@@ -76,25 +75,20 @@ impl ZoneTable {
         }
     }
 
-    /// Rebuilds a table from durable zone states; `Err` names the first impossible record.
+    /// Rebuilds a table from persisted zone states; `Err` names the first impossible record.
+    /// With `power_cycle`, open zones come back Closed (Empty when nothing was written), as on
+    /// a drive after a power cycle; without, every zone keeps its state (a process restart).
     pub fn restore(
         geometry: Geometry,
         behavior: ZoneBehavior,
         durable: &[DurableZone],
+        power_cycle: bool,
     ) -> std::result::Result<ZoneTable, String> {
         let mut table = ZoneTable::new(geometry, behavior);
         for (z, d) in durable.iter().enumerate() {
             let conventional = table.zones[z].state == ZoneState::NotWritePointer;
-            let valid_state = if conventional {
-                d.state == ZoneState::NotWritePointer
-            } else {
-                matches!(
-                    d.state,
-                    ZoneState::Empty | ZoneState::Closed | ZoneState::Full | ZoneState::ReadOnly | ZoneState::Offline
-                )
-            };
-            if !valid_state {
-                return Err(format!("zone {z}: state {} cannot be stored", d.state));
+            if conventional != (d.state == ZoneState::NotWritePointer) {
+                return Err(format!("zone {z}: state {} does not fit its zone type", d.state));
             }
             if !conventional && d.written_blocks > geometry.zone_capacity_blocks {
                 return Err(format!(
@@ -105,23 +99,32 @@ impl ZoneTable {
             if d.state == ZoneState::Empty && d.written_blocks != 0 {
                 return Err(format!("zone {z}: empty zone with {} blocks written", d.written_blocks));
             }
-            let state = if d.state == ZoneState::Closed && d.written_blocks == 0 {
-                ZoneState::Empty
-            } else {
-                d.state
-            };
-            table.zones[z].state = state;
-            table.zones[z].written_blocks = if conventional { 0 } else { d.written_blocks };
-            if state == ZoneState::Closed {
-                table.active_count += 1;
+            if d.state == ZoneState::ImplicitlyOpened && d.written_blocks == 0 {
+                return Err(format!("zone {z}: implicitly opened with nothing written"));
             }
+            let mut state = d.state;
+            if power_cycle && (state.is_open() || state == ZoneState::Closed) {
+                state = if d.written_blocks == 0 { ZoneState::Empty } else { ZoneState::Closed };
+            }
+            let zone = &mut table.zones[z];
+            zone.state = state;
+            zone.written_blocks = if conventional { 0 } else { d.written_blocks };
+            if state == ZoneState::ImplicitlyOpened {
+                zone.implicit_open_seq = table.next_seq;
+                table.implicitly_open.insert(table.next_seq, z as u32);
+                table.next_seq += 1;
+            }
+            table.open_count += state.is_open() as u32;
+            table.active_count += state.is_active() as u32;
         }
         if let Some(max) = geometry.active_zones_max {
             if table.active_count > max {
-                return Err(format!(
-                    "{} closed zones exceed the active limit {max}",
-                    table.active_count
-                ));
+                return Err(format!("{} active zones exceed the active limit {max}", table.active_count));
+            }
+        }
+        if let Some(max) = geometry.open_zones_max {
+            if table.open_count > max {
+                return Err(format!("{} open zones exceed the open limit {max}", table.open_count));
             }
         }
         Ok(table)
@@ -151,8 +154,7 @@ impl ZoneTable {
 
     pub fn durable(&self, zone: u32) -> DurableZone {
         let z = &self.zones[zone as usize];
-        let state = if z.state.is_open() { ZoneState::Closed } else { z.state };
-        DurableZone { state, written_blocks: z.written_blocks }
+        DurableZone { state: z.state, written_blocks: z.written_blocks }
     }
 
     pub fn descriptor(&self, zone: u32) -> ZoneDescriptor {
