@@ -315,14 +315,17 @@ impl Geometry {
 
     /// Number of whole blocks in `bytes`, or an error if `bytes` is not a positive multiple of
     /// the block size.
+    #[inline]
     pub fn blocks_in(&self, bytes: usize) -> Result<u64, DeviceError> {
+        // The block size is a power of two (validated): mask and shift, no division on the
+        // per-I/O path.
         let bs = self.block_size_bytes as usize;
-        if bytes == 0 || bytes % bs != 0 {
+        if bytes == 0 || bytes & (bs - 1) != 0 {
             return Err(DeviceError::InvalidArgument(format!(
                 "transfer of {bytes} bytes is not a positive multiple of the {bs}-byte block size"
             )));
         }
-        Ok((bytes / bs) as u64)
+        Ok((bytes >> bs.trailing_zeros()) as u64)
     }
 }
 

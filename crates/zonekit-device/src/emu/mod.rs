@@ -193,12 +193,14 @@ impl<M: Media> ZonedDevice for Emulator<M> {
         Ok(())
     }
 
+    #[inline]
     fn write(&mut self, lba: Lba, data: &[u8]) -> Result<()> {
         self.store(WriteTarget::At(lba), data)?;
         self.stats.writes.add(data.len() as u64);
         Ok(())
     }
 
+    #[inline]
     fn append(&mut self, zone: ZoneId, data: &[u8]) -> Result<Lba> {
         let slot = self.store(WriteTarget::Append(zone), data)?;
         self.stats.appends.add(data.len() as u64);

@@ -187,6 +187,7 @@ impl ZoneTable {
         Ok(zone.0)
     }
 
+    #[inline]
     pub fn check_range(&self, lba: Lba, blocks: u64) -> Result<()> {
         let device_blocks = self.geometry.total_blocks();
         match lba.0.checked_add(blocks) {
@@ -197,6 +198,7 @@ impl ZoneTable {
 
     /// Validates a write, takes the resources an implicit open needs, and says where the data
     /// goes. The write pointer moves only in [`ZoneTable::end_write`], after the data is stored.
+    #[inline]
     pub fn begin_write(&mut self, target: WriteTarget, blocks: u64) -> Result<WriteSlot> {
         let zone_size = self.geometry.zone_size_blocks;
         let (z, requested) = match target {
@@ -243,6 +245,7 @@ impl ZoneTable {
         Ok(WriteSlot { zone: z, offset_blocks: zone.written_blocks, blocks, lba })
     }
 
+    #[inline]
     pub fn end_write(&mut self, slot: WriteSlot) {
         let capacity = self.geometry.zone_capacity_blocks;
         let zone = &mut self.zones[slot.zone as usize];
