@@ -11,7 +11,7 @@ use serde::Serialize;
 use zonekit_device::timing::TimedDevice;
 use zonekit_device::{preset, Lba, MemDevice, StorageMode, ZoneAction, ZoneFilter, ZoneId, ZoneState, ZonedDevice};
 
-use crate::chart::bar_chart;
+use zonekit_report::bar_chart;
 
 #[derive(Args)]
 pub struct DemoArgs {

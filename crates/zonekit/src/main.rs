@@ -1,6 +1,5 @@
 //! `zonekit`: the command-line front door. Parses arguments, wires the crates together, prints.
 
-mod chart;
 mod demo;
 mod device_cmd;
 

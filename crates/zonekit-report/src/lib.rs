@@ -1,0 +1,70 @@
+//! Tables and SVG charts for Zonekit results, so people can look rather than read.
+//!
+//! Charts are plain SVG strings with no dependencies: [`bar_chart`] for comparisons across
+//! policies or devices, [`line_chart`] for CDFs and time series (optionally log-scale x).
+//!
+//! ```
+//! let svg = zonekit_report::bar_chart("WAF", "WAF", &[("greedy".into(), 1.8), ("cbe".into(), 1.5)]);
+//! assert!(svg.starts_with("<svg"));
+//! ```
+
+mod chart;
+
+pub use chart::{bar_chart, line_chart, Series};
+
+/// Formats rows as a fixed-width text table with a header.
+pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            if i < widths.len() {
+                widths[i] = widths[i].max(cell.len());
+            }
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<&str>, out: &mut String| {
+        let parts: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| if i == 0 { format!("{:<w$}", c, w = widths[i]) } else { format!("{:>w$}", c, w = widths[i]) })
+            .collect();
+        out.push_str(parts.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(header.to_vec(), &mut out);
+    for row in rows {
+        line(row.iter().map(String::as_str).collect(), &mut out);
+    }
+    out
+}
+
+/// Rows as CSV (cells containing commas or quotes are quoted).
+pub fn csv(header: &[&str], rows: &[Vec<String>]) -> String {
+    let quote = |c: &str| if c.contains([',', '"', '\n']) { format!("\"{}\"", c.replace('"', "\"\"")) } else { c.to_string() };
+    let mut out = header.join(",");
+    out.push('\n');
+    for row in rows {
+        out.push_str(&row.iter().map(|c| quote(c)).collect::<Vec<_>>().join(","));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_aligns_columns() {
+        let t = text_table(&["name", "value"], &[vec!["a".into(), "1".into()], vec!["long-name".into(), "22".into()]]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "name       value");
+        assert_eq!(lines[2], "long-name     22");
+    }
+
+    #[test]
+    fn csv_quotes_when_needed() {
+        assert_eq!(csv(&["a", "b"], &[vec!["x,y".into(), "z".into()]]), "a,b\n\"x,y\",z\n");
+    }
+}

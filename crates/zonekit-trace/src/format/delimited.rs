@@ -1,0 +1,139 @@
+//! Any delimited text trace, given which column holds what and in which unit.
+//!
+//! A mapping is written `time=4:us offset=2:sector size=3:byte op=1:R/W volume=0` (columns are
+//! 0-based; `;` may separate the entries too). Units: time `s`, `ms`, `us`, `ns`; offset and size
+//! `byte`, `sector` (512 B), `kib`, `4k`. `op=COL:READ/WRITE` names the read and write tokens.
+//! `volume` is optional (default 0) and may be any text (interned to an id).
+
+use std::collections::HashMap;
+
+use super::LineFormat;
+use crate::record::{parse_scaled, FieldError, Op, Record};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delimited {
+    /// `None` splits on runs of whitespace.
+    pub delimiter: Option<char>,
+    pub time: (usize, TimeUnit),
+    pub offset: (usize, u64),
+    pub size: (usize, u64),
+    pub op: (usize, String, String),
+    pub volume: Option<usize>,
+    /// Skip the first line.
+    pub header: bool,
+    volumes: HashMap<String, u32>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    Seconds,
+    Millis,
+    Micros,
+    Nanos,
+}
+
+impl Delimited {
+    /// Parses a column mapping (see the module docs).
+    pub fn parse(mapping: &str, delimiter: Option<char>, header: bool) -> Result<Delimited, String> {
+        let mut time = None;
+        let mut offset = None;
+        let mut size = None;
+        let mut op = None;
+        let mut volume = None;
+        for entry in mapping.split(|c: char| c.is_whitespace() || c == ';').filter(|e| !e.is_empty()) {
+            let (key, spec) = entry.split_once('=').ok_or_else(|| format!("{entry:?}: expected NAME=COLUMN[:UNIT]"))?;
+            let (col, unit) = spec.split_once(':').unwrap_or((spec, ""));
+            let col: usize = col.parse().map_err(|_| format!("{entry:?}: column {col:?} is not a number"))?;
+            let size_unit = |u: &str| -> Result<u64, String> {
+                Ok(match u {
+                    "" | "byte" | "bytes" | "b" => 1,
+                    "sector" | "sectors" | "512" => 512,
+                    "kib" | "k" => 1024,
+                    "4k" | "block" => 4096,
+                    other => return Err(format!("{entry:?}: unknown size unit {other:?} (byte, sector, kib, 4k)")),
+                })
+            };
+            match key {
+                "time" => {
+                    let u = match unit {
+                        "s" => TimeUnit::Seconds,
+                        "ms" => TimeUnit::Millis,
+                        "" | "us" => TimeUnit::Micros,
+                        "ns" => TimeUnit::Nanos,
+                        other => return Err(format!("{entry:?}: unknown time unit {other:?} (s, ms, us, ns)")),
+                    };
+                    time = Some((col, u));
+                }
+                "offset" => offset = Some((col, size_unit(unit)?)),
+                "size" => size = Some((col, size_unit(unit)?)),
+                "op" => {
+                    let (r, w) = unit.split_once('/').ok_or_else(|| format!("{entry:?}: expected op=COLUMN:READ/WRITE"))?;
+                    op = Some((col, r.to_string(), w.to_string()));
+                }
+                "volume" => volume = Some(col),
+                other => return Err(format!("unknown column name {other:?} (time, offset, size, op, volume)")),
+            }
+        }
+        let need = |name: &str| format!("the column mapping has no {name}");
+        Ok(Delimited {
+            delimiter,
+            time: time.ok_or_else(|| need("time"))?,
+            offset: offset.ok_or_else(|| need("offset"))?,
+            size: size.ok_or_else(|| need("size"))?,
+            op: op.ok_or_else(|| need("op"))?,
+            volume,
+            header,
+            volumes: HashMap::new(),
+        })
+    }
+}
+
+impl LineFormat for Delimited {
+    fn parse(&mut self, line: &str) -> Result<Option<Record>, FieldError> {
+        if self.header {
+            self.header = false;
+            return Ok(None);
+        }
+        let cols: Vec<&str> = match self.delimiter {
+            Some(d) => line.split(d).collect(),
+            None => line.split_ascii_whitespace().collect(),
+        };
+        let col = |i: usize, name: &'static str| cols.get(i).copied().ok_or_else(|| FieldError::new(name, line, format!("the line has no column {i}")));
+        let (tcol, tunit) = self.time;
+        let t = col(tcol, "time")?;
+        let time_us = match tunit {
+            TimeUnit::Seconds => parse_scaled("time", t, 6)?,
+            TimeUnit::Millis => parse_scaled("time", t, 3)?,
+            TimeUnit::Micros => parse_scaled("time", t, 0)?,
+            TimeUnit::Nanos => parse_scaled("time", t, 0)? / 1000,
+        };
+        let scaled = |(c, unit): (usize, u64), name: &'static str| -> Result<u64, FieldError> {
+            let s = col(c, name)?;
+            parse_scaled(name, s, 0)?.checked_mul(unit).ok_or_else(|| FieldError::new(name, s, "too large"))
+        };
+        let offset_bytes = scaled(self.offset, "offset")?;
+        let len_bytes = scaled(self.size, "size")?;
+        let o = col(self.op.0, "op")?.trim();
+        let op = if o == self.op.1 {
+            Op::Read
+        } else if o == self.op.2 {
+            Op::Write
+        } else {
+            return Err(FieldError::new("op", o, format!("expected {:?} (read) or {:?} (write)", self.op.1, self.op.2)));
+        };
+        let volume = match self.volume {
+            None => 0,
+            Some(c) => {
+                let v = col(c, "volume")?.trim();
+                match v.parse::<u32>() {
+                    Ok(n) => n,
+                    Err(_) => {
+                        let next = self.volumes.len() as u32;
+                        *self.volumes.entry(v.to_string()).or_insert(next)
+                    }
+                }
+            }
+        };
+        Ok(Some(Record { time_us, volume, offset_bytes, len_bytes, op }))
+    }
+}

@@ -1,0 +1,282 @@
+//! Trace readers. [`open`] reads any supported format from a path, decompressing gzip, bzip2
+//! and zstd streams, and yields [`Record`]s; errors name the file, the line (or byte offset)
+//! and the field. In lenient mode bad records are skipped and counted ([`ReadStats`]).
+
+pub mod delimited;
+pub mod text;
+pub mod vscsi;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+pub use delimited::Delimited;
+use text::{LineParser, ParseState};
+
+use crate::record::{FieldError, Location, Record, Result, TraceError};
+
+/// The trace formats Zonekit reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    Alibaba,
+    Tencent,
+    Msr,
+    Umass,
+    Systor,
+    CloudPhysicsCsv,
+    Vscsi,
+    DiskSim,
+    Delimited(Delimited),
+}
+
+impl Format {
+    pub const NAMES: [&'static str; 9] =
+        ["alibaba", "tencent", "msr", "umass", "systor", "cloudphysics-csv", "vscsi", "disksim", "delimited"];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Format::Alibaba => "alibaba",
+            Format::Tencent => "tencent",
+            Format::Msr => "msr",
+            Format::Umass => "umass",
+            Format::Systor => "systor",
+            Format::CloudPhysicsCsv => "cloudphysics-csv",
+            Format::Vscsi => "vscsi",
+            Format::DiskSim => "disksim",
+            Format::Delimited(_) => "delimited",
+        }
+    }
+
+    fn line_parser(&self) -> Option<LineParser> {
+        Some(match self {
+            Format::Alibaba => text::alibaba,
+            Format::Tencent => text::tencent,
+            Format::Msr => text::msr,
+            Format::Umass => text::umass,
+            Format::Systor => text::systor,
+            Format::CloudPhysicsCsv => text::cloudphysics_csv,
+            Format::DiskSim => text::disksim,
+            Format::Vscsi | Format::Delimited(_) => return None,
+        })
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Format, String> {
+        Ok(match s {
+            "alibaba" => Format::Alibaba,
+            "tencent" => Format::Tencent,
+            "msr" => Format::Msr,
+            "umass" => Format::Umass,
+            "systor" => Format::Systor,
+            "cloudphysics-csv" => Format::CloudPhysicsCsv,
+            "vscsi" => Format::Vscsi,
+            "disksim" => Format::DiskSim,
+            "delimited" => return Err("the delimited format needs a column mapping (--columns)".into()),
+            other => return Err(format!("unknown trace format {other:?}; valid formats: {}", Format::NAMES.join(", "))),
+        })
+    }
+}
+
+/// How to read.
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions {
+    /// Skip malformed records (counted in [`ReadStats`]) instead of failing on the first.
+    pub lenient: bool,
+}
+
+/// What a reader saw besides the records it returned.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReadStats {
+    pub records: u64,
+    /// Valid entries that are not reads or writes (other SCSI commands), not returned.
+    pub non_data: u64,
+    /// Malformed records skipped in lenient mode, by the field that was wrong.
+    pub skipped: std::collections::BTreeMap<String, u64>,
+    /// The first few skipped records, as error messages.
+    pub skipped_examples: Vec<String>,
+}
+
+impl ReadStats {
+    pub fn skipped_total(&self) -> u64 {
+        self.skipped.values().sum()
+    }
+
+    fn skip(&mut self, e: &TraceError, field: &str) {
+        *self.skipped.entry(field.to_string()).or_default() += 1;
+        if self.skipped_examples.len() < 5 {
+            self.skipped_examples.push(e.to_string());
+        }
+    }
+}
+
+/// A stream of records with its reading statistics.
+pub trait RecordStream: Iterator<Item = Result<Record>> {
+    fn stats(&self) -> ReadStats;
+}
+
+/// Opens `path` (a plain or gzip/bzip2/zstd-compressed file) as `format`.
+pub fn open(path: &Path, format: &Format, options: &ReadOptions) -> Result<Box<dyn RecordStream>> {
+    let input = decompressed(path)?;
+    Ok(match format {
+        Format::Vscsi => Box::new(vscsi::VscsiReader::new(input, path.to_path_buf(), options.clone())),
+        Format::Delimited(d) => Box::new(TextReader::new(input, path.to_path_buf(), d.clone(), options.clone())),
+        named => {
+            let f = Named { parse: named.line_parser().expect("text format"), state: ParseState::default() };
+            Box::new(TextReader::new(input, path.to_path_buf(), f, options.clone()))
+        }
+    })
+}
+
+/// Opens a file and undoes its compression, recognised by magic bytes.
+pub fn decompressed(path: &Path) -> Result<Box<dyn BufRead>> {
+    let io = |e| TraceError::Io { context: format!("{}: open", path.display()), source: e };
+    let mut file = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    let magic = file.fill_buf().map_err(io)?;
+    let bad = |reason: String| TraceError::Decompress { path: path.to_path_buf(), reason };
+    Ok(if magic.starts_with(&[0x1F, 0x8B]) {
+        Box::new(BufReader::with_capacity(1 << 20, flate2::bufread::MultiGzDecoder::new(file)))
+    } else if magic.starts_with(b"BZh") {
+        Box::new(BufReader::with_capacity(1 << 20, bzip2::bufread::MultiBzDecoder::new(file)))
+    } else if magic.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+        Box::new(BufReader::with_capacity(1 << 20, zstd::stream::read::Decoder::with_buffer(file).map_err(|e| bad(format!("zstd: {e}")))?))
+    } else {
+        Box::new(file)
+    })
+}
+
+/// Guesses a file's format from its first data line (or its extension for binary vscsi).
+pub fn detect(path: &Path) -> Result<Format> {
+    if path.extension().is_some_and(|e| e == "vscsi") {
+        return Ok(Format::Vscsi);
+    }
+    let mut input = decompressed(path)?;
+    let mut head = Vec::new();
+    input.by_ref().take(64 << 10).read_to_end(&mut head).map_err(|e| decompress_error(path, e))?;
+    if head.len() >= 32 && head[14..16] == [0x00, 0x01] && !head[..32].iter().all(|b| b.is_ascii()) {
+        return Ok(Format::Vscsi);
+    }
+    let text = String::from_utf8_lossy(&head);
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("");
+    let unknown = |why: &str| TraceError::Format { path: path.to_path_buf(), reason: format!("cannot tell the trace format ({why}); name it with --format ({})", Format::NAMES.join(", ")) };
+    if first.starts_with("version,time,op,size,lbn") {
+        return Ok(Format::CloudPhysicsCsv);
+    }
+    if first.starts_with("Timestamp,Response,IOType") {
+        return Ok(Format::Systor);
+    }
+    let data = if first.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) { lines.next().unwrap_or("") } else { first };
+    let commas: Vec<&str> = data.split(',').map(str::trim).collect();
+    let ws: Vec<&str> = data.split_ascii_whitespace().collect();
+    let num = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    match commas.len() {
+        7 if matches!(commas[3], "Read" | "Write") => return Ok(Format::Msr),
+        5 if matches!(commas[1], "R" | "W") => return Ok(Format::Alibaba),
+        5 if matches!(commas[3], "R" | "W" | "r" | "w") => return Ok(Format::Umass),
+        5 if matches!(commas[3], "0" | "1") && commas.iter().all(|c| num(c)) => return Ok(Format::Tencent),
+        1 if ws.len() == 5 && ws.iter().all(|c| num(c)) => return Ok(Format::DiskSim),
+        _ => {}
+    }
+    Err(unknown(&format!("first data line {:?}", data.chars().take(80).collect::<String>())))
+}
+
+fn decompress_error(path: &Path, e: std::io::Error) -> TraceError {
+    if matches!(e.kind(), std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidInput) {
+        TraceError::Decompress { path: path.to_path_buf(), reason: format!("truncated or corrupt compressed stream: {e}") }
+    } else {
+        TraceError::Io { context: format!("{}: read", path.display()), source: e }
+    }
+}
+
+/// One line in, at most one record out.
+pub trait LineFormat {
+    fn parse(&mut self, line: &str) -> std::result::Result<Option<Record>, FieldError>;
+    /// Valid lines that were not reads or writes.
+    fn non_data(&self) -> u64 {
+        0
+    }
+}
+
+struct Named {
+    parse: LineParser,
+    state: ParseState,
+}
+
+impl LineFormat for Named {
+    fn parse(&mut self, line: &str) -> std::result::Result<Option<Record>, FieldError> {
+        (self.parse)(&mut self.state, line)
+    }
+    fn non_data(&self) -> u64 {
+        self.state.non_data
+    }
+}
+
+/// Reads text lines and parses each with a [`LineFormat`].
+pub struct TextReader<F> {
+    input: Box<dyn BufRead>,
+    path: PathBuf,
+    format: F,
+    options: ReadOptions,
+    line: String,
+    line_no: u64,
+    stats: ReadStats,
+    done: bool,
+}
+
+impl<F: LineFormat> TextReader<F> {
+    pub fn new(input: Box<dyn BufRead>, path: PathBuf, format: F, options: ReadOptions) -> TextReader<F> {
+        TextReader { input, path, format, options, line: String::new(), line_no: 0, stats: ReadStats::default(), done: false }
+    }
+}
+
+impl<F: LineFormat> Iterator for TextReader<F> {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Result<Record>> {
+        while !self.done {
+            self.line.clear();
+            match self.input.read_line(&mut self.line) {
+                Ok(0) => {
+                    self.done = true;
+                    return None;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(decompress_error(&self.path, e)));
+                }
+            }
+            self.line_no += 1;
+            let line = self.line.trim_end_matches(['\n', '\r']);
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            match self.format.parse(line) {
+                Ok(Some(r)) => {
+                    self.stats.records += 1;
+                    return Some(Ok(r));
+                }
+                Ok(None) => continue,
+                Err(fe) => {
+                    let e = TraceError::Parse { path: self.path.clone(), location: Location::Line(self.line_no), field: fe.field, value: fe.value, reason: fe.reason };
+                    if self.options.lenient {
+                        self.stats.skip(&e, fe.field);
+                        continue;
+                    }
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        None
+    }
+}
+
+impl<F: LineFormat> RecordStream for TextReader<F> {
+    fn stats(&self) -> ReadStats {
+        ReadStats { non_data: self.format.non_data(), ..self.stats.clone() }
+    }
+}
