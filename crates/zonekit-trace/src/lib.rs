@@ -23,6 +23,7 @@ pub mod blocks;
 pub mod format;
 pub mod record;
 pub mod sample;
+pub mod synth;
 
 pub use blocks::{BlockIo, BlockMap, DistinctCounter};
 pub use record::{Op, Record, TraceError};

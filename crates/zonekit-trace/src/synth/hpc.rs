@@ -1,0 +1,118 @@
+//! The HPC write patterns of seed 002 (chapter 4), as the thesis characterises its traces:
+//!
+//! - LAMMPS-like: all writes, 7 GB written over a 358 MB range, requests larger than 500 KiB,
+//!   page- (32 KiB) and half-block- (512 KiB) aligned, about 90 % larger than one 1 MiB block;
+//!   the application rewrites its dump files, so the range is swept over and over.
+//! - MACDRP-like: all writes, 8.3 GB over a 93 MB range, almost every request exactly 512 KiB,
+//!   half of them starting at a 512 KiB offset within a 1 MiB block.
+
+use super::rng::Rng;
+use crate::record::{Op, Record};
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const PAGE: u64 = 32 * KIB;
+const HALF_BLOCK: u64 = 512 * KIB;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum HpcPattern {
+    Lammps,
+    Macdrp,
+}
+
+impl HpcPattern {
+    /// (bytes written, range in bytes) of the thesis' trace.
+    pub fn thesis_scale(self) -> (u64, u64) {
+        match self {
+            HpcPattern::Lammps => (7_000_000_000, 358_000_000),
+            HpcPattern::Macdrp => (8_300_000_000, 93_000_000),
+        }
+    }
+}
+
+pub struct Hpc {
+    pattern: HpcPattern,
+    range_bytes: u64,
+    total_bytes: u64,
+    written: u64,
+    cursor: u64,
+    time_us: u64,
+    rng: Rng,
+}
+
+impl Hpc {
+    /// `scale` multiplies the thesis' bytes written (range unchanged); 1.0 is the full trace.
+    pub fn new(pattern: HpcPattern, scale: f64, seed: u64) -> Hpc {
+        let (total, range) = pattern.thesis_scale();
+        Hpc {
+            pattern,
+            range_bytes: range / MIB * MIB,
+            total_bytes: (total as f64 * scale) as u64,
+            written: 0,
+            cursor: 0,
+            time_us: 0,
+            rng: Rng::new(seed),
+        }
+    }
+}
+
+impl Iterator for Hpc {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        if self.written >= self.total_bytes {
+            return None;
+        }
+        let (offset, len) = match self.pattern {
+            HpcPattern::Lammps => {
+                let len = if self.rng.chance(0.9) {
+                    MIB + PAGE * (1 + self.rng.below(3 * MIB / PAGE))
+                } else {
+                    HALF_BLOCK + PAGE * self.rng.below(HALF_BLOCK / PAGE)
+                };
+                if self.rng.chance(0.5) {
+                    self.cursor = self.cursor.div_ceil(HALF_BLOCK) * HALF_BLOCK;
+                }
+                if self.cursor + len > self.range_bytes {
+                    self.cursor = 0;
+                }
+                let at = self.cursor;
+                self.cursor += len;
+                (at, len)
+            }
+            HpcPattern::Macdrp => {
+                let blocks = self.range_bytes / MIB;
+                let at = self.rng.below(blocks - 1) * MIB + if self.rng.chance(0.5) { HALF_BLOCK } else { 0 };
+                let len = if self.rng.chance(0.98) { HALF_BLOCK } else { PAGE * (1 + self.rng.below(HALF_BLOCK / PAGE - 1)) };
+                (at, len)
+            }
+        };
+        self.written += len;
+        self.time_us += 1000;
+        Some(Record { time_us: self.time_us, volume: 0, offset_bytes: offset, len_bytes: len, op: Op::Write })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lammps_matches_the_thesis_characterisation() {
+        let recs: Vec<Record> = Hpc::new(HpcPattern::Lammps, 0.1, 1).collect();
+        let bytes: u64 = recs.iter().map(|r| r.len_bytes).sum();
+        assert!(bytes >= 700_000_000 && bytes < 705_000_000);
+        assert!(recs.iter().all(|r| r.len_bytes > 500 * KIB && r.offset_bytes % PAGE == 0 && r.offset_bytes + r.len_bytes <= 358_000_000));
+        let big = recs.iter().filter(|r| r.len_bytes > MIB).count() as f64 / recs.len() as f64;
+        assert!((0.87..0.93).contains(&big), "{big}");
+    }
+
+    #[test]
+    fn macdrp_matches_the_thesis_characterisation() {
+        let recs: Vec<Record> = Hpc::new(HpcPattern::Macdrp, 0.1, 1).collect();
+        let exact = recs.iter().filter(|r| r.len_bytes == HALF_BLOCK).count() as f64 / recs.len() as f64;
+        let mid = recs.iter().filter(|r| r.offset_bytes % MIB == HALF_BLOCK).count() as f64 / recs.len() as f64;
+        assert!(exact > 0.95 && (0.45..0.55).contains(&mid), "{exact} {mid}");
+        assert!(recs.iter().all(|r| r.offset_bytes + r.len_bytes <= 93_000_000));
+    }
+}
