@@ -15,6 +15,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
+pub use zonekit_report::LogHistogram as LatencyHistogram;
 
 use crate::{DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZonedDevice};
 
@@ -198,76 +199,8 @@ impl TimingModel {
     }
 }
 
-/// Latency histogram with log-linear buckets: 32 sub-buckets per power of two, so a reported
-/// percentile is within about 3 % of the true value.
-#[derive(Clone, Debug, Serialize)]
-pub struct LatencyHistogram {
-    #[serde(skip)]
-    buckets: Vec<u64>,
-    pub count: u64,
-    pub sum_ns: u128,
-    pub max_ns: u64,
-}
-
-const SUB_BUCKET_BITS: u32 = 5;
-const SUB_BUCKETS: u64 = 1 << SUB_BUCKET_BITS;
-
-impl Default for LatencyHistogram {
-    fn default() -> Self {
-        LatencyHistogram { buckets: vec![0; (SUB_BUCKETS * (65 - SUB_BUCKET_BITS as u64)) as usize], count: 0, sum_ns: 0, max_ns: 0 }
-    }
-}
-
-impl LatencyHistogram {
-    fn bucket_of(v: u64) -> usize {
-        if v < SUB_BUCKETS {
-            return v as usize;
-        }
-        let exp = 63 - v.leading_zeros();
-        let mantissa = (v >> (exp - SUB_BUCKET_BITS)) - SUB_BUCKETS;
-        (SUB_BUCKETS + (exp - SUB_BUCKET_BITS) as u64 * SUB_BUCKETS + mantissa) as usize
-    }
-
-    fn bucket_low(b: usize) -> u64 {
-        let b = b as u64;
-        if b < SUB_BUCKETS {
-            return b;
-        }
-        let exp = (b - SUB_BUCKETS) / SUB_BUCKETS + SUB_BUCKET_BITS as u64;
-        let mantissa = (b - SUB_BUCKETS) % SUB_BUCKETS;
-        (SUB_BUCKETS + mantissa) << (exp - SUB_BUCKET_BITS as u64)
-    }
-
-    pub fn record(&mut self, latency_ns: u64) {
-        self.buckets[Self::bucket_of(latency_ns)] += 1;
-        self.count += 1;
-        self.sum_ns += latency_ns as u128;
-        self.max_ns = self.max_ns.max(latency_ns);
-    }
-
-    /// The latency below which a fraction `q` (0..=1) of operations fall (bucket lower bound).
-    pub fn quantile_ns(&self, q: f64) -> u64 {
-        if self.count == 0 {
-            return 0;
-        }
-        let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
-        let mut seen = 0;
-        for (b, &n) in self.buckets.iter().enumerate() {
-            seen += n;
-            if seen >= rank {
-                return Self::bucket_low(b);
-            }
-        }
-        self.max_ns
-    }
-
-    pub fn mean_ns(&self) -> f64 {
-        if self.count == 0 { 0.0 } else { self.sum_ns as f64 / self.count as f64 }
-    }
-}
-
 /// What a [`TimedDevice`] measured.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default)]
 pub struct TimingReport {
     /// Virtual time when the last operation completed.
     pub elapsed_ns: u64,
@@ -509,19 +442,4 @@ mod tests {
         assert_eq!(m.reset(written, 3), written + 3_000_000);
     }
 
-    #[test]
-    fn histogram_quantiles_are_within_bucket_precision() {
-        let mut h = LatencyHistogram::default();
-        for v in 1..=10_000u64 {
-            h.record(v * 1000);
-        }
-        for (q, expected) in [(0.5, 5_000_000.0), (0.99, 9_900_000.0), (1.0, 10_000_000.0)] {
-            let got = h.quantile_ns(q) as f64;
-            assert!((got - expected).abs() / expected < 0.04, "q{q}: {got} vs {expected}");
-        }
-        for v in [0u64, 1, 31, 32, 33, 1 << 40, u64::MAX] {
-            let b = LatencyHistogram::bucket_of(v);
-            assert!(LatencyHistogram::bucket_low(b) <= v);
-        }
-    }
 }

@@ -9,8 +9,10 @@
 //! ```
 
 mod chart;
+mod histogram;
 
 pub use chart::{bar_chart, line_chart, Series};
+pub use histogram::LogHistogram;
 
 /// Formats rows as a fixed-width text table with a header.
 pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {

@@ -18,6 +18,7 @@
 //! assert_eq!(blocks, vec![1, 2]); // bytes 6144..10240 touch 4 KiB blocks 1 and 2
 //! ```
 
+pub mod analyze;
 pub mod binary;
 pub mod blocks;
 pub mod format;
@@ -26,4 +27,4 @@ pub mod sample;
 pub mod synth;
 
 pub use blocks::{BlockIo, BlockMap, DistinctCounter};
-pub use record::{Op, Record, TraceError};
+pub use record::{Op, Record, Result, TraceError};

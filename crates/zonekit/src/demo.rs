@@ -114,9 +114,9 @@ fn run_preset(p: &preset::Preset) -> Result<PresetResult> {
         written_mib: written >> 20,
         write_mb_per_s: written as f64 / 1e6 / (write_ns as f64 / 1e9),
         read_kiops: READS as f64 / (read_ns as f64 / 1e9) / 1e3,
-        read_p50_us: r.read_latency.quantile_ns(0.5) as f64 / 1e3,
-        read_p99_us: r.read_latency.quantile_ns(0.99) as f64 / 1e3,
-        reset_mean_ms: r.reset_latency.mean_ns() / 1e6,
+        read_p50_us: r.read_latency.quantile(0.5) as f64 / 1e3,
+        read_p99_us: r.read_latency.quantile(0.99) as f64 / 1e3,
+        reset_mean_ms: r.reset_latency.mean() / 1e6,
         zones_reset,
     })
 }

@@ -19,7 +19,8 @@ use crate::record::{Op, Record};
 #[derive(Clone, Debug, PartialEq)]
 pub struct CloudNodeConfig {
     pub volumes: u32,
-    /// Blocks of address space over all volumes.
+    /// Blocks of (overwritable) address space over all volumes; write-once data is appended
+    /// past each volume's space and adds to it.
     pub total_blocks: u64,
     /// Block writes to generate.
     pub writes: u64,
@@ -37,7 +38,8 @@ impl Default for CloudNodeConfig {
 
 #[derive(Clone, Debug)]
 struct Volume {
-    /// Rewritten region: [0, hot_blocks). Write-once region: [hot_blocks, size_blocks).
+    /// Rewritten region: [0, hot_blocks) of the volume's [0, size_blocks); write-once data is
+    /// appended from size_blocks on.
     hot_blocks: u64,
     size_blocks: u64,
     zipf: Zipf,
@@ -91,7 +93,7 @@ impl CloudNode {
                 size_blocks,
                 zipf: Zipf::new(hot_blocks, alpha)?,
                 seq_share: 0.25 * setup.next_f64(),
-                once_share: 0.04 + 0.14 * setup.next_f64(),
+                once_share: 0.01 + 0.03 * setup.next_f64(),
                 seq_cursor: setup.below(hot_blocks),
                 once_cursor: 0,
                 drift_blocks_per_hour: hot_blocks as f64 * 0.02 * setup.next_f64(),
@@ -99,8 +101,12 @@ impl CloudNode {
                 phase: 2.0 * std::f64::consts::PI * setup.next_f64(),
             });
         }
-        // Mean request is about 3 blocks (random 1–2, sequential 16–64, write-once 8–32).
-        let mean_blocks = 3.0;
+        // Mean blocks per request, weighted by traffic: random 1.2, sequential 40, write-once 20.
+        let weight_sum: f64 = volumes.iter().map(|v| v.weight).sum();
+        let mean_blocks: f64 = volumes
+            .iter()
+            .map(|v| v.weight / weight_sum * (v.once_share * 20.0 + v.seq_share * 40.0 + (1.0 - v.once_share - v.seq_share) * 1.2))
+            .sum();
         let mean_gap_us = config.hours * HOUR_US / (config.writes as f64 / mean_blocks);
         rng = rng.derive(2);
         let mut node = CloudNode { config, volumes, rng, now_us: 0.0, written: 0, mean_gap_us, cumulative: Vec::new(), cumulative_at_us: -1.0 };
@@ -147,14 +153,12 @@ impl Iterator for CloudNode {
         let v = &mut self.volumes[vi];
         let r = rng.next_f64();
         let (block, len) = if r < v.once_share {
+            // Write-once data takes fresh address space past the rewritten region, as new
+            // files and logs do: it is never overwritten.
             let len = 8 + rng.below(25);
-            let once_space = v.size_blocks - v.hot_blocks;
-            if v.once_cursor + len > once_space {
-                v.once_cursor = 0; // the write-once area wraps only in very long traces
-            }
-            let b = v.hot_blocks + v.once_cursor;
+            let b = v.size_blocks + v.once_cursor;
             v.once_cursor += len;
-            (b, len.min(once_space))
+            (b, len)
         } else if r < v.once_share + v.seq_share {
             let len = 16 + rng.below(49);
             if v.seq_cursor + len > v.hot_blocks {

@@ -68,9 +68,17 @@ fn helper2(x: f64) -> f64 {
 }
 
 /// Least-squares fit of log(count) against log(rank) over the top `ranks` entries of
-/// descending counts: the Zipf exponent (positive).
+/// descending counts: the Zipf exponent (positive). Ranks are sampled at logarithmic spacing so
+/// every decade weighs the same, and the flat tail of single writes is left out.
 pub fn fit_exponent(counts_desc: &[u64], ranks: usize) -> Option<f64> {
-    let pts: Vec<(f64, f64)> = counts_desc.iter().take(ranks).enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (((i + 1) as f64).ln(), (c as f64).ln())).collect();
+    let usable = counts_desc.iter().take(ranks).take_while(|&&c| c > 1).count();
+    let mut pts: Vec<(f64, f64)> = Vec::new();
+    let mut r = 1.0f64;
+    while (r as usize) <= usable {
+        let i = r as usize - 1;
+        pts.push((((i + 1) as f64).ln(), (counts_desc[i] as f64).ln()));
+        r = (r * 1.25).max(r + 1.0);
+    }
     if pts.len() < 3 {
         return None;
     }
