@@ -8,6 +8,10 @@
 //! - [`binary`]: the memory-mapped binary trace format and the future-knowledge pass (the next
 //!   write of each written block) that the FK and ZB-OPT oracles and Belady need.
 //! - [`sample`]: SHARDS spatial sampling with MurmurHash3 and consistent-hash node sharding.
+//! - [`synth`]: seeded synthetic workloads (Zipf, uniform, hot/cold, multi-tenant cloud node,
+//!   YCSB key choosers, HPC patterns), streamed.
+//! - [`analyze`]: seed 000's workload characterisation (write counts, lifetimes, thresholds).
+//! - [`input`]: one name for any of these streams, with sampling and sharding, re-readable.
 //!
 //! ```
 //! use zonekit_trace::blocks::{Splitter, SplitOptions};
@@ -22,6 +26,7 @@ pub mod analyze;
 pub mod binary;
 pub mod blocks;
 pub mod format;
+pub mod input;
 pub mod record;
 pub mod sample;
 pub mod synth;

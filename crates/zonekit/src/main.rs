@@ -2,6 +2,7 @@
 
 mod demo;
 mod device_cmd;
+mod trace_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +23,11 @@ enum Command {
     /// Create, inspect and manage zoned devices: emulated images and /dev zoned block devices.
     #[command(subcommand)]
     Device(device_cmd::DeviceCommand),
+    /// Read, convert and generate block traces.
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCommand),
+    /// Characterise a workload: write counts, lifetimes, thresholds (tables + SVG charts).
+    Analyze(trace_cmd::AnalyzeArgs),
 }
 
 fn main() -> ExitCode {
@@ -30,6 +36,8 @@ fn main() -> ExitCode {
         None => demo::run(&demo::DemoArgs { out: PathBuf::from("zonekit-out/demo") }),
         Some(Command::Demo(args)) => demo::run(&args),
         Some(Command::Device(cmd)) => device_cmd::run(cmd),
+        Some(Command::Trace(cmd)) => trace_cmd::run(cmd),
+        Some(Command::Analyze(args)) => trace_cmd::analyze_cmd(args),
     };
     match result {
         Ok(code) => code,

@@ -136,3 +136,80 @@ fn demo_writes_results_and_charts() {
     let svg = std::fs::read_to_string(dir.path().join("res/write_throughput.svg")).unwrap();
     assert!(svg.starts_with("<svg"));
 }
+
+fn shared_trace(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(name).display().to_string()
+}
+
+#[test]
+fn trace_info_convert_and_analyze_the_cloudphysics_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = shared_trace("cloudPhysicsIO.csv");
+    let info = ok(&["trace", "info", &csv], d);
+    assert!(info.contains("records          113872") && info.contains("2297.0 MiB"), "{info}");
+    let out = ok(&["trace", "convert", &csv, "-o", "cp.zkt", "--next-write"], d);
+    assert!(out.contains("656169 writes") && out.contains("208696 distinct blocks"), "{out}");
+    let info = ok(&["trace", "info", "cp.zkt"], d);
+    assert!(info.contains("next-write times present"), "{info}");
+    let a = ok(&["analyze", "cp.zkt", "--out", "an"], d);
+    assert!(a.contains("working set (distinct written blocks)") && a.contains("0.80 GiB"), "{a}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("an/analysis.json")).unwrap()).unwrap();
+    assert_eq!(json["distinct_blocks"], 208696);
+    for chart in ["bilt_cdf.svg", "bipt_cdf.svg", "traffic.svg", "thresholds.svg", "write_counts.svg"] {
+        assert!(std::fs::read_to_string(d.join("an").join(chart)).unwrap().starts_with("<svg"), "{chart}");
+    }
+    // Sampling at 1/10 keeps about a tenth of the working set.
+    let sampled = ok(&["analyze", &csv, "--sample", "10/1", "--out", "an10"], d);
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("an10/analysis.json")).unwrap()).unwrap();
+    let wss = j["distinct_blocks"].as_u64().unwrap();
+    assert!((17_000..25_000).contains(&wss), "sampled working set {wss}\n{sampled}");
+}
+
+#[test]
+fn trace_gen_and_node_sharding() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = ok(&["trace", "gen", "cloud:volumes=8,blocks=64K,writes=200K", "--seed", "3", "-o", "node.csv"], d);
+    assert!(out.contains("requests (Alibaba CSV format)"), "{out}");
+    let info = ok(&["trace", "info", "node.csv"], d);
+    assert!(info.contains("format           alibaba") && info.contains("volumes          8"), "{info}");
+    ok(&["trace", "gen", "zipf:blocks=10K,writes=50K", "-o", "z.zkt", "--next-write"], d);
+    assert!(ok(&["trace", "info", "z.zkt"], d).contains("50000 writes"));
+    // Four nodes split the blocks: each gets some, none gets all.
+    let mut total = 0;
+    for node in 0..4 {
+        ok(&["analyze", "node.csv", "--nodes", "4", "--node", &node.to_string(), "--chunk-mib", "1", "--out", &format!("n{node}")], d);
+        let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join(format!("n{node}/analysis.json"))).unwrap()).unwrap();
+        let w = j["block_writes"].as_u64().unwrap();
+        assert!(w > 0, "node {node} got nothing");
+        total += w;
+    }
+    assert!(total >= 200_000, "the nodes together see every write ({total})");
+}
+
+#[test]
+fn trace_bad_input_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bad.csv"), "1,W,0,4096,10\n2,X,0,4096,20\n").unwrap();
+    let e = refused(&["trace", "info", "bad.csv", "--format", "alibaba"], d);
+    assert!(e.contains("bad.csv:line 2") && e.contains("opcode") && e.contains("\"X\""), "{e}");
+    let out = ok(&["trace", "info", "bad.csv", "--format", "alibaba", "--lenient"], d);
+    assert!(out.contains("skipped          1 malformed records"), "{out}");
+    let e = refused(&["trace", "info", "bad.csv", "--format", "nope"], d);
+    assert!(e.contains("unknown trace format \"nope\"") && e.contains("tencent"), "{e}");
+    let e = refused(&["analyze", "missing.csv"], d);
+    assert!(e.contains("missing.csv: no such file"), "{e}");
+    let e = refused(&["analyze", "--workload", "zipf:alpha=0"], d);
+    assert!(e.contains("exponent must be positive"), "{e}");
+    let e = refused(&["analyze", "bad.csv", "--format", "alibaba", "--sample", "ten"], d);
+    assert!(e.contains("expected P/T"), "{e}");
+    let e = refused(&["analyze", "bad.csv", "--nodes", "4", "--node", "4"], d);
+    assert!(e.contains("--node 4 is not one of --nodes 4"), "{e}");
+    let e = refused(&["trace", "info", "bad.csv", "--format", "delimited"], d);
+    assert!(e.contains("--columns"), "{e}");
+    std::fs::write(d.join("x.zkt"), "ZKTRACE\0 but nothing else").unwrap();
+    let e = refused(&["trace", "info", "x.zkt"], d);
+    assert!(e.contains("x.zkt"), "{e}");
+}

@@ -1,0 +1,134 @@
+//! One way to name a block stream: a binary trace, a text trace in any format, or a generated
+//! workload — with optional SHARDS sampling, node sharding, volume and time filters. An
+//! [`Input`] can be read any number of times (analysis and oracles make several passes).
+
+use std::path::{Path, PathBuf};
+
+use crate::analyze::BlockSource;
+use crate::binary::{BinaryTrace, BlockRecord, NEVER};
+use crate::blocks::{BlockIo, SplitOptions, Splitter};
+use crate::format::{self, Format, ReadOptions};
+use crate::record::{Op, Result, TraceError};
+use crate::sample::{Ring, Shards};
+use crate::synth::Workload;
+
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A Zonekit binary trace (`.zkt`).
+    Binary(PathBuf),
+    /// A text or vscsi trace; `None` format = detect.
+    Trace { path: PathBuf, format: Option<Format>, lenient: bool },
+    /// A generated workload.
+    Generated { workload: Workload, seed: u64 },
+}
+
+/// Which blocks of the source to keep.
+#[derive(Clone, Debug, Default)]
+pub struct Filters {
+    pub sample: Option<Shards>,
+    /// (ring, node index): keep the blocks the ring places on this node.
+    pub node: Option<(Ring, u32)>,
+    pub split: SplitOptions,
+}
+
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub source: Source,
+    pub filters: Filters,
+}
+
+impl Input {
+    /// A path: binary traces (by magic or `.zkt`), anything else a trace in `format` (or detected).
+    pub fn path(path: &Path, format: Option<Format>, lenient: bool) -> Input {
+        let mut magic = [0u8; 8];
+        let is_binary = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)).is_ok() && &magic == b"ZKTRACE\0";
+        let source = if is_binary || path.extension().is_some_and(|e| e == "zkt") {
+            Source::Binary(path.to_path_buf())
+        } else {
+            Source::Trace { path: path.to_path_buf(), format, lenient }
+        };
+        Input { source, filters: Filters::default() }
+    }
+
+    pub fn generated(workload: Workload, seed: u64) -> Input {
+        Input { source: Source::Generated { workload, seed }, filters: Filters::default() }
+    }
+
+    /// A short description for reports.
+    pub fn describe(&self) -> String {
+        let base = match &self.source {
+            Source::Binary(p) | Source::Trace { path: p, .. } => p.display().to_string(),
+            Source::Generated { workload, seed } => format!("{workload:?} seed {seed}"),
+        };
+        let mut extra = Vec::new();
+        if let Some(s) = &self.filters.sample {
+            extra.push(format!("SHARDS {}/{}", s.threshold, s.modulus));
+        }
+        if let Some((ring, node)) = &self.filters.node {
+            extra.push(format!("node {node} of {}", ring.nodes()));
+        }
+        if extra.is_empty() { base } else { format!("{base} ({})", extra.join(", ")) }
+    }
+
+    /// Blocks with their next-write annotation where the source has one (`NEVER` otherwise).
+    pub fn records(&self) -> Result<Box<dyn Iterator<Item = Result<BlockRecord>> + '_>> {
+        let f = &self.filters;
+        let keep = move |io: &BlockIo| {
+            f.sample.as_ref().is_none_or(|s| s.keeps_io(io))
+                && f.node.as_ref().is_none_or(|(ring, n)| ring.node_of(io.volume, io.block) == *n)
+                && f.split.window_us.is_none_or(|(s, e)| io.time_us >= s && io.time_us < e)
+                && f.split.volumes.as_ref().is_none_or(|v| v.contains(&io.volume))
+                && f.split.only.is_none_or(|op| op == io.op)
+        };
+        let plain = |it: Box<dyn Iterator<Item = Result<BlockIo>>>| -> Box<dyn Iterator<Item = Result<BlockRecord>> + '_> {
+            Box::new(it.filter(move |b| b.as_ref().map_or(true, keep)).map(|b| b.map(|io| BlockRecord { io, next_write: NEVER })))
+        };
+        Ok(match &self.source {
+            Source::Binary(path) => {
+                let trace = BinaryTrace::open(path)?;
+                if trace.header().block_size_bytes as u64 != f.split.block_size_bytes {
+                    return Err(TraceError::Invalid(format!(
+                        "{}: binary trace has {}-byte blocks, {} requested",
+                        path.display(),
+                        trace.header().block_size_bytes,
+                        f.split.block_size_bytes
+                    )));
+                }
+                // Filters would invalidate next-write indices (they count every write).
+                let annotated = trace.header().has_next_write && f.sample.is_none() && f.node.is_none() && f.split.window_us.is_none() && f.split.volumes.is_none();
+                let len = trace.len();
+                Box::new((0..len).map(move |i| trace.get(i)).filter(move |r| keep(&r.io)).map(move |mut r| {
+                    if !annotated {
+                        r.next_write = NEVER;
+                    }
+                    Ok(r)
+                }))
+            }
+            Source::Trace { path, format, lenient } => {
+                let fmt = match format {
+                    Some(f) => f.clone(),
+                    None => format::detect(path)?,
+                };
+                let recs = format::open(path, &fmt, &ReadOptions { lenient: *lenient })?;
+                let split = SplitOptions { block_size_bytes: f.split.block_size_bytes, ..Default::default() };
+                plain(Box::new(Splitter::new(recs, split)?))
+            }
+            Source::Generated { workload, seed } => {
+                let recs = workload.records(*seed).map_err(TraceError::Invalid)?;
+                let split = SplitOptions { block_size_bytes: f.split.block_size_bytes, ..Default::default() };
+                plain(Box::new(Splitter::new(recs.map(Ok), split)?))
+            }
+        })
+    }
+
+    /// Only the writes.
+    pub fn writes(&self) -> Result<Box<dyn Iterator<Item = Result<BlockRecord>> + '_>> {
+        Ok(Box::new(self.records()?.filter(|r| r.as_ref().map_or(true, |r| r.io.op == Op::Write))))
+    }
+}
+
+impl BlockSource for Input {
+    fn blocks(&self) -> Result<Box<dyn Iterator<Item = Result<BlockIo>> + '_>> {
+        Ok(Box::new(self.records()?.map(|r| r.map(|r| r.io))))
+    }
+}

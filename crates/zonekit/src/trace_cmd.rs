@@ -1,0 +1,407 @@
+//! `zonekit trace ...` and `zonekit analyze`: read, convert, generate and characterise traces.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use zonekit_report::{csv, line_chart, text_table, Series};
+use zonekit_trace::analyze::{analyze, Analysis, BlockSource};
+use zonekit_trace::binary::{annotate_next_write, BinaryTrace, BinaryWriter};
+use zonekit_trace::format::{self, Delimited, Format, ReadOptions, ReadStats};
+use zonekit_trace::input::{Input, Source};
+use zonekit_trace::sample::{Ring, Shards};
+use zonekit_trace::synth::Workload;
+use zonekit_trace::{BlockIo, Op};
+
+/// Where blocks come from: a trace file or a generated workload, with sampling and sharding.
+#[derive(Args, Clone, Debug)]
+pub struct InputArgs {
+    /// Trace file (a .zkt binary trace, or a text/vscsi trace, compressed or not).
+    #[arg(conflicts_with = "workload")]
+    pub trace: Option<PathBuf>,
+    /// Trace format (default: detected): alibaba, tencent, msr, umass, systor, cloudphysics-csv,
+    /// vscsi, disksim, or delimited with --columns.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Column mapping for --format delimited, e.g. "time=0:s offset=1:sector size=2:sector op=3:0/1 volume=4".
+    #[arg(long)]
+    pub columns: Option<String>,
+    /// Field delimiter for --format delimited (default ","; "ws" for whitespace).
+    #[arg(long)]
+    pub delimiter: Option<String>,
+    /// The delimited file has a header line.
+    #[arg(long)]
+    pub header: bool,
+    /// Skip malformed records (and report them) instead of stopping at the first.
+    #[arg(long)]
+    pub lenient: bool,
+    /// Generate the workload instead of reading a trace, e.g. "zipf:blocks=1M,alpha=0.9,writes=10M".
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// Seed of the generated workload.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// SHARDS spatial sampling P/T: keep blocks with hash mod P < T (seed 000: 10/1).
+    #[arg(long)]
+    pub sample: Option<String>,
+    /// Shard a cluster trace over this many storage nodes (consistent hashing) ...
+    #[arg(long, requires = "node")]
+    pub nodes: Option<u32>,
+    /// ... and keep this node's share.
+    #[arg(long, requires = "nodes")]
+    pub node: Option<u32>,
+    /// Placement unit of node sharding: each volume is spread over nodes in chunks of this size.
+    #[arg(long, default_value_t = 1024)]
+    pub chunk_mib: u64,
+    /// Keep only these volumes.
+    #[arg(long, value_delimiter = ',')]
+    pub volume: Option<Vec<u32>>,
+    /// Block size in bytes.
+    #[arg(long, default_value_t = 4096)]
+    pub block_size: u64,
+}
+
+impl InputArgs {
+    pub fn format(&self) -> Result<Option<Format>> {
+        match self.format.as_deref() {
+            None => Ok(None),
+            Some("delimited") => {
+                let columns = self.columns.as_deref().context("--format delimited needs --columns")?;
+                let delimiter = match self.delimiter.as_deref() {
+                    None => Some(','),
+                    Some("ws") => None,
+                    Some(d) if d.chars().count() == 1 => d.chars().next(),
+                    Some(d) => bail!("--delimiter {d:?}: one character, or \"ws\""),
+                };
+                Ok(Some(Format::Delimited(Delimited::parse(columns, delimiter, self.header).map_err(anyhow::Error::msg)?)))
+            }
+            Some(name) => Ok(Some(name.parse::<Format>().map_err(anyhow::Error::msg)?)),
+        }
+    }
+
+    pub fn input(&self) -> Result<Input> {
+        let mut input = match (&self.trace, &self.workload) {
+            (Some(path), None) => {
+                if !path.exists() {
+                    bail!("{}: no such file", path.display());
+                }
+                Input::path(path, self.format()?, self.lenient)
+            }
+            (None, Some(spec)) => Input::generated(spec.parse::<Workload>().map_err(anyhow::Error::msg)?, self.seed),
+            (None, None) => bail!("name a trace file or a --workload"),
+            (Some(_), Some(_)) => unreachable!("clap refuses both"),
+        };
+        if let Some(s) = &self.sample {
+            let (p, t) = s.split_once('/').with_context(|| format!("--sample {s:?}: expected P/T, e.g. 10/1"))?;
+            let p: u32 = p.parse().with_context(|| format!("--sample {s:?}: P is not a number"))?;
+            let t: u32 = t.parse().with_context(|| format!("--sample {s:?}: T is not a number"))?;
+            input.filters.sample = Some(Shards::new(p, t, 0).map_err(anyhow::Error::msg)?);
+        }
+        if let (Some(nodes), Some(node)) = (self.nodes, self.node) {
+            if node >= nodes {
+                bail!("--node {node} is not one of --nodes {nodes} (0..{})", nodes.saturating_sub(1));
+            }
+            let chunk_blocks = (self.chunk_mib << 20) / self.block_size.max(1);
+            if chunk_blocks == 0 {
+                bail!("--chunk-mib must be at least one block");
+            }
+            input.filters.node = Some((Ring::new(nodes, 128, chunk_blocks).map_err(anyhow::Error::msg)?, node));
+        }
+        input.filters.split.volumes = self.volume.clone();
+        input.filters.split.block_size_bytes = self.block_size;
+        Ok(input)
+    }
+}
+
+#[derive(Subcommand)]
+pub enum TraceCommand {
+    /// Summarise a trace: records, reads and writes, bytes, volumes, time span, problems.
+    Info(InfoArgs),
+    /// Convert a trace (or a generated workload) to the binary block format (.zkt).
+    Convert(ConvertArgs),
+    /// Generate a workload into a binary trace (.zkt) or an Alibaba-format CSV (.csv).
+    Gen(GenArgs),
+}
+
+#[derive(Args)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Output binary trace.
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Add future knowledge (next write of each block) for the oracles.
+    #[arg(long)]
+    next_write: bool,
+}
+
+#[derive(Args)]
+pub struct GenArgs {
+    /// Workload spec, e.g. "cloud:volumes=64,blocks=4M,writes=20M".
+    spec: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output: .zkt (binary, 4 KiB blocks) or .csv (Alibaba format: device,op,offset,length,µs).
+    #[arg(long, short)]
+    out: PathBuf,
+    /// With a .zkt output, add future knowledge.
+    #[arg(long)]
+    next_write: bool,
+}
+
+fn progress(what: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(ProgressStyle::with_template("{spinner} {msg} {human_pos} blocks ({per_sec})").expect("template"));
+    bar.set_message(what.to_string());
+    bar
+}
+
+pub fn run(cmd: TraceCommand) -> Result<ExitCode> {
+    match cmd {
+        TraceCommand::Info(a) => info(a),
+        TraceCommand::Convert(a) => convert(a),
+        TraceCommand::Gen(a) => gen(a),
+    }
+}
+
+fn info(a: InfoArgs) -> Result<ExitCode> {
+    let path = a.input.trace.clone().context("trace info needs a trace file")?;
+    let input = a.input.input()?;
+    if let Source::Binary(p) = &input.source {
+        let t = BinaryTrace::open(p)?;
+        if a.json {
+            println!("{}", serde_json::to_string_pretty(t.header())?);
+        } else {
+            let h = t.header();
+            println!("binary trace     {}", p.display());
+            println!("source           {}", h.source);
+            println!("block size       {} B", h.block_size_bytes);
+            println!("block accesses   {} ({} writes, {} reads)", h.records, h.writes, h.records - h.writes);
+            println!("next-write times {}", if h.has_next_write { "present" } else { "absent" });
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Source::Trace { format: fmt, lenient, .. } = &input.source else { unreachable!() };
+    let fmt = match fmt {
+        Some(f) => f.clone(),
+        None => format::detect(&path)?,
+    };
+    let mut recs = format::open(&path, &fmt, &ReadOptions { lenient: *lenient })?;
+    let (mut reads, mut writes, mut read_bytes, mut write_bytes) = (0u64, 0u64, 0u64, 0u64);
+    let (mut t0, mut t1) = (u64::MAX, 0u64);
+    let mut volumes = std::collections::BTreeSet::new();
+    for r in recs.by_ref() {
+        let r = r?;
+        match r.op {
+            Op::Read => (reads, read_bytes) = (reads + 1, read_bytes + r.len_bytes),
+            Op::Write => (writes, write_bytes) = (writes + 1, write_bytes + r.len_bytes),
+        }
+        t0 = t0.min(r.time_us);
+        t1 = t1.max(r.time_us);
+        volumes.insert(r.volume);
+    }
+    let stats: ReadStats = recs.stats();
+    let total = reads + writes;
+    if a.json {
+        let v = serde_json::json!({
+            "trace": path, "format": fmt.name(), "records": total, "reads": reads, "writes": writes,
+            "read_bytes": read_bytes, "write_bytes": write_bytes, "volumes": volumes.len(),
+            "span_s": if total > 0 { (t1 - t0) as f64 / 1e6 } else { 0.0 }, "read_stats": stats,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("trace            {}", path.display());
+    println!("format           {}", fmt.name());
+    println!("records          {total}");
+    println!("writes           {writes} ({:.1} % of records), {:.1} MiB", 100.0 * writes as f64 / total.max(1) as f64, write_bytes as f64 / 1048576.0);
+    println!("reads            {reads}, {:.1} MiB", read_bytes as f64 / 1048576.0);
+    println!("volumes          {}", volumes.len());
+    if total > 0 {
+        println!("time span        {:.3} s", (t1 - t0) as f64 / 1e6);
+    }
+    if stats.non_data > 0 {
+        println!("non-data         {} entries that are not reads or writes (ignored)", stats.non_data);
+    }
+    if stats.skipped_total() > 0 {
+        println!("skipped          {} malformed records: {:?}", stats.skipped_total(), stats.skipped);
+        for e in &stats.skipped_examples {
+            println!("                 e.g. {e}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_binary(input: &Input, out: &Path, source_name: &str, block_size: u64, next_write: bool) -> Result<()> {
+    let bar = progress("converting");
+    let mut w = BinaryWriter::create(out, block_size as u32, source_name)?;
+    for (i, r) in input.records()?.enumerate() {
+        w.push(&r?.io)?;
+        if i % 65536 == 0 {
+            bar.set_position(i as u64);
+        }
+    }
+    let h = w.finish()?;
+    bar.finish_and_clear();
+    println!("wrote {}: {} block accesses ({} writes), {}-byte blocks", out.display(), h.records, h.writes, h.block_size_bytes);
+    if next_write {
+        let s = annotate_next_write(out)?;
+        println!(
+            "future knowledge: {} writes over {} distinct blocks, {} never rewritten; map {:.1} B per block",
+            s.writes,
+            s.distinct_blocks,
+            s.never_rewritten,
+            s.map_bytes as f64 / s.distinct_blocks.max(1) as f64
+        );
+    }
+    Ok(())
+}
+
+fn convert(a: ConvertArgs) -> Result<ExitCode> {
+    let input = a.input.input()?;
+    let name = input.describe();
+    write_binary(&input, &a.out, &name, a.input.block_size, a.next_write)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn gen(a: GenArgs) -> Result<ExitCode> {
+    let workload: Workload = a.spec.parse().map_err(anyhow::Error::msg)?;
+    if a.out.extension().is_some_and(|e| e == "csv") {
+        let file = std::fs::File::create(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+        let mut out = std::io::BufWriter::new(file);
+        let mut n = 0u64;
+        for r in workload.records(a.seed).map_err(anyhow::Error::msg)? {
+            let op = if r.op == Op::Write { 'W' } else { 'R' };
+            writeln!(out, "{},{},{},{},{}", r.volume, op, r.offset_bytes, r.len_bytes, r.time_us)?;
+            n += 1;
+        }
+        out.flush()?;
+        println!("wrote {}: {n} requests (Alibaba CSV format)", a.out.display());
+    } else {
+        let input = Input::generated(workload, a.seed);
+        write_binary(&input, &a.out, &format!("{} seed {}", a.spec, a.seed), 4096, a.next_write)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---- analyze -------------------------------------------------------------------------------
+
+#[derive(Args)]
+pub struct AnalyzeArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Directory for the results (JSON, CSV, SVG).
+    #[arg(long, default_value = "zonekit-out/analyze")]
+    out: PathBuf,
+}
+
+/// Counts blocks through a progress bar while the analysis makes its passes.
+struct Progress<'a> {
+    input: &'a Input,
+    bar: ProgressBar,
+}
+
+impl BlockSource for Progress<'_> {
+    fn blocks(&self) -> zonekit_trace::Result<Box<dyn Iterator<Item = zonekit_trace::Result<BlockIo>> + '_>> {
+        self.bar.set_position(0);
+        let inner = self.input.blocks()?;
+        Ok(Box::new(inner.enumerate().map(|(i, b)| {
+            if i % 65536 == 0 {
+                self.bar.set_position(i as u64);
+            }
+            b
+        })))
+    }
+}
+
+pub fn analyze_cmd(a: AnalyzeArgs) -> Result<ExitCode> {
+    let input = a.input.input()?;
+    let bar = progress("analysing (4 passes)");
+    let result = analyze(&Progress { input: &input, bar: bar.clone() }, a.input.block_size)?;
+    bar.finish_and_clear();
+    print_analysis(&input.describe(), &result);
+    write_analysis(&a.out, &result)?;
+    println!("\nwrote {}/{{analysis.json, write_counts.csv, lifetimes.csv, hourly_thresholds.csv, per_volume.csv, bilt_cdf.svg, bipt_cdf.svg, traffic.svg, thresholds.svg, write_counts.svg}}", a.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+fn print_analysis(name: &str, a: &Analysis) {
+    println!("workload analysis of {name}\n");
+    let rows = vec![
+        vec!["block writes".into(), format!("{} ({})", a.block_writes, gib(a.bytes_written))],
+        vec!["block reads".into(), a.block_reads.to_string()],
+        vec!["write share of block accesses".into(), format!("{:.1} %", 100.0 * a.write_share)],
+        vec!["working set (distinct written blocks)".into(), format!("{} ({})", a.distinct_blocks, gib(a.wss_bytes))],
+        vec!["volumes".into(), a.volumes.to_string()],
+        vec!["time span".into(), format!("{:.2} h", a.span_hours)],
+        vec!["blocks written once".into(), format!("{:.1} %", 100.0 * a.written_once_share)],
+        vec!["writes never overwritten (infinite lifetime)".into(), format!("{:.1} %", 100.0 * a.infinite_lifetime_share)],
+        vec!["Zipf exponent of write counts".into(), a.zipf_exponent.map_or("-".into(), |z| format!("{z:.2}"))],
+    ];
+    print!("{}", text_table(&["", ""], &rows));
+    let tops: Vec<String> = a.top_share_of_writes.iter().map(|(p, s)| format!("top {p} % of blocks: {:.1} % of writes", 100.0 * s)).collect();
+    println!("{}", tops.join("; "));
+    let pick = [1u32, 20, 40, 50, 60, 80, 90, 99, 100];
+    let counts: Vec<String> = a.write_count_at_percentile.iter().filter(|(p, _)| pick.contains(p)).map(|(p, c)| format!("{p}%:{c}")).collect();
+    println!("write count of the block at bottom x %: {}", counts.join(" "));
+    if !a.hourly_thresholds.is_empty() {
+        println!("\nlogical-lifetime thresholds by hour (writes until the block is rewritten):");
+        let rows: Vec<Vec<String>> = a
+            .hourly_thresholds
+            .iter()
+            .map(|h| {
+                let mut r = vec![h.hour.to_string(), h.writes.to_string()];
+                r.extend(h.bilt_p20_p40_p60_p80.iter().map(|v| v.to_string()));
+                r
+            })
+            .collect();
+        print!("{}", text_table(&["hour", "writes", "P20", "P40", "P60", "P80"], &rows));
+    }
+}
+
+fn write_analysis(dir: &Path, a: &Analysis) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let put = |name: &str, body: String| std::fs::write(dir.join(name), body).with_context(|| format!("writing {}", dir.join(name).display()));
+    put("analysis.json", serde_json::to_string_pretty(a)?)?;
+    put("write_counts.csv", csv(&["bottom_percent_of_blocks", "write_count"], &a.write_count_at_percentile.iter().map(|(p, c)| vec![p.to_string(), c.to_string()]).collect::<Vec<_>>()))?;
+    let mut rows = Vec::new();
+    for (kind, cdf) in [("bilt_writes", &a.bilt_cdf), ("bipt_ms", &a.bipt_ms_cdf)] {
+        rows.extend(cdf.iter().map(|p| vec![kind.to_string(), p.x.to_string(), format!("{:.6}", p.cdf)]));
+    }
+    put("lifetimes.csv", csv(&["kind", "lifetime", "cdf"], &rows))?;
+    put(
+        "hourly_thresholds.csv",
+        csv(&["hour", "writes", "p20", "p40", "p60", "p80"], &a.hourly_thresholds.iter().map(|h| {
+            let mut r = vec![h.hour.to_string(), h.writes.to_string()];
+            r.extend(h.bilt_p20_p40_p60_p80.iter().map(|v| v.to_string()));
+            r
+        }).collect::<Vec<_>>()),
+    )?;
+    put("per_volume.csv", csv(&["volume", "block_writes", "distinct_blocks"], &a.per_volume.iter().map(|v| vec![v.volume.to_string(), v.block_writes.to_string(), v.distinct_blocks.to_string()]).collect::<Vec<_>>()))?;
+    let cdf_series = |name: &str, c: &[zonekit_trace::analyze::CdfPoint]| Series { name: name.into(), points: c.iter().map(|p| (p.x.max(1) as f64, p.cdf)).collect() };
+    put("bilt_cdf.svg", line_chart(&format!("Logical lifetime (BILT); {:.1} % infinite", 100.0 * a.infinite_lifetime_share), "writes until rewritten", "CDF", &[cdf_series("BILT", &a.bilt_cdf)], true))?;
+    put("bipt_cdf.svg", line_chart(&format!("Physical lifetime (BIPT); {:.1} % infinite", 100.0 * a.infinite_lifetime_share), "ms until rewritten", "CDF", &[cdf_series("BIPT", &a.bipt_ms_cdf)], true))?;
+    put("traffic.svg", line_chart("Write traffic", "minute", "MB written per minute", &[Series { name: "writes".into(), points: a.mb_written_per_minute.iter().enumerate().map(|(m, v)| (m as f64, *v)).collect() }], false))?;
+    let names = ["P20", "P40", "P60", "P80"];
+    let thresholds: Vec<Series> = (0..4)
+        .map(|i| Series { name: names[i].into(), points: a.hourly_thresholds.iter().map(|h| (h.hour as f64, h.bilt_p20_p40_p60_p80[i] as f64)).collect() })
+        .collect();
+    put("thresholds.svg", line_chart("Lifetime thresholds by hour", "hour", "logical lifetime (writes)", &thresholds, false))?;
+    put("write_counts.svg", line_chart("Write count by block percentile", "bottom % of blocks", "write count", &[Series { name: "count".into(), points: a.write_count_at_percentile.iter().map(|(p, c)| (*p as f64, *c as f64)).collect() }], false))?;
+    Ok(())
+}
