@@ -139,28 +139,25 @@ pub fn analyze(source: &dyn BlockSource, block_size_bytes: u64) -> Result<Analys
     let distinct = counts.len() as u64;
     let mut bytes_per_block = counts.memory_bytes() as f64 / distinct.max(1) as f64;
     let mut per_volume_distinct: std::collections::BTreeMap<u32, u64> = Default::default();
-    let mut sorted: Vec<u32> = Vec::with_capacity(distinct as usize);
+    // Blocks per write count: a few thousand distinct counts at most, so the distribution
+    // costs nothing next to the per-block map.
+    let mut by_count: std::collections::BTreeMap<u32, u64> = Default::default();
     for (key, c) in counts.iter() {
-        sorted.push(c);
+        *by_count.entry(c).or_default() += 1;
         *per_volume_distinct.entry((key >> crate::blocks::BLOCK_BITS) as u32).or_default() += 1;
     }
     drop(counts);
-    sorted.sort_unstable();
-    let written_once = sorted.iter().take_while(|&&c| c == 1).count() as u64;
-    let write_count_at_percentile = (1..=100u32)
-        .map(|p| (p, sorted.get(((p as u64 * distinct).div_ceil(100)).saturating_sub(1) as usize).copied().unwrap_or(0) as u64))
-        .collect();
+    let dist = CountDistribution::new(&by_count);
+    let written_once = by_count.get(&1).copied().unwrap_or(0);
+    let write_count_at_percentile = (1..=100u32).map(|p| (p, dist.count_at_ascending((p as u64 * distinct).div_ceil(100)))).collect();
     let top_share_of_writes = [0.0001, 0.001, 0.01]
         .iter()
         .map(|&frac| {
-            let n = ((distinct as f64 * frac).ceil() as usize).max(1).min(sorted.len());
-            let top: u64 = sorted[sorted.len() - n..].iter().map(|&c| c as u64).sum();
-            (frac * 100.0, top as f64 / writes.max(1) as f64)
+            let n = ((distinct as f64 * frac).ceil() as u64).max(1).min(distinct);
+            (frac * 100.0, dist.writes_of_top(n) as f64 / writes.max(1) as f64)
         })
         .collect();
-    let by_rank: Vec<u64> = sorted.iter().rev().map(|&c| c as u64).collect();
-    let zipf_exponent = crate::synth::zipf::fit_exponent(&by_rank, by_rank.len());
-    drop(sorted);
+    let zipf_exponent = dist.fit_zipf();
 
     // Pass 2: logical lifetimes, attributed to the hour of the earlier write.
     let hours = ((last_us.saturating_sub(start_us)) / 3_600_000_000 + 1) as usize;
@@ -248,6 +245,68 @@ pub fn analyze(source: &dyn BlockSource, block_size_bytes: u64) -> Result<Analys
             .collect(),
         state_bytes_per_block: bytes_per_block,
     })
+}
+
+/// Write counts as (count, number of blocks) runs, highest count first: rank queries without
+/// holding one entry per block.
+struct CountDistribution {
+    /// (count, blocks with that count, blocks with a higher count), descending by count.
+    runs: Vec<(u64, u64, u64)>,
+    distinct: u64,
+}
+
+impl CountDistribution {
+    fn new(by_count: &std::collections::BTreeMap<u32, u64>) -> CountDistribution {
+        let mut runs = Vec::with_capacity(by_count.len());
+        let mut above = 0;
+        for (&count, &blocks) in by_count.iter().rev() {
+            runs.push((count as u64, blocks, above));
+            above += blocks;
+        }
+        CountDistribution { runs, distinct: above }
+    }
+
+    /// Write count of the block at 1-based `rank`, most written first.
+    fn count_at_rank(&self, rank: u64) -> u64 {
+        let i = self.runs.partition_point(|&(_, blocks, above)| above + blocks < rank);
+        self.runs.get(i).map_or(0, |r| r.0)
+    }
+
+    /// Write count of the block at 1-based position `n` in ascending order.
+    fn count_at_ascending(&self, n: u64) -> u64 {
+        if n == 0 {
+            return self.runs.last().map_or(0, |r| r.0);
+        }
+        self.count_at_rank(self.distinct + 1 - n.min(self.distinct))
+    }
+
+    /// Writes received by the `n` most written blocks.
+    fn writes_of_top(&self, n: u64) -> u64 {
+        let mut left = n;
+        let mut total = 0;
+        for &(count, blocks, _) in &self.runs {
+            let take = blocks.min(left);
+            total += take * count;
+            left -= take;
+            if left == 0 {
+                break;
+            }
+        }
+        total
+    }
+
+    /// Zipf exponent: least squares of log(count) on log(rank) at log-spaced ranks, over the
+    /// blocks written more than once.
+    fn fit_zipf(&self) -> Option<f64> {
+        let usable = self.runs.iter().filter(|r| r.0 > 1).map(|r| r.1).sum::<u64>();
+        let mut points = Vec::new();
+        let mut r = 1.0f64;
+        while (r as u64) <= usable {
+            points.push((r as u64, self.count_at_rank(r as u64)));
+            r = (r * 1.25).max(r + 1.0);
+        }
+        crate::synth::zipf::fit_points(&points)
+    }
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use memmap2::{Mmap, MmapMut};
+use memmap2::Mmap;
 
 use crate::blocks::{BlockIo, BlockMap, DistinctCounter};
 use crate::record::{Op, Result, TraceError};
@@ -215,6 +215,64 @@ impl BinaryTrace {
     }
 }
 
+/// Window of records a streaming pass holds in memory (4 MiB).
+const WINDOW_RECORDS: usize = 128 * 1024;
+
+/// Reads a binary trace front to back through a fixed 4 MiB window, so a pass over a trace of
+/// any size keeps only the window resident (a memory map would make the whole file resident).
+pub struct BinaryStream {
+    file: File,
+    path: PathBuf,
+    header: Header,
+    next: u64,
+    buf: Vec<u8>,
+    at: usize,
+}
+
+impl BinaryStream {
+    pub fn open(path: &Path) -> Result<BinaryStream> {
+        let file = File::open(path).map_err(|e| TraceError::Io { context: format!("{}: open", path.display()), source: e })?;
+        let len = file.metadata().map_err(|e| TraceError::Io { context: format!("{}: stat", path.display()), source: e })?.len();
+        let mut h = vec![0u8; HEADER_BYTES.min(len as usize)];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut h, 0).map_err(|e| TraceError::Io { context: format!("{}: read header", path.display()), source: e })?;
+        let header = Header::decode(&h, path)?;
+        check_len(path, len, &header)?;
+        Ok(BinaryStream { file, path: path.to_path_buf(), header, next: 0, buf: Vec::new(), at: 0 })
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+}
+
+impl Iterator for BinaryStream {
+    type Item = Result<BlockRecord>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<BlockRecord>> {
+        if self.at == self.buf.len() {
+            let left = self.header.records - self.next;
+            if left == 0 {
+                return None;
+            }
+            let n = (left as usize).min(WINDOW_RECORDS);
+            self.buf.resize(n * RECORD_BYTES, 0);
+            let offset = HEADER_BYTES as u64 + self.next * RECORD_BYTES as u64;
+            if let Err(e) = std::os::unix::fs::FileExt::read_exact_at(&self.file, &mut self.buf, offset) {
+                self.next = self.header.records;
+                self.buf.clear();
+                self.at = 0;
+                return Some(Err(TraceError::Io { context: format!("{}: read", self.path.display()), source: e }));
+            }
+            self.next += n as u64;
+            self.at = 0;
+        }
+        let r = decode_record(&self.buf[self.at..self.at + RECORD_BYTES]);
+        self.at += RECORD_BYTES;
+        Some(Ok(r))
+    }
+}
+
 /// What [`annotate_next_write`] did.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct AnnotateStats {
@@ -226,46 +284,58 @@ pub struct AnnotateStats {
 
 /// Adds future knowledge to a binary trace in place: a backward pass stores, in every write
 /// record, the write index of the next write of the same block. Memory is one [`BlockMap`]
-/// entry (15 B) per distinct written block; records are streamed through the mapping.
+/// entry (about 15.6 B) per distinct written block plus a 4 MiB window of records.
 pub fn annotate_next_write(path: &Path) -> Result<AnnotateStats> {
-    let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| TraceError::Io { context: format!("{}: open", path.display()), source: e })?;
-    // SAFETY: we hold the only writable mapping of a file this process created or owns.
-    let mut map = unsafe { MmapMut::map_mut(&file) }.map_err(|e| TraceError::Io { context: format!("{}: mmap", path.display()), source: e })?;
-    let mut header = Header::decode(&map[..map.len().min(HEADER_BYTES)], path)?;
-    check_len(path, map.len() as u64, &header)?;
+    use std::os::unix::fs::FileExt;
+    let io = |what: &'static str| move |e| TraceError::Io { context: format!("{}: {what}", path.display()), source: e };
+    let file = OpenOptions::new().read(true).write(true).open(path).map_err(io("open"))?;
+    let len = file.metadata().map_err(io("stat"))?.len();
+    let mut h = vec![0u8; HEADER_BYTES.min(len as usize)];
+    file.read_exact_at(&mut h, 0).map_err(io("read header"))?;
+    let mut header = Header::decode(&h, path)?;
+    check_len(path, len, &header)?;
     if header.writes >= u32::MAX as u64 {
         return Err(TraceError::Invalid(format!("{}: {} writes exceed the 2^32 the annotation pass supports", path.display(), header.writes)));
     }
-    let records = &mut map[HEADER_BYTES..];
     // Pass 1: estimate distinct written blocks so the map is sized once.
     let mut counter = DistinctCounter::new();
-    for r in records.chunks_exact(RECORD_BYTES) {
-        let rec = decode_record(r);
-        if rec.io.op == Op::Write {
-            counter.add(rec.io.key());
+    for r in BinaryStream::open(path)? {
+        let r = r?;
+        if r.io.op == Op::Write {
+            counter.add(r.io.key());
         }
     }
     let mut next: BlockMap<u32> = BlockMap::with_capacity((counter.estimate() as f64 * 1.04) as usize + 16);
-    // Pass 2, backward: remember each block's most recent (in reverse: next) write index.
+    // Pass 2, backward through 4 MiB windows: remember each block's next write index.
     let mut write_index = header.writes;
     let mut never = 0;
-    for r in records.chunks_exact_mut(RECORD_BYTES).rev() {
-        let rec = decode_record(r);
-        if rec.io.op != Op::Write {
-            continue;
+    let mut window = vec![0u8; WINDOW_RECORDS * RECORD_BYTES];
+    let mut end = header.records;
+    while end > 0 {
+        let start = end.saturating_sub(WINDOW_RECORDS as u64);
+        let bytes = &mut window[..((end - start) as usize) * RECORD_BYTES];
+        let offset = HEADER_BYTES as u64 + start * RECORD_BYTES as u64;
+        file.read_exact_at(bytes, offset).map_err(io("read"))?;
+        for r in bytes.chunks_exact_mut(RECORD_BYTES).rev() {
+            let rec = decode_record(r);
+            if rec.io.op != Op::Write {
+                continue;
+            }
+            write_index -= 1;
+            // Stored as index + 1 so that the map's default 0 means "no later write".
+            let (slot, _) = next.entry(rec.io.key());
+            let later = if *slot == 0 { NEVER } else { (*slot - 1) as u64 };
+            never += (later == NEVER) as u64;
+            r[24..32].copy_from_slice(&later.to_le_bytes());
+            *slot = (write_index + 1) as u32;
         }
-        write_index -= 1;
-        // Stored as index + 1 so that the map's default 0 means "no later write".
-        let (slot, _) = next.entry(rec.io.key());
-        let later = if *slot == 0 { NEVER } else { (*slot - 1) as u64 };
-        never += (later == NEVER) as u64;
-        r[24..32].copy_from_slice(&later.to_le_bytes());
-        *slot = (write_index + 1) as u32;
+        file.write_all_at(bytes, offset).map_err(io("write"))?;
+        end = start;
     }
     debug_assert_eq!(write_index, 0);
     header.has_next_write = true;
-    map[..HEADER_BYTES].copy_from_slice(&header.encode());
-    map.flush().map_err(|e| TraceError::Io { context: format!("{}: flush", path.display()), source: e })?;
+    file.write_all_at(&header.encode(), 0).map_err(io("write header"))?;
+    file.sync_data().map_err(io("sync"))?;
     Ok(AnnotateStats { writes: header.writes, distinct_blocks: next.len() as u64, never_rewritten: never, map_bytes: next.memory_bytes() as u64 })
 }
 
@@ -312,6 +382,32 @@ mod tests {
         assert_eq!(next, vec![2, 4, NEVER, NEVER, NEVER, NEVER]);
         assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), stream);
         assert_eq!(next_write_indices(&[5, 6, 5, 7, 6]), vec![2, 4, NEVER, NEVER, NEVER]);
+    }
+
+    #[test]
+    fn windowed_annotation_matches_the_in_memory_pass() {
+        // Several 4 MiB windows, reads mixed in, blocks reused across window edges.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.zkt");
+        let mut w = BinaryWriter::create(&path, 4096, "windows").unwrap();
+        let mut keys = Vec::new();
+        let mut x = 12345u64;
+        for i in 0..(3 * WINDOW_RECORDS as u64 + 777) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let block = (x >> 33) % 5000;
+            let op = if i % 7 == 0 { Op::Read } else { Op::Write };
+            if op == Op::Write {
+                keys.push(crate::blocks::block_key(1, block));
+            }
+            w.push(&io(i, block, op)).unwrap();
+        }
+        w.finish().unwrap();
+        annotate_next_write(&path).unwrap();
+        let got: Vec<u64> = BinaryStream::open(&path).unwrap().map(|r| r.unwrap()).filter(|r| r.io.op == Op::Write).map(|r| r.next_write).collect();
+        assert_eq!(got, next_write_indices(&keys));
+        let streamed: Vec<BlockRecord> = BinaryStream::open(&path).unwrap().map(|r| r.unwrap()).collect();
+        let mapped: Vec<BlockRecord> = BinaryTrace::open(&path).unwrap().iter().collect();
+        assert_eq!(streamed, mapped);
     }
 
     #[test]

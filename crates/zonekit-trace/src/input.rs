@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::analyze::BlockSource;
-use crate::binary::{BinaryTrace, BlockRecord, NEVER};
+use crate::binary::{BinaryStream, BlockRecord, NEVER};
 use crate::blocks::{BlockIo, SplitOptions, Splitter};
 use crate::format::{self, Format, ReadOptions};
 use crate::record::{Op, Result, TraceError};
@@ -85,23 +85,25 @@ impl Input {
         };
         Ok(match &self.source {
             Source::Binary(path) => {
-                let trace = BinaryTrace::open(path)?;
-                if trace.header().block_size_bytes as u64 != f.split.block_size_bytes {
+                let stream = BinaryStream::open(path)?;
+                let header = stream.header().clone();
+                if header.block_size_bytes as u64 != f.split.block_size_bytes {
                     return Err(TraceError::Invalid(format!(
                         "{}: binary trace has {}-byte blocks, {} requested",
                         path.display(),
-                        trace.header().block_size_bytes,
+                        header.block_size_bytes,
                         f.split.block_size_bytes
                     )));
                 }
                 // Filters would invalidate next-write indices (they count every write).
-                let annotated = trace.header().has_next_write && f.sample.is_none() && f.node.is_none() && f.split.window_us.is_none() && f.split.volumes.is_none();
-                let len = trace.len();
-                Box::new((0..len).map(move |i| trace.get(i)).filter(move |r| keep(&r.io)).map(move |mut r| {
-                    if !annotated {
-                        r.next_write = NEVER;
-                    }
-                    Ok(r)
+                let annotated = header.has_next_write && f.sample.is_none() && f.node.is_none() && f.split.window_us.is_none() && f.split.volumes.is_none();
+                Box::new(stream.filter(move |r| r.as_ref().map_or(true, |r| keep(&r.io))).map(move |r| {
+                    r.map(|mut r| {
+                        if !annotated {
+                            r.next_write = NEVER;
+                        }
+                        r
+                    })
                 }))
             }
             Source::Trace { path, format, lenient } => {

@@ -120,20 +120,31 @@ pub trait RecordStream: Iterator<Item = Result<Record>> {
 /// Opens `path` (a plain or gzip/bzip2/zstd-compressed file) as `format`.
 pub fn open(path: &Path, format: &Format, options: &ReadOptions) -> Result<Box<dyn RecordStream>> {
     let input = decompressed(path)?;
-    Ok(match format {
+    Ok(from_reader(input, path, format, options))
+}
+
+/// Reads already-opened input as `format`; `path` only names it in errors.
+pub fn from_reader(input: Box<dyn BufRead>, path: &Path, format: &Format, options: &ReadOptions) -> Box<dyn RecordStream> {
+    match format {
         Format::Vscsi => Box::new(vscsi::VscsiReader::new(input, path.to_path_buf(), options.clone())),
         Format::Delimited(d) => Box::new(TextReader::new(input, path.to_path_buf(), d.clone(), options.clone())),
         named => {
             let f = Named { parse: named.line_parser().expect("text format"), state: ParseState::default() };
             Box::new(TextReader::new(input, path.to_path_buf(), f, options.clone()))
         }
-    })
+    }
 }
 
 /// Opens a file and undoes its compression, recognised by magic bytes.
 pub fn decompressed(path: &Path) -> Result<Box<dyn BufRead>> {
     let io = |e| TraceError::Io { context: format!("{}: open", path.display()), source: e };
-    let mut file = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    let file = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    decompress_reader(Box::new(file), path)
+}
+
+/// Undoes the compression of already-opened input, recognised by magic bytes.
+pub fn decompress_reader(mut file: Box<dyn BufRead>, path: &Path) -> Result<Box<dyn BufRead>> {
+    let io = |e| TraceError::Io { context: format!("{}: read", path.display()), source: e };
     let magic = file.fill_buf().map_err(io)?;
     let bad = |reason: String| TraceError::Decompress { path: path.to_path_buf(), reason };
     Ok(if magic.starts_with(&[0x1F, 0x8B]) {

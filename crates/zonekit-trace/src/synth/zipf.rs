@@ -72,13 +72,19 @@ fn helper2(x: f64) -> f64 {
 /// every decade weighs the same, and the flat tail of single writes is left out.
 pub fn fit_exponent(counts_desc: &[u64], ranks: usize) -> Option<f64> {
     let usable = counts_desc.iter().take(ranks).take_while(|&&c| c > 1).count();
-    let mut pts: Vec<(f64, f64)> = Vec::new();
+    let mut pts: Vec<(u64, u64)> = Vec::new();
     let mut r = 1.0f64;
     while (r as usize) <= usable {
-        let i = r as usize - 1;
-        pts.push((((i + 1) as f64).ln(), (counts_desc[i] as f64).ln()));
+        pts.push((r as u64, counts_desc[r as usize - 1]));
         r = (r * 1.25).max(r + 1.0);
     }
+    fit_points(&pts)
+}
+
+/// Least-squares fit of log(count) against log(rank) over (rank, count) points: the Zipf
+/// exponent (positive).
+pub fn fit_points(points: &[(u64, u64)]) -> Option<f64> {
+    let pts: Vec<(f64, f64)> = points.iter().filter(|p| p.0 > 0 && p.1 > 0).map(|&(r, c)| ((r as f64).ln(), (c as f64).ln())).collect();
     if pts.len() < 3 {
         return None;
     }

@@ -1,0 +1,52 @@
+//! Every reader on random bytes and on mutated real traces: errors are fine, panics are not.
+//! (The cargo-fuzz targets in fuzz/ search deeper; this runs on stable in every test run.)
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use zonekit_trace::blocks::{SplitOptions, Splitter};
+use zonekit_trace::format::{self, Format, ReadOptions};
+
+fn formats() -> Vec<Format> {
+    vec![Format::Alibaba, Format::Tencent, Format::Msr, Format::Umass, Format::Systor, Format::CloudPhysicsCsv, Format::Vscsi, Format::DiskSim]
+}
+
+fn read_everything(bytes: &[u8], lenient: bool) {
+    for fmt in formats() {
+        let path = Path::new("input");
+        let Ok(input) = format::decompress_reader(Box::new(std::io::Cursor::new(bytes.to_vec())), path) else { continue };
+        let recs = format::from_reader(input, path, &fmt, &ReadOptions { lenient });
+        for b in Splitter::new(recs, SplitOptions::default()).unwrap().take(20_000) {
+            if b.is_err() && !lenient {
+                break;
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600), lenient in any::<bool>()) {
+        read_everything(&bytes, lenient);
+    }
+
+    #[test]
+    fn random_text_lines_never_panic(lines in proptest::collection::vec("[0-9A-Za-z,. \\-]{0,60}", 0..20)) {
+        read_everything(lines.join("\n").as_bytes(), true);
+    }
+
+    #[test]
+    fn mutated_real_traces_never_panic(seed_file in 0usize..4, flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..20), cut in any::<usize>()) {
+        let names = ["msr-cambridge1-sample.csv", "systor17-traces-sample.csv.gz", "tpcc-small.trace", "cloud_storage-sample.bz2"];
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(names[seed_file]);
+        let mut bytes = std::fs::read(path).unwrap();
+        bytes.truncate((cut % bytes.len()).max(1).min(20_000));
+        for (at, value) in flips {
+            let n = bytes.len();
+            bytes[at % n] = value;
+        }
+        read_everything(&bytes, true);
+    }
+}
