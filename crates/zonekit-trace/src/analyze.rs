@@ -54,10 +54,13 @@ pub struct VolumeSummary {
 #[derive(Clone, Debug, Serialize)]
 pub struct Analysis {
     pub block_size_bytes: u64,
+    pub read_requests: u64,
+    pub write_requests: u64,
+    /// Share of requests that are writes (seed 000's "write-request share").
+    pub write_request_share: f64,
     pub block_reads: u64,
     pub block_writes: u64,
-    /// Share of block accesses that are writes (the thesis reports the write-request share;
-    /// at block granularity this weighs requests by size).
+    /// Share of block accesses that are writes (requests weighed by size).
     pub write_share: f64,
     pub bytes_written: u64,
     /// Distinct written blocks (the working set, WSS).
@@ -106,6 +109,7 @@ pub fn analyze(source: &dyn BlockSource, block_size_bytes: u64) -> Result<Analys
     // Pass 0: sizes, time span, traffic per minute, hour boundaries, the distinct estimate.
     let mut hll = DistinctCounter::new();
     let (mut reads, mut writes) = (0u64, 0u64);
+    let (mut read_requests, mut write_requests) = (0u64, 0u64);
     let mut first_us = None;
     let mut last_us = 0u64;
     let mut per_minute: Vec<u64> = Vec::new();
@@ -114,8 +118,10 @@ pub fn analyze(source: &dyn BlockSource, block_size_bytes: u64) -> Result<Analys
         let b = b?;
         if b.op == Op::Read {
             reads += 1;
+            read_requests += b.starts_request as u64;
             continue;
         }
+        write_requests += b.starts_request as u64;
         let start = *first_us.get_or_insert(b.time_us);
         last_us = last_us.max(b.time_us);
         let minute = (b.time_us.saturating_sub(start) / 60_000_000) as usize;
@@ -222,6 +228,9 @@ pub fn analyze(source: &dyn BlockSource, block_size_bytes: u64) -> Result<Analys
     let mb_per_block = block_size_bytes as f64 / 1e6;
     Ok(Analysis {
         block_size_bytes,
+        read_requests,
+        write_requests,
+        write_request_share: write_requests as f64 / (read_requests + write_requests).max(1) as f64,
         block_reads: reads,
         block_writes: writes,
         write_share: writes as f64 / (reads + writes).max(1) as f64,
@@ -314,7 +323,7 @@ mod tests {
     use super::*;
 
     fn stream(blocks: &'static [(u64, u64)]) -> impl Fn() -> Result<Box<dyn Iterator<Item = Result<BlockIo>>>> {
-        move || Ok(Box::new(blocks.iter().map(|&(t, b)| Ok(BlockIo { time_us: t, volume: 0, block: b, op: Op::Write }))))
+        move || Ok(Box::new(blocks.iter().map(|&(t, b)| Ok(BlockIo { time_us: t, volume: 0, block: b, op: Op::Write, starts_request: true }))))
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! 0..124.
 //!
 //! Records, 32 bytes each, from byte 128: `0` time µs u64; `8` block number u64; `16` volume
-//! u32; `20` op u8 (0 read, 1 write); `21` reserved 3 bytes; `24` next write u64: for a write,
+//! u32; `20` op u8 (0 read, 1 write); `21` flags u8 (bit 0: first block of its request); `22`
+//! reserved 2 bytes; `24` next write u64: for a write,
 //! the write index (0-based count of block writes) of the next write of the same block, or
 //! `u64::MAX` if there is none (or not annotated); `u64::MAX` for reads.
 //!
@@ -112,6 +113,7 @@ fn encode_record(r: &BlockRecord) -> [u8; RECORD_BYTES] {
     b[8..16].copy_from_slice(&r.io.block.to_le_bytes());
     b[16..20].copy_from_slice(&r.io.volume.to_le_bytes());
     b[20] = (r.io.op == Op::Write) as u8;
+    b[21] = r.io.starts_request as u8;
     b[24..32].copy_from_slice(&r.next_write.to_le_bytes());
     b
 }
@@ -125,6 +127,7 @@ fn decode_record(b: &[u8]) -> BlockRecord {
             block: u64_at(8),
             volume: u32::from_le_bytes(b[16..20].try_into().unwrap()),
             op: if b[20] == 1 { Op::Write } else { Op::Read },
+            starts_request: b[21] & 1 == 1,
         },
         next_write: u64_at(24),
     }
@@ -357,7 +360,7 @@ mod tests {
     use super::*;
 
     fn io(t: u64, block: u64, op: Op) -> BlockIo {
-        BlockIo { time_us: t, volume: 1, block, op }
+        BlockIo { time_us: t, volume: 1, block, op, starts_request: true }
     }
 
     #[test]

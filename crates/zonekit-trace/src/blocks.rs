@@ -10,6 +10,8 @@ pub struct BlockIo {
     pub volume: u32,
     pub block: u64,
     pub op: Op,
+    /// The first block of its request (counts requests after splitting).
+    pub starts_request: bool,
 }
 
 /// Block numbers below 2^40 and volume ids below 2^24 pack into one u64 key.
@@ -53,7 +55,8 @@ pub struct Splitter<I> {
     records: I,
     options: SplitOptions,
     block_shift: u32,
-    current: Option<(Record, u64, u64)>,
+    /// The request being split: (record, first block, next block, last block).
+    current: Option<(Record, u64, u64, u64)>,
     /// Requests of zero length (skipped).
     pub empty_requests: u64,
 }
@@ -80,9 +83,9 @@ impl<I: Iterator<Item = Result<Record>>> Iterator for Splitter<I> {
     #[inline]
     fn next(&mut self) -> Option<Result<BlockIo>> {
         loop {
-            if let Some((r, next, last)) = &mut self.current {
+            if let Some((r, first, next, last)) = &mut self.current {
                 if *next <= *last {
-                    let b = BlockIo { time_us: r.time_us, volume: r.volume, block: *next, op: r.op };
+                    let b = BlockIo { time_us: r.time_us, volume: r.volume, block: *next, op: r.op, starts_request: *next == *first };
                     *next += 1;
                     return Some(Ok(b));
                 }
@@ -109,7 +112,7 @@ impl<I: Iterator<Item = Result<Record>>> Iterator for Splitter<I> {
                     r.volume
                 ))));
             }
-            self.current = Some((r, first, last));
+            self.current = Some((r, first, first, last));
         }
     }
 }
@@ -330,8 +333,8 @@ mod tests {
     fn zero_length_requests_and_filters() {
         let recs = vec![rec(0, 0), rec(4096, 8192), Ok(Record { op: Op::Read, ..rec(0, 4096).unwrap() })];
         let mut s = Splitter::new(recs.into_iter(), SplitOptions { only: Some(Op::Write), ..Default::default() }).unwrap();
-        let blocks: Vec<_> = s.by_ref().map(|b| b.unwrap().block).collect();
-        assert_eq!(blocks, vec![1, 2]);
+        let blocks: Vec<_> = s.by_ref().map(|b| b.unwrap()).map(|b| (b.block, b.starts_request)).collect();
+        assert_eq!(blocks, vec![(1, true), (2, false)]);
         assert_eq!(s.empty_requests, 1);
         assert!(Splitter::new(std::iter::empty(), SplitOptions { block_size_bytes: 1000, ..Default::default() }).is_err());
     }

@@ -28,7 +28,16 @@ pub struct Filters {
     pub sample: Option<Shards>,
     /// (ring, node index): keep the blocks the ring places on this node.
     pub node: Option<(Ring, u32)>,
+    /// Keep records in [start, end) µs after the first record of the stream.
+    pub relative_window_us: Option<(u64, u64)>,
     pub split: SplitOptions,
+}
+
+impl Filters {
+    /// Whether any filter may drop a block.
+    pub fn drops_blocks(&self) -> bool {
+        self.sample.is_some() || self.node.is_some() || self.relative_window_us.is_some() || self.split.window_us.is_some() || self.split.volumes.is_some() || self.split.only.is_some()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -73,17 +82,11 @@ impl Input {
     /// Blocks with their next-write annotation where the source has one (`NEVER` otherwise).
     pub fn records(&self) -> Result<Box<dyn Iterator<Item = Result<BlockRecord>> + '_>> {
         let f = &self.filters;
-        let keep = move |io: &BlockIo| {
-            f.sample.as_ref().is_none_or(|s| s.keeps_io(io))
-                && f.node.as_ref().is_none_or(|(ring, n)| ring.node_of(io.volume, io.block) == *n)
-                && f.split.window_us.is_none_or(|(s, e)| io.time_us >= s && io.time_us < e)
-                && f.split.volumes.as_ref().is_none_or(|v| v.contains(&io.volume))
-                && f.split.only.is_none_or(|op| op == io.op)
+        let unannotated = |it: Box<dyn Iterator<Item = Result<BlockIo>>>| -> Box<dyn Iterator<Item = Result<BlockRecord>>> {
+            Box::new(it.map(|b| b.map(|io| BlockRecord { io, next_write: NEVER })))
         };
-        let plain = |it: Box<dyn Iterator<Item = Result<BlockIo>>>| -> Box<dyn Iterator<Item = Result<BlockRecord>> + '_> {
-            Box::new(it.filter(move |b| b.as_ref().map_or(true, keep)).map(|b| b.map(|io| BlockRecord { io, next_write: NEVER })))
-        };
-        Ok(match &self.source {
+        let split = SplitOptions { block_size_bytes: f.split.block_size_bytes, ..Default::default() };
+        let all: Box<dyn Iterator<Item = Result<BlockRecord>>> = match &self.source {
             Source::Binary(path) => {
                 let stream = BinaryStream::open(path)?;
                 let header = stream.header().clone();
@@ -96,8 +99,8 @@ impl Input {
                     )));
                 }
                 // Filters would invalidate next-write indices (they count every write).
-                let annotated = header.has_next_write && f.sample.is_none() && f.node.is_none() && f.split.window_us.is_none() && f.split.volumes.is_none();
-                Box::new(stream.filter(move |r| r.as_ref().map_or(true, |r| keep(&r.io))).map(move |r| {
+                let annotated = header.has_next_write && !self.filters.drops_blocks();
+                Box::new(stream.map(move |r| {
                     r.map(|mut r| {
                         if !annotated {
                             r.next_write = NEVER;
@@ -112,15 +115,29 @@ impl Input {
                     None => format::detect(path)?,
                 };
                 let recs = format::open(path, &fmt, &ReadOptions { lenient: *lenient })?;
-                let split = SplitOptions { block_size_bytes: f.split.block_size_bytes, ..Default::default() };
-                plain(Box::new(Splitter::new(recs, split)?))
+                unannotated(Box::new(Splitter::new(recs, split)?))
             }
             Source::Generated { workload, seed } => {
                 let recs = workload.records(*seed).map_err(TraceError::Invalid)?;
-                let split = SplitOptions { block_size_bytes: f.split.block_size_bytes, ..Default::default() };
-                plain(Box::new(Splitter::new(recs.map(Ok), split)?))
+                unannotated(Box::new(Splitter::new(recs.map(Ok), split)?))
             }
-        })
+        };
+        if !f.drops_blocks() {
+            return Ok(all);
+        }
+        let mut first_us = None::<u64>;
+        Ok(Box::new(all.filter(move |r| {
+            let Ok(r) = r else { return true };
+            let io = &r.io;
+            let start = *first_us.get_or_insert(io.time_us);
+            let since = io.time_us.saturating_sub(start);
+            f.sample.as_ref().is_none_or(|s| s.keeps_io(io))
+                && f.node.as_ref().is_none_or(|(ring, n)| ring.node_of(io.volume, io.block) == *n)
+                && f.split.window_us.is_none_or(|(s, e)| io.time_us >= s && io.time_us < e)
+                && f.relative_window_us.is_none_or(|(s, e)| since >= s && since < e)
+                && f.split.volumes.as_ref().is_none_or(|v| v.contains(&io.volume))
+                && f.split.only.is_none_or(|op| op == io.op)
+        })))
     }
 
     /// Only the writes.

@@ -137,6 +137,18 @@ mod tests {
         assert!(Shards::new(10, 11, 0).is_err());
     }
 
+    proptest::proptest! {
+        /// A block's fate does not depend on anything but (volume, block) and the parameters,
+        /// and a higher threshold keeps a superset.
+        #[test]
+        fn sampling_is_a_pure_nested_function_of_the_block(volume in 0u32..1000, block in 0u64..1 << 40, t in 1u32..10) {
+            let low = Shards::new(10, t, 0).unwrap();
+            let high = Shards::new(10, t + 1, 0).unwrap();
+            proptest::prop_assert_eq!(low.keeps(volume, block), low.keeps(volume, block));
+            proptest::prop_assert!(!low.keeps(volume, block) || high.keeps(volume, block));
+        }
+    }
+
     #[test]
     fn ring_spreads_chunks_evenly_and_keeps_chunks_together() {
         let ring = Ring::new(10, 128, 256).unwrap();

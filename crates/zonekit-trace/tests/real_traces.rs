@@ -94,6 +94,42 @@ fn msr_disksim_systor_samples() {
 }
 
 #[test]
+fn zstd_streams_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = format::decompressed(&trace("systor17-traces-sample.csv.gz")).unwrap();
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut { gz }, &mut plain).unwrap();
+    let zst = dir.path().join("systor.csv.zst");
+    std::fs::write(&zst, zstd::encode_all(&plain[..], 3).unwrap()).unwrap();
+    let recs: Vec<Record> = format::open(&zst, &Format::Systor, &ReadOptions::default()).unwrap().map(|r| r.unwrap()).collect();
+    assert_eq!(recs, read_all("systor17-traces-sample.csv.gz", &Format::Systor));
+    assert_eq!(format::detect(&zst).unwrap().name(), "systor");
+    let cut = dir.path().join("cut.zst");
+    let bytes = std::fs::read(&zst).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    assert!(format::open(&cut, &Format::Systor, &ReadOptions::default()).unwrap().any(|r| r.is_err()));
+}
+
+#[test]
+fn shards_working_set_scales_with_the_rate() {
+    let writes: Vec<(u32, u64)> = {
+        let recs = format::open(&trace("cloudPhysicsIO.csv"), &Format::CloudPhysicsCsv, &ReadOptions::default()).unwrap();
+        Splitter::new(recs, SplitOptions { only: Some(Op::Write), ..Default::default() }).unwrap().map(|b| b.unwrap()).map(|b| (b.volume, b.block)).collect()
+    };
+    let full: HashSet<(u32, u64)> = writes.iter().copied().collect();
+    for t in [1u32, 2, 5] {
+        let s = zonekit_trace::sample::Shards::new(10, t, 0).unwrap();
+        let kept: HashSet<(u32, u64)> = writes.iter().copied().filter(|&(v, b)| s.keeps(v, b)).collect();
+        let ratio = kept.len() as f64 / full.len() as f64;
+        assert!((ratio - s.rate()).abs() < 0.01, "rate {}: working set ratio {ratio}", s.rate());
+        // Every access to a kept block is kept: per-block write counts are exact in the sample.
+        let kept_writes = writes.iter().filter(|&&(v, b)| s.keeps(v, b)).count();
+        let from_full = writes.iter().filter(|w| kept.contains(w)).count();
+        assert_eq!(kept_writes, from_full);
+    }
+}
+
+#[test]
 fn formats_are_detected() {
     for (name, want) in [
         ("cloudPhysicsIO.csv", "cloudphysics-csv"),

@@ -56,6 +56,9 @@ pub struct InputArgs {
     /// Placement unit of node sharding: each volume is spread over nodes in chunks of this size.
     #[arg(long, default_value_t = 1024)]
     pub chunk_mib: u64,
+    /// Keep only records in this time window, START:END seconds after the first record.
+    #[arg(long)]
+    pub window: Option<String>,
     /// Keep only these volumes.
     #[arg(long, value_delimiter = ',')]
     pub volume: Option<Vec<u32>>,
@@ -109,6 +112,11 @@ impl InputArgs {
                 bail!("--chunk-mib must be at least one block");
             }
             input.filters.node = Some((Ring::new(nodes, 128, chunk_blocks).map_err(anyhow::Error::msg)?, node));
+        }
+        if let Some(w) = &self.window {
+            let parse = |s: &str| s.parse::<f64>().ok().filter(|v| *v >= 0.0);
+            let (a, b) = w.split_once(':').and_then(|(a, b)| Some((parse(a)?, parse(b)?))).filter(|(a, b)| a < b).with_context(|| format!("--window {w:?}: expected START:END seconds with START < END"))?;
+            input.filters.relative_window_us = Some(((a * 1e6) as u64, (b * 1e6) as u64));
         }
         input.filters.split.volumes = self.volume.clone();
         input.filters.split.block_size_bytes = self.block_size;
@@ -345,6 +353,8 @@ fn print_analysis(name: &str, a: &Analysis) {
     let rows = vec![
         vec!["block writes".into(), format!("{} ({})", a.block_writes, gib(a.bytes_written))],
         vec!["block reads".into(), a.block_reads.to_string()],
+        vec!["requests (write / read)".into(), format!("{} / {}", a.write_requests, a.read_requests)],
+        vec!["write-request share".into(), format!("{:.1} %", 100.0 * a.write_request_share)],
         vec!["write share of block accesses".into(), format!("{:.1} %", 100.0 * a.write_share)],
         vec!["working set (distinct written blocks)".into(), format!("{} ({})", a.distinct_blocks, gib(a.wss_bytes))],
         vec!["volumes".into(), a.volumes.to_string()],
@@ -353,7 +363,7 @@ fn print_analysis(name: &str, a: &Analysis) {
         vec!["writes never overwritten (infinite lifetime)".into(), format!("{:.1} %", 100.0 * a.infinite_lifetime_share)],
         vec!["Zipf exponent of write counts".into(), a.zipf_exponent.map_or("-".into(), |z| format!("{z:.2}"))],
     ];
-    print!("{}", text_table(&["", ""], &rows));
+    print!("{}", text_table(&["metric", "value"], &rows));
     let tops: Vec<String> = a.top_share_of_writes.iter().map(|(p, s)| format!("top {p} % of blocks: {:.1} % of writes", 100.0 * s)).collect();
     println!("{}", tops.join("; "));
     let pick = [1u32, 20, 40, 50, 60, 80, 90, 99, 100];

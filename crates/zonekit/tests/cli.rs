@@ -156,6 +156,12 @@ fn trace_info_convert_and_analyze_the_cloudphysics_sample() {
     assert!(a.contains("working set (distinct written blocks)") && a.contains("0.80 GiB"), "{a}");
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("an/analysis.json")).unwrap()).unwrap();
     assert_eq!(json["distinct_blocks"], 208696);
+    let share = json["write_request_share"].as_f64().unwrap();
+    assert!((share - 0.587).abs() < 0.001, "write-request share {share}");
+    // A window of the first hour only.
+    ok(&["analyze", &csv, "--window", "0:3600", "--out", "first-hour"], d);
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("first-hour/analysis.json")).unwrap()).unwrap();
+    assert!(j["span_hours"].as_f64().unwrap() <= 1.0 && j["block_writes"].as_u64().unwrap() < 656169);
     for chart in ["bilt_cdf.svg", "bipt_cdf.svg", "traffic.svg", "thresholds.svg", "write_counts.svg"] {
         assert!(std::fs::read_to_string(d.join("an").join(chart)).unwrap().starts_with("<svg"), "{chart}");
     }
