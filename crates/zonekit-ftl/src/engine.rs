@@ -1,0 +1,484 @@
+//! The FTL engine: a page-level map from logical blocks to zone slots over any [`ZonedDevice`].
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use serde::Serialize;
+use zonekit_device::{DeviceError, Lba, ZoneId, ZoneType, ZonedDevice};
+use zonekit_trace::binary::NEVER;
+use zonekit_trace::BlockMap;
+
+use crate::placement::{BlockCtx, Placement, Reclaimed};
+use crate::victim::{Greedy, Victim, VictimCtx};
+use crate::zone::{ZoneInfo, ZoneUse};
+
+const UNMAPPED: u32 = u32::MAX;
+
+/// How GC is triggered and how much space there is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum CapacityMode {
+    /// The device's capacity is all there is: GC runs when the garbage proportion of written
+    /// space exceeds the threshold (until it is below) and whenever free zones run short.
+    Fixed,
+    /// The SepBIT simulator's log: after each user write, if invalid blocks in sealed zones
+    /// exceed the threshold share of all written blocks, one zone with at least that garbage
+    /// proportion is reclaimed. The device must be large enough (the log grows to about
+    /// working set / (1 − threshold)).
+    Unbounded,
+}
+
+#[derive(Copy, Clone, Debug, Serialize)]
+pub struct FtlConfig {
+    /// Garbage proportion that triggers GC (thesis: 0.15).
+    pub gc_threshold: f64,
+    pub capacity: CapacityMode,
+    /// Keep data: GC reads and rewrites payloads (the device must store data).
+    pub store_data: bool,
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        FtlConfig { gc_threshold: 0.15, capacity: CapacityMode::Fixed, store_data: false }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FtlError {
+    #[error("the placement policy {policy} needs {needed} open zones, the device allows {allowed}")]
+    TooManyClasses { policy: String, needed: usize, allowed: u32 },
+    #[error("the working set ({live_blocks} blocks) does not fit the device ({capacity_blocks} usable blocks after reserving {reserve_zones} zones for GC); use a larger device or a lower utilisation")]
+    DoesNotFit { live_blocks: u64, capacity_blocks: u64, reserve_zones: u64 },
+    #[error("no space: GC found no zone with garbage to reclaim ({free_zones} free zones, {live_blocks} live blocks)")]
+    NoSpace { free_zones: usize, live_blocks: u64 },
+    #[error("invalid FTL configuration: {0}")]
+    Config(String),
+    #[error("device: {0}")]
+    Device(#[from] DeviceError),
+}
+
+/// Counters of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct FtlStats {
+    pub user_blocks: u64,
+    pub gc_blocks: u64,
+    /// Zones reclaimed.
+    pub gc_count: u64,
+    pub reads: u64,
+    pub reads_unmapped: u64,
+    pub user_blocks_by_class: Vec<u64>,
+    pub gc_blocks_by_class: Vec<u64>,
+    /// Garbage proportion of reclaimed zones, by class, in 1 % bins (index = ⌊GP × 100⌋).
+    #[serde(skip)]
+    pub reclaimed_gp_by_class: Vec<[u64; 101]>,
+}
+
+impl FtlStats {
+    pub fn waf(&self) -> f64 {
+        if self.user_blocks == 0 { 1.0 } else { (self.user_blocks + self.gc_blocks) as f64 / self.user_blocks as f64 }
+    }
+
+    /// Histogram (1 % bins) of the reclaimed zones' GP over all classes or one.
+    pub fn gp_histogram(&self, class: Option<usize>) -> [u64; 101] {
+        let mut h = [0u64; 101];
+        for (c, hist) in self.reclaimed_gp_by_class.iter().enumerate() {
+            if class.is_none_or(|k| k == c) {
+                for (a, b) in h.iter_mut().zip(hist) {
+                    *a += b;
+                }
+            }
+        }
+        h
+    }
+}
+
+/// Quantile of a 1 %-bin GP histogram.
+pub fn gp_quantile(h: &[u64; 101], q: f64) -> Option<f64> {
+    let total: u64 = h.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let rank = ((q * total as f64).ceil() as u64).max(1);
+    let mut seen = 0;
+    for (i, n) in h.iter().enumerate() {
+        seen += n;
+        if seen >= rank {
+            return Some(i as f64 / 100.0);
+        }
+    }
+    Some(1.0)
+}
+
+/// The host FTL: turns a zoned device into a random-write block store.
+pub struct Ftl<D: ZonedDevice> {
+    dev: D,
+    placement: Box<dyn Placement>,
+    victim: Box<dyn Victim>,
+    config: FtlConfig,
+    zone_blocks: u64,
+    zone_size_blocks: u64,
+    block_bytes: usize,
+    /// Block key → dense id + 1.
+    ids: BlockMap<u32>,
+    /// Dense id → physical slot (zone × zone capacity + offset).
+    pa: Vec<u32>,
+    /// Dense id → logical time of the last user write.
+    last_write: Vec<u32>,
+    /// Physical slot → dense id of the block written there.
+    rev: Vec<u32>,
+    zones: Vec<ZoneInfo>,
+    open: Vec<Option<u32>>,
+    /// Free zones, fewest resets first (wear-aware allocation).
+    free: BinaryHeap<Reverse<(u64, u32)>>,
+    reserve_zones: usize,
+    usable_zones: u64,
+    now: u64,
+    now_us: u64,
+    written_total: u64,
+    invalid_total: u64,
+    sealed_invalid: u64,
+    stats: FtlStats,
+    zero: Vec<u8>,
+}
+
+impl<D: ZonedDevice> Ftl<D> {
+    /// An FTL over a device whose sequential zones are all empty. `expected_blocks` sizes the
+    /// block map (a hint; it grows if exceeded).
+    pub fn new(mut dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, expected_blocks: usize) -> Result<Ftl<D>, FtlError> {
+        if !(0.0..1.0).contains(&config.gc_threshold) {
+            return Err(FtlError::Config(format!("GC threshold {} is not in [0, 1)", config.gc_threshold)));
+        }
+        let g = *dev.geometry();
+        let classes = placement.classes();
+        let allowed = g.open_zones_max.unwrap_or(u32::MAX).min(g.active_zones_max.unwrap_or(u32::MAX));
+        if classes as u64 > allowed as u64 {
+            return Err(FtlError::TooManyClasses { policy: placement.name(), needed: classes, allowed });
+        }
+        let slots = g.zone_count as u64 * g.zone_capacity_blocks;
+        if slots >= UNMAPPED as u64 {
+            return Err(FtlError::Config(format!("{slots} physical blocks exceed the FTL's 2^32 - 1 slots")));
+        }
+        let mut zones = vec![ZoneInfo::default(); g.zone_count as usize];
+        let mut free = BinaryHeap::new();
+        for z in dev.report_all(zonekit_device::ZoneFilter::All)? {
+            if z.zone_type != ZoneType::SequentialWriteRequired {
+                continue;
+            }
+            if z.state != zonekit_device::ZoneState::Empty {
+                return Err(FtlError::Config(format!("zone {} is {} (the FTL needs every sequential zone empty; reset the device)", z.id, z.state)));
+            }
+            let resets = dev.stats().resets_per_zone[z.id.0 as usize];
+            zones[z.id.0 as usize].resets = resets;
+            free.push(Reverse((resets, z.id.0)));
+        }
+        let usable_zones = free.len() as u64;
+        // One GC may need a fresh zone for every class it writes to.
+        let reserve_zones = classes + 1;
+        if usable_zones < (classes + reserve_zones + 1) as u64 {
+            return Err(FtlError::Config(format!("{usable_zones} sequential zones are too few for {classes} open zones plus {reserve_zones} in reserve")));
+        }
+        Ok(Ftl {
+            placement,
+            victim,
+            config,
+            zone_blocks: g.zone_capacity_blocks,
+            zone_size_blocks: g.zone_size_blocks,
+            block_bytes: g.block_size_bytes as usize,
+            ids: BlockMap::with_capacity(expected_blocks),
+            pa: Vec::with_capacity(expected_blocks),
+            last_write: Vec::with_capacity(expected_blocks),
+            rev: vec![UNMAPPED; slots as usize],
+            zones,
+            open: vec![None; classes],
+            free,
+            reserve_zones,
+            usable_zones,
+            now: 0,
+            now_us: 0,
+            written_total: 0,
+            invalid_total: 0,
+            sealed_invalid: 0,
+            stats: FtlStats {
+                user_blocks: 0,
+                gc_blocks: 0,
+                gc_count: 0,
+                reads: 0,
+                reads_unmapped: 0,
+                user_blocks_by_class: vec![0; classes],
+                gc_blocks_by_class: vec![0; classes],
+                reclaimed_gp_by_class: vec![[0; 101]; classes],
+            },
+            zero: vec![0; g.block_size_bytes as usize],
+            dev,
+        })
+    }
+
+    pub fn stats(&self) -> &FtlStats {
+        &self.stats
+    }
+
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    pub fn zones(&self) -> &[ZoneInfo] {
+        &self.zones
+    }
+
+    pub fn placement(&self) -> &dyn Placement {
+        &*self.placement
+    }
+
+    pub fn live_blocks(&self) -> u64 {
+        self.pa.len() as u64
+    }
+
+    /// Bytes of per-block FTL state (map, address, time, reverse map, policy state) per live
+    /// block.
+    pub fn bytes_per_block(&self) -> f64 {
+        let live = self.pa.len().max(1) as f64;
+        let per_id = 4.0 + 4.0 + self.placement.bytes_per_block() as f64;
+        self.ids.memory_bytes() as f64 / live + per_id + (self.rev.len() * 4) as f64 / live
+    }
+
+    fn capacity_blocks(&self) -> u64 {
+        (self.usable_zones - self.reserve_zones as u64 - self.open.len() as u64) * self.zone_blocks
+    }
+
+    /// A user write of block `key` at trace time `now_us`. `next_write` is the logical time of
+    /// the block's next write, for the oracles ([`NEVER`] otherwise). `data` is stored when the
+    /// FTL keeps data (else ignored; `None` writes zeros).
+    pub fn write(&mut self, key: u64, data: Option<&[u8]>, now_us: u64, next_write: u64) -> Result<(), FtlError> {
+        if self.now >= u32::MAX as u64 {
+            return Err(FtlError::Config("the FTL replays at most 2^32 - 1 user block writes".into()));
+        }
+        self.now_us = now_us;
+        if self.config.capacity == CapacityMode::Fixed {
+            self.ensure_free_zones()?;
+        }
+        let (slot, inserted) = self.ids.entry(key);
+        let (id, last) = if inserted {
+            let id = self.pa.len() as u32;
+            *slot = id + 1;
+            self.pa.push(UNMAPPED);
+            self.last_write.push(0);
+            if self.config.capacity == CapacityMode::Fixed && self.pa.len() as u64 > self.capacity_blocks() {
+                return Err(FtlError::DoesNotFit { live_blocks: self.pa.len() as u64, capacity_blocks: self.capacity_blocks(), reserve_zones: self.reserve_zones as u64 });
+            }
+            (id, None)
+        } else {
+            let id = *slot - 1;
+            self.invalidate(self.pa[id as usize]);
+            (id, Some(self.last_write[id as usize] as u64))
+        };
+        let ctx = BlockCtx { id, now: self.now, now_us, last_user_write: last, next_write, from_class: 0 };
+        let class = self.placement.user_write(&ctx);
+        let new_slot = self.append(class, id, data)?;
+        self.pa[id as usize] = new_slot;
+        self.last_write[id as usize] = self.now as u32;
+        self.stats.user_blocks += 1;
+        self.stats.user_blocks_by_class[class] += 1;
+        self.now += 1;
+        self.collect()
+    }
+
+    /// Reads block `key` into `buf`; `false` (and zeros) if it was never written.
+    pub fn read(&mut self, key: u64, buf: &mut [u8]) -> Result<bool, FtlError> {
+        self.stats.reads += 1;
+        let Some(id) = self.ids.get(key) else {
+            self.stats.reads_unmapped += 1;
+            buf.fill(0);
+            return Ok(false);
+        };
+        let lba = self.slot_lba(self.pa[(id - 1) as usize]);
+        self.dev.read(lba, buf)?;
+        Ok(true)
+    }
+
+    fn slot_lba(&self, slot: u32) -> Lba {
+        let zone = slot as u64 / self.zone_blocks;
+        Lba(zone * self.zone_size_blocks + slot as u64 % self.zone_blocks)
+    }
+
+    #[inline]
+    fn invalidate(&mut self, slot: u32) {
+        let z = &mut self.zones[(slot as u64 / self.zone_blocks) as usize];
+        debug_assert!(z.valid > 0);
+        z.valid -= 1;
+        z.last_invalidate = self.now;
+        self.invalid_total += 1;
+        if z.state == ZoneUse::Full {
+            self.sealed_invalid += 1;
+        }
+    }
+
+    fn open_zone(&mut self, class: usize) -> Result<u32, FtlError> {
+        let Some(Reverse((_, z))) = self.free.pop() else {
+            return Err(FtlError::NoSpace { free_zones: 0, live_blocks: self.pa.len() as u64 });
+        };
+        let info = &mut self.zones[z as usize];
+        *info = ZoneInfo { state: ZoneUse::Open, class: class as u8, opened_at: self.now, resets: info.resets, ..ZoneInfo::default() };
+        self.open[class] = Some(z);
+        Ok(z)
+    }
+
+    fn append(&mut self, class: usize, id: u32, data: Option<&[u8]>) -> Result<u32, FtlError> {
+        let z = match self.open[class] {
+            Some(z) => z,
+            None => self.open_zone(class)?,
+        };
+        let payload = if self.config.store_data { data.unwrap_or(&self.zero) } else { &self.zero };
+        let lba = self.dev.append(ZoneId(z), payload)?;
+        let offset = lba.0 - z as u64 * self.zone_size_blocks;
+        let slot = (z as u64 * self.zone_blocks + offset) as u32;
+        self.rev[slot as usize] = id;
+        let info = &mut self.zones[z as usize];
+        info.written += 1;
+        info.valid += 1;
+        info.last_append = self.now;
+        info.last_append_us = self.now_us;
+        self.written_total += 1;
+        if info.written as u64 == self.zone_blocks {
+            info.state = ZoneUse::Full;
+            info.full_at = self.now;
+            self.sealed_invalid += (info.written - info.valid) as u64;
+            self.open[class] = None;
+            self.placement.on_zone_full(class);
+        }
+        Ok(slot)
+    }
+
+    /// Runs GC as the capacity mode asks after a user write.
+    fn collect(&mut self) -> Result<(), FtlError> {
+        let t = self.config.gc_threshold;
+        match self.config.capacity {
+            CapacityMode::Fixed => {
+                while self.written_total > 0 && self.invalid_total as f64 > t * self.written_total as f64 {
+                    if !self.gc_once(false)? {
+                        break;
+                    }
+                }
+            }
+            CapacityMode::Unbounded => {
+                if self.written_total > 0 && self.sealed_invalid as f64 > t * self.written_total as f64 {
+                    self.gc_once(false)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps enough free zones that a GC can always complete.
+    fn ensure_free_zones(&mut self) -> Result<(), FtlError> {
+        while self.free.len() < self.reserve_zones {
+            if !self.gc_once(true)? {
+                return Err(FtlError::NoSpace { free_zones: self.free.len(), live_blocks: self.pa.len() as u64 });
+            }
+        }
+        Ok(())
+    }
+
+    /// Reclaims one zone. `forced`: free space is short, so take any zone with garbage if the
+    /// victim policy declines. Returns whether a zone was reclaimed.
+    fn gc_once(&mut self, forced: bool) -> Result<bool, FtlError> {
+        let unbounded = self.config.capacity == CapacityMode::Unbounded;
+        let ctx = VictimCtx {
+            zones: &self.zones,
+            now: self.now,
+            now_us: self.now_us,
+            min_gp: if unbounded { self.config.gc_threshold } else { 0.0 },
+            gc_threshold: self.config.gc_threshold,
+        };
+        let mut chosen = self.victim.select(&ctx);
+        if chosen.is_none() && forced {
+            chosen = Greedy.select(&VictimCtx { min_gp: 0.0, ..ctx });
+        }
+        let Some(v) = chosen else { return Ok(false) };
+        let victim = self.zones[v];
+        assert_eq!(victim.state, ZoneUse::Full, "victim policies pick full zones");
+        let gp = victim.garbage_proportion();
+        let class = victim.class as usize;
+        self.stats.reclaimed_gp_by_class[class][((gp * 100.0) as usize).min(100)] += 1;
+        let base = v as u64 * self.zone_blocks;
+        let mut buf = if self.config.store_data { vec![0u8; self.block_bytes] } else { Vec::new() };
+        for offset in 0..victim.written as u64 {
+            let slot = (base + offset) as u32;
+            let id = self.rev[slot as usize];
+            if id == UNMAPPED || self.pa[id as usize] != slot {
+                continue;
+            }
+            let ctx = BlockCtx {
+                id,
+                now: self.now,
+                now_us: self.now_us,
+                last_user_write: Some(self.last_write[id as usize] as u64),
+                next_write: NEVER,
+                from_class: class,
+            };
+            let to = self.placement.gc_write(&ctx);
+            if self.config.store_data {
+                self.dev.read(self.slot_lba(slot), &mut buf)?;
+            }
+            self.zones[v].valid -= 1;
+            self.invalid_total += 1;
+            self.sealed_invalid += 1;
+            let new_slot = self.append(to, id, if self.config.store_data { Some(&buf) } else { None })?;
+            self.pa[id as usize] = new_slot;
+            self.stats.gc_blocks += 1;
+            self.stats.gc_blocks_by_class[to] += 1;
+        }
+        let info = &mut self.zones[v];
+        debug_assert_eq!(info.valid, 0);
+        self.written_total -= info.written as u64;
+        self.invalid_total -= info.written as u64;
+        self.sealed_invalid -= info.written as u64;
+        for slot in base..base + info.written as u64 {
+            self.rev[slot as usize] = UNMAPPED;
+        }
+        self.placement.on_reclaim(&Reclaimed { class, opened_at: info.opened_at, full_at: info.full_at, now: self.now, garbage_proportion: gp });
+        self.dev.reset_zone(ZoneId(v as u32))?;
+        let resets = info.resets + 1;
+        *info = ZoneInfo { resets, ..ZoneInfo::default() };
+        self.free.push(Reverse((resets, v as u32)));
+        self.stats.gc_count += 1;
+        Ok(true)
+    }
+
+    /// Panics if the map, the reverse map, the zone counts and the device disagree.
+    pub fn check_invariants(&mut self) {
+        let mut valid = vec![0u32; self.zones.len()];
+        for (id, &slot) in self.pa.iter().enumerate() {
+            assert_ne!(slot, UNMAPPED, "block {id} has no address");
+            assert_eq!(self.rev[slot as usize], id as u32, "reverse map of slot {slot}");
+            let z = (slot as u64 / self.zone_blocks) as usize;
+            assert_ne!(self.zones[z].state, ZoneUse::Free, "block {id} maps into free zone {z}");
+            assert!(slot as u64 % self.zone_blocks < self.zones[z].written as u64, "block {id} above the write pointer of zone {z}");
+            valid[z] += 1;
+        }
+        let (mut written, mut invalid, mut sealed) = (0u64, 0u64, 0u64);
+        for (z, info) in self.zones.iter().enumerate() {
+            assert_eq!(info.valid, valid[z], "valid count of zone {z}");
+            written += info.written as u64;
+            invalid += (info.written - info.valid) as u64;
+            if info.state == ZoneUse::Full {
+                sealed += (info.written - info.valid) as u64;
+            }
+        }
+        assert_eq!((written, invalid, sealed), (self.written_total, self.invalid_total, self.sealed_invalid), "garbage totals");
+        for (class, open) in self.open.iter().enumerate() {
+            if let Some(z) = open {
+                let info = &self.zones[*z as usize];
+                assert_eq!((info.state, info.class as usize), (ZoneUse::Open, class), "open zone of class {class}");
+            }
+        }
+        let device_zones = self.dev.report_all(zonekit_device::ZoneFilter::All).expect("report zones");
+        for (z, info) in self.zones.iter().enumerate() {
+            let d = &device_zones[z];
+            match info.state {
+                ZoneUse::Free => assert!(d.zone_type == ZoneType::Conventional || d.state == zonekit_device::ZoneState::Empty, "free zone {z} is {} on the device", d.state),
+                ZoneUse::Open => assert_eq!(d.written_blocks(), info.written as u64, "write pointer of open zone {z}"),
+                ZoneUse::Full => assert_eq!(d.state, zonekit_device::ZoneState::Full, "full zone {z}"),
+            }
+        }
+    }
+}

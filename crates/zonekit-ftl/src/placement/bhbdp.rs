@@ -1,0 +1,124 @@
+//! BHB-DP, block-heat-based data placement (seed 000, section 3.2, Algorithm 3-1).
+//!
+//! Per block: user-write count `freq_uw`, GC-write count `freq_gw` (saturating u8) and the last
+//! user-write time (kept by the engine). Heat `bh = clamp(freq_gw − freq_uw + C, 1, N)`; smaller
+//! is hotter and is the class (1-based). A GC write of a block whose lifetime so far (BILT =
+//! now − last user write) exceeds R1 resets its history (`freq_uw = 0, freq_gw = 1`), and past
+//! R2 sends it straight to the coldest class (`freq_gw = N − C`). BHB-DP (not `_pre`) then
+//! corrects: if `bh < C` and BILT exceeds `l[bh]`, the mean lifetime (reclaim − full time) of
+//! the last M reclaimed zones of class bh, the block is one class colder.
+//!
+//! The thesis gives no values for R1, R2 and M. Defaults here, scaled to the device:
+//! R1 = 0.5 × capacity, R2 = 2 × capacity (in blocks of logical time), M = 8; `zonekit sweep`
+//! shows the sensitivity (docs/results/seed-000.md).
+
+use std::collections::VecDeque;
+
+use super::{take_f64, take_u64, BlockCtx, Params, Placement, PolicyEnv, Reclaimed};
+
+pub struct BhbDp {
+    correct: bool,
+    classes: u8,
+    default_heat: u8,
+    r1: u64,
+    r2: u64,
+    window: usize,
+    freq_uw: Vec<u8>,
+    freq_gw: Vec<u8>,
+    /// Per class: lifetimes of the last M reclaimed zones, and their sum.
+    zone_lifetimes: Vec<(VecDeque<u64>, u64)>,
+}
+
+impl BhbDp {
+    pub fn from_params(p: &mut Params, env: PolicyEnv, correct: bool) -> Result<BhbDp, String> {
+        let classes = take_u64(p, "classes", 7)?;
+        let default_heat = take_u64(p, "c", 5)?;
+        let r1 = take_f64(p, "r1", 0.5)?;
+        let r2 = take_f64(p, "r2", 2.0)?;
+        let window = take_u64(p, "m", 8)? as usize;
+        if !(2..=64).contains(&classes) || default_heat == 0 || default_heat >= classes {
+            return Err(format!("bhbdp: needs 2 <= classes <= 64 and 0 < c < classes (got classes={classes}, c={default_heat})"));
+        }
+        if !(r1 > 0.0 && r2 > r1) || window == 0 {
+            return Err(format!("bhbdp: needs 0 < r1 < r2 (capacity multiples) and m > 0 (got r1={r1}, r2={r2}, m={window})"));
+        }
+        Ok(BhbDp {
+            correct,
+            classes: classes as u8,
+            default_heat: default_heat as u8,
+            r1: (r1 * env.capacity_blocks as f64) as u64,
+            r2: (r2 * env.capacity_blocks as f64) as u64,
+            window,
+            freq_uw: Vec::new(),
+            freq_gw: Vec::new(),
+            zone_lifetimes: vec![(VecDeque::new(), 0); classes as usize],
+        })
+    }
+
+    fn heat(&self, id: usize, bilt: u64) -> usize {
+        let n = self.classes as i32;
+        let c = self.default_heat as i32;
+        let mut bh = (self.freq_gw[id] as i32 - self.freq_uw[id] as i32 + c).clamp(1, n);
+        if self.correct && bh < c {
+            let (recent, sum) = &self.zone_lifetimes[bh as usize - 1];
+            if !recent.is_empty() && bilt > sum / recent.len() as u64 {
+                bh += 1;
+            }
+        }
+        bh as usize - 1
+    }
+}
+
+impl Placement for BhbDp {
+    fn name(&self) -> String {
+        if self.correct { "bhbdp".into() } else { "bhbdp-pre".into() }
+    }
+    fn classes(&self) -> usize {
+        self.classes as usize
+    }
+    fn user_write(&mut self, b: &BlockCtx) -> usize {
+        let id = b.id as usize;
+        if id >= self.freq_uw.len() {
+            self.freq_uw.resize(id + 1, 0);
+            self.freq_gw.resize(id + 1, 0);
+        }
+        let bilt = match b.last_user_write {
+            Some(last) => {
+                self.freq_uw[id] = self.freq_uw[id].saturating_add(1);
+                b.now - last
+            }
+            None => {
+                self.freq_uw[id] = 0;
+                self.freq_gw[id] = 0;
+                b.now
+            }
+        };
+        self.heat(id, bilt)
+    }
+    fn gc_write(&mut self, b: &BlockCtx) -> usize {
+        let id = b.id as usize;
+        let bilt = b.now - b.last_user_write.unwrap_or(0);
+        if bilt > self.r1 {
+            self.freq_uw[id] = 0;
+            self.freq_gw[id] = 1;
+            if bilt > self.r2 {
+                self.freq_gw[id] = self.classes - self.default_heat;
+            }
+        } else {
+            self.freq_gw[id] = self.freq_gw[id].saturating_add(1);
+        }
+        self.heat(id, bilt)
+    }
+    fn on_reclaim(&mut self, z: &Reclaimed) {
+        let (recent, sum) = &mut self.zone_lifetimes[z.class];
+        if recent.len() == self.window {
+            *sum -= recent.pop_front().unwrap();
+        }
+        let lifetime = z.now - z.full_at;
+        recent.push_back(lifetime);
+        *sum += lifetime;
+    }
+    fn bytes_per_block(&self) -> usize {
+        2
+    }
+}

@@ -1,0 +1,55 @@
+//! FK, the future-knowledge oracle of the SepBIT paper: class = ⌊t_b / S_zone⌋ (0-based), capped
+//! at the second-to-last class, where t_b is the block's remaining lifetime in user writes;
+//! blocks never written again go to the last class. GC writes use the remaining lifetime too.
+
+use zonekit_trace::binary::NEVER;
+
+use super::{BlockCtx, Placement};
+
+pub struct Fk {
+    zone_blocks: u64,
+    classes: usize,
+    next_write: Vec<u64>,
+}
+
+impl Fk {
+    pub fn new(zone_blocks: u64, classes: usize) -> Result<Fk, String> {
+        if classes < 2 {
+            return Err("fk: needs at least 2 classes".into());
+        }
+        Ok(Fk { zone_blocks: zone_blocks.max(1), classes, next_write: Vec::new() })
+    }
+
+    fn class(&self, next: u64, now: u64) -> usize {
+        if next == NEVER {
+            return self.classes - 1;
+        }
+        ((next.saturating_sub(now) / self.zone_blocks) as usize).min(self.classes - 2)
+    }
+}
+
+impl Placement for Fk {
+    fn name(&self) -> String {
+        "fk".into()
+    }
+    fn classes(&self) -> usize {
+        self.classes
+    }
+    fn user_write(&mut self, b: &BlockCtx) -> usize {
+        let id = b.id as usize;
+        if id >= self.next_write.len() {
+            self.next_write.resize(id + 1, NEVER);
+        }
+        self.next_write[id] = b.next_write;
+        self.class(b.next_write, b.now)
+    }
+    fn gc_write(&mut self, b: &BlockCtx) -> usize {
+        self.class(self.next_write[b.id as usize], b.now)
+    }
+    fn needs_future(&self) -> bool {
+        true
+    }
+    fn bytes_per_block(&self) -> usize {
+        8
+    }
+}

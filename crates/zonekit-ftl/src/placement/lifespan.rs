@@ -1,0 +1,84 @@
+//! Lifespan: Zonekit's own placement. ZB-OPT's exponential lifetime buckets are near-optimal
+//! with future knowledge; Lifespan fills them with an *estimate* of each block's remaining
+//! lifetime, learnt online at two bytes per block.
+//!
+//! - Per block: the geometric mean of its past rewrite intervals (an exponentially weighted
+//!   mean of log2 intervals, 8.8 fixed point). A block's next interval is best predicted by
+//!   its typical interval, not by its last one alone (SepBIT) nor by a count (BHB-DP).
+//! - User write of a known block: bucket its estimate E in units of the zone size S with base
+//!   b: E ≤ S → class 1, S·b^(k−2) < E ≤ S·b^(k−1) → class k, up to the second-to-last class.
+//!   A first write has no estimate: it goes to a class of its own (new data is often written
+//!   once, and mixing it with rewritten data is what makes GC copy).
+//! - GC write: the block survived its zone, so its remaining lifetime is at least its age;
+//!   bucket max(E, age) one class colder than a user write would, and send blocks never
+//!   rewritten (no estimate) that survive to the last class.
+
+use super::{take_f64, BlockCtx, Params, Placement, PolicyEnv};
+
+pub struct Lifespan {
+    zone_blocks: f64,
+    base_ln: f64,
+    classes: usize,
+    /// Per block: EWMA of log2(interval) in 8.8 fixed point, 0 = no interval seen yet.
+    estimate: Vec<u16>,
+    /// Weight of the newest interval in the mean, as a power of two (1/4).
+    weight_shift: u32,
+}
+
+impl Lifespan {
+    pub fn from_params(p: &mut Params, env: PolicyEnv) -> Result<Lifespan, String> {
+        let base = take_f64(p, "base", 4.0)?;
+        let classes = take_f64(p, "classes", 7.0)? as usize;
+        if classes < 4 || !(base > 1.0) {
+            return Err(format!("lifespan: needs at least 4 classes and base > 1 (got classes={classes}, base={base})"));
+        }
+        Ok(Lifespan { zone_blocks: env.zone_blocks.max(1) as f64, base_ln: base.ln(), classes, estimate: Vec::new(), weight_shift: 2 })
+    }
+
+    /// Bucket of a lifetime in [0, classes − 3]: classes 0..=classes−3 are lifetime buckets.
+    fn bucket(&self, t: f64) -> usize {
+        let top = self.classes - 3;
+        if t <= self.zone_blocks {
+            return 0;
+        }
+        (((t / self.zone_blocks).ln() / self.base_ln).ceil() as usize).min(top)
+    }
+
+    fn decode(e: u16) -> f64 {
+        ((e - 1) as f64 / 256.0).exp2()
+    }
+}
+
+impl Placement for Lifespan {
+    fn name(&self) -> String {
+        "lifespan".into()
+    }
+    fn classes(&self) -> usize {
+        self.classes
+    }
+    fn user_write(&mut self, b: &BlockCtx) -> usize {
+        let id = b.id as usize;
+        if id >= self.estimate.len() {
+            self.estimate.resize(id + 1, 0);
+        }
+        let Some(last) = b.last_user_write else {
+            return self.classes - 2; // new data: a class of its own
+        };
+        let interval = (b.now - last).max(1) as f64;
+        let x = (interval.log2() * 256.0).round().min(65_000.0) as i32 + 1;
+        let old = self.estimate[id];
+        let e = if old == 0 { x as u16 } else { (old as i32 + ((x - old as i32) >> self.weight_shift)) as u16 };
+        self.estimate[id] = e;
+        self.bucket(Self::decode(e))
+    }
+    fn gc_write(&mut self, b: &BlockCtx) -> usize {
+        let age = (b.now - b.last_user_write.unwrap_or(0)) as f64;
+        match self.estimate.get(b.id as usize).copied().unwrap_or(0) {
+            0 => self.classes - 1,
+            e => (self.bucket(Self::decode(e).max(age)) + 1).min(self.classes - 3),
+        }
+    }
+    fn bytes_per_block(&self) -> usize {
+        2
+    }
+}

@@ -1,0 +1,32 @@
+//! Normal (no separation): user writes rotate over the user classes in arrival order, GC writes
+//! go to one more class. The thesis' baseline.
+
+use super::{BlockCtx, Placement};
+
+pub struct Normal {
+    user_classes: usize,
+    next: usize,
+}
+
+impl Normal {
+    pub fn new(user_classes: usize) -> Normal {
+        Normal { user_classes: user_classes.max(1), next: 0 }
+    }
+}
+
+impl Placement for Normal {
+    fn name(&self) -> String {
+        "normal".into()
+    }
+    fn classes(&self) -> usize {
+        self.user_classes + 1
+    }
+    fn user_write(&mut self, _: &BlockCtx) -> usize {
+        let c = self.next;
+        self.next = (self.next + 1) % self.user_classes;
+        c
+    }
+    fn gc_write(&mut self, _: &BlockCtx) -> usize {
+        self.user_classes
+    }
+}
