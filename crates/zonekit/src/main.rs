@@ -2,6 +2,7 @@
 
 mod demo;
 mod device_cmd;
+mod replay_cmd;
 mod trace_cmd;
 
 use std::path::PathBuf;
@@ -28,6 +29,10 @@ enum Command {
     Trace(trace_cmd::TraceCommand),
     /// Characterise a workload: write counts, lifetimes, thresholds (tables + SVG charts).
     Analyze(trace_cmd::AnalyzeArgs),
+    /// Replay a trace or workload through the block FTL: WAF, GC traffic, GP, wear.
+    Replay(replay_cmd::ReplayArgs),
+    /// Run a grid of workloads x placements x victims x parameters in parallel (resumable).
+    Sweep(replay_cmd::SweepArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +43,8 @@ fn main() -> ExitCode {
         Some(Command::Device(cmd)) => device_cmd::run(cmd),
         Some(Command::Trace(cmd)) => trace_cmd::run(cmd),
         Some(Command::Analyze(args)) => trace_cmd::analyze_cmd(args),
+        Some(Command::Replay(args)) => replay_cmd::replay_cmd(args),
+        Some(Command::Sweep(args)) => replay_cmd::sweep_cmd(args),
     };
     match result {
         Ok(code) => code,
