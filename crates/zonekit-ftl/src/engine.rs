@@ -6,6 +6,7 @@ use std::collections::BinaryHeap;
 use serde::Serialize;
 use zonekit_device::{DeviceError, Lba, ZoneId, ZoneType, ZonedDevice};
 use zonekit_trace::binary::NEVER;
+use zonekit_trace::blocks::{advise_huge_pages, huge_vec, prefetch_read};
 use zonekit_trace::BlockMap;
 
 use crate::placement::{BlockCtx, Placement, Reclaimed};
@@ -13,6 +14,19 @@ use crate::victim::{Greedy, Victim, VictimCtx};
 use crate::zone::{ZoneInfo, ZoneUse};
 
 const UNMAPPED: u32 = u32::MAX;
+
+/// Everything the FTL keeps per logical block, in one 12-byte record so that a write touches
+/// one cache line of it.
+#[derive(Copy, Clone, Debug)]
+#[repr(C)]
+struct BlockState {
+    /// Physical slot (zone × zone capacity + offset).
+    slot: u32,
+    /// Logical time of the last user write.
+    last_write: u32,
+    /// The placement policy's word.
+    policy: u32,
+}
 
 /// How GC is triggered and how much space there is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
@@ -120,10 +134,8 @@ pub struct Ftl<D: ZonedDevice> {
     block_bytes: usize,
     /// Block key → dense id + 1.
     ids: BlockMap<u32>,
-    /// Dense id → physical slot (zone × zone capacity + offset).
-    pa: Vec<u32>,
-    /// Dense id → logical time of the last user write.
-    last_write: Vec<u32>,
+    /// Dense id → the block's state.
+    blocks: Vec<BlockState>,
     /// Physical slot → dense id of the block written there.
     rev: Vec<u32>,
     zones: Vec<ZoneInfo>,
@@ -185,9 +197,12 @@ impl<D: ZonedDevice> Ftl<D> {
             zone_size_blocks: g.zone_size_blocks,
             block_bytes: g.block_size_bytes as usize,
             ids: BlockMap::with_capacity(expected_blocks),
-            pa: Vec::with_capacity(expected_blocks),
-            last_write: Vec::with_capacity(expected_blocks),
-            rev: vec![UNMAPPED; slots as usize],
+            blocks: {
+                let v = Vec::with_capacity(expected_blocks);
+                advise_huge_pages(&v);
+                v
+            },
+            rev: huge_vec(slots as usize, UNMAPPED),
             zones,
             open: vec![None; classes],
             free,
@@ -230,15 +245,32 @@ impl<D: ZonedDevice> Ftl<D> {
     }
 
     pub fn live_blocks(&self) -> u64 {
-        self.pa.len() as u64
+        self.blocks.len() as u64
     }
 
-    /// Bytes of per-block FTL state (map, address, time, reverse map, policy state) per live
-    /// block.
+    /// Bytes of per-block FTL state (key map, block record, reverse map, extra policy state)
+    /// per live block.
     pub fn bytes_per_block(&self) -> f64 {
-        let live = self.pa.len().max(1) as f64;
-        let per_id = 4.0 + 4.0 + self.placement.bytes_per_block() as f64;
+        let live = self.blocks.len().max(1) as f64;
+        let per_id = (std::mem::size_of::<BlockState>() + self.placement.bytes_per_block()) as f64;
         self.ids.memory_bytes() as f64 / live + per_id + (self.rev.len() * 4) as f64 / live
+    }
+
+    /// Starts fetching the map entry of a block that will be written soon (replays call this
+    /// a few records ahead to hide memory latency).
+    #[inline]
+    pub fn prefetch_key(&self, key: u64) {
+        self.ids.prefetch(key);
+    }
+
+    /// Resolves a block that will be written soon and starts fetching its state: returns its
+    /// dense id for [`Ftl::write_resolved`] (`None` if not written yet). Best after
+    /// [`Ftl::prefetch_key`] of the same key had time to complete.
+    #[inline]
+    pub fn prefetch_block(&self, key: u64) -> Option<u32> {
+        let id = self.ids.get(key)? - 1;
+        prefetch_read(&self.blocks[id as usize]);
+        Some(id)
     }
 
     fn capacity_blocks(&self) -> u64 {
@@ -249,6 +281,12 @@ impl<D: ZonedDevice> Ftl<D> {
     /// the block's next write, for the oracles ([`NEVER`] otherwise). `data` is stored when the
     /// FTL keeps data (else ignored; `None` writes zeros).
     pub fn write(&mut self, key: u64, data: Option<&[u8]>, now_us: u64, next_write: u64) -> Result<(), FtlError> {
+        self.write_resolved(key, None, data, now_us, next_write)
+    }
+
+    /// [`Ftl::write`] with the block's dense id already known from [`Ftl::prefetch_block`]
+    /// (`None`: look it up).
+    pub fn write_resolved(&mut self, key: u64, known: Option<u32>, data: Option<&[u8]>, now_us: u64, next_write: u64) -> Result<(), FtlError> {
         if self.now >= u32::MAX as u64 {
             return Err(FtlError::Config("the FTL replays at most 2^32 - 1 user block writes".into()));
         }
@@ -256,30 +294,40 @@ impl<D: ZonedDevice> Ftl<D> {
         if self.config.capacity == CapacityMode::Fixed {
             self.ensure_free_zones()?;
         }
-        let (slot, inserted) = self.ids.entry(key);
-        let (id, last) = if inserted {
-            let id = self.pa.len() as u32;
-            *slot = id + 1;
-            self.pa.push(UNMAPPED);
-            self.last_write.push(0);
-            if self.config.capacity == CapacityMode::Fixed && self.pa.len() as u64 > self.capacity_blocks() {
-                return Err(FtlError::DoesNotFit { live_blocks: self.pa.len() as u64, capacity_blocks: self.capacity_blocks(), reserve_zones: self.reserve_zones as u64 });
-            }
-            (id, None)
+        let (id, inserted) = match known {
+            Some(id) => (id, false),
+            None => self.resolve_or_insert(key)?,
+        };
+        let state = self.blocks[id as usize];
+        let last = if inserted {
+            None
         } else {
-            let id = *slot - 1;
-            self.invalidate(self.pa[id as usize]);
-            (id, Some(self.last_write[id as usize] as u64))
+            self.invalidate(state.slot);
+            Some(state.last_write as u64)
         };
         let ctx = BlockCtx { id, now: self.now, now_us, last_user_write: last, next_write, from_class: 0 };
-        let class = self.placement.user_write(&ctx);
+        let mut word = state.policy;
+        let class = self.placement.user_write(&ctx, &mut word);
         let new_slot = self.append(class, id, data)?;
-        self.pa[id as usize] = new_slot;
-        self.last_write[id as usize] = self.now as u32;
+        self.blocks[id as usize] = BlockState { slot: new_slot, last_write: self.now as u32, policy: word };
         self.stats.user_blocks += 1;
         self.stats.user_blocks_by_class[class] += 1;
         self.now += 1;
         self.collect()
+    }
+
+    fn resolve_or_insert(&mut self, key: u64) -> Result<(u32, bool), FtlError> {
+        let (slot, inserted) = self.ids.entry(key);
+        if !inserted {
+            return Ok((*slot - 1, false));
+        }
+        let id = self.blocks.len() as u32;
+        *slot = id + 1;
+        self.blocks.push(BlockState { slot: UNMAPPED, last_write: 0, policy: 0 });
+        if self.config.capacity == CapacityMode::Fixed && self.blocks.len() as u64 > self.capacity_blocks() {
+            return Err(FtlError::DoesNotFit { live_blocks: self.blocks.len() as u64, capacity_blocks: self.capacity_blocks(), reserve_zones: self.reserve_zones as u64 });
+        }
+        Ok((id, true))
     }
 
     /// Reads block `key` into `buf`; `false` (and zeros) if it was never written.
@@ -290,7 +338,7 @@ impl<D: ZonedDevice> Ftl<D> {
             buf.fill(0);
             return Ok(false);
         };
-        let lba = self.slot_lba(self.pa[(id - 1) as usize]);
+        let lba = self.slot_lba(self.blocks[(id - 1) as usize].slot);
         self.dev.read(lba, buf)?;
         Ok(true)
     }
@@ -314,7 +362,7 @@ impl<D: ZonedDevice> Ftl<D> {
 
     fn open_zone(&mut self, class: usize) -> Result<u32, FtlError> {
         let Some(Reverse((_, z))) = self.free.pop() else {
-            return Err(FtlError::NoSpace { free_zones: 0, live_blocks: self.pa.len() as u64 });
+            return Err(FtlError::NoSpace { free_zones: 0, live_blocks: self.blocks.len() as u64 });
         };
         let info = &mut self.zones[z as usize];
         *info = ZoneInfo { state: ZoneUse::Open, class: class as u8, opened_at: self.now, resets: info.resets, ..ZoneInfo::default() };
@@ -372,7 +420,7 @@ impl<D: ZonedDevice> Ftl<D> {
     fn ensure_free_zones(&mut self) -> Result<(), FtlError> {
         while self.free.len() < self.reserve_zones {
             if !self.gc_once(true)? {
-                return Err(FtlError::NoSpace { free_zones: self.free.len(), live_blocks: self.pa.len() as u64 });
+                return Err(FtlError::NoSpace { free_zones: self.free.len(), live_blocks: self.blocks.len() as u64 });
             }
         }
         Ok(())
@@ -401,21 +449,30 @@ impl<D: ZonedDevice> Ftl<D> {
         self.stats.reclaimed_gp_by_class[class][((gp * 100.0) as usize).min(100)] += 1;
         let base = v as u64 * self.zone_blocks;
         let mut buf = if self.config.store_data { vec![0u8; self.block_bytes] } else { Vec::new() };
+        const AHEAD: u64 = 8;
         for offset in 0..victim.written as u64 {
+            if offset + AHEAD < victim.written as u64 {
+                let ahead = self.rev[(base + offset + AHEAD) as usize];
+                if ahead != UNMAPPED {
+                    prefetch_read(&self.blocks[ahead as usize]);
+                }
+            }
             let slot = (base + offset) as u32;
             let id = self.rev[slot as usize];
-            if id == UNMAPPED || self.pa[id as usize] != slot {
+            if id == UNMAPPED || self.blocks[id as usize].slot != slot {
                 continue;
             }
+            let state = self.blocks[id as usize];
             let ctx = BlockCtx {
                 id,
                 now: self.now,
                 now_us: self.now_us,
-                last_user_write: Some(self.last_write[id as usize] as u64),
+                last_user_write: Some(state.last_write as u64),
                 next_write: NEVER,
                 from_class: class,
             };
-            let to = self.placement.gc_write(&ctx);
+            let mut word = state.policy;
+            let to = self.placement.gc_write(&ctx, &mut word);
             if self.config.store_data {
                 self.dev.read(self.slot_lba(slot), &mut buf)?;
             }
@@ -423,7 +480,7 @@ impl<D: ZonedDevice> Ftl<D> {
             self.invalid_total += 1;
             self.sealed_invalid += 1;
             let new_slot = self.append(to, id, if self.config.store_data { Some(&buf) } else { None })?;
-            self.pa[id as usize] = new_slot;
+            self.blocks[id as usize] = BlockState { slot: new_slot, policy: word, ..state };
             self.stats.gc_blocks += 1;
             self.stats.gc_blocks_by_class[to] += 1;
         }
@@ -447,7 +504,7 @@ impl<D: ZonedDevice> Ftl<D> {
     /// Panics if the map, the reverse map, the zone counts and the device disagree.
     pub fn check_invariants(&mut self) {
         let mut valid = vec![0u32; self.zones.len()];
-        for (id, &slot) in self.pa.iter().enumerate() {
+        for (id, slot) in self.blocks.iter().map(|b| b.slot).enumerate() {
             assert_ne!(slot, UNMAPPED, "block {id} has no address");
             assert_eq!(self.rev[slot as usize], id as u32, "reverse map of slot {slot}");
             let z = (slot as u64 / self.zone_blocks) as usize;

@@ -196,15 +196,36 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
 
 fn drive<D: ZonedDevice>(ftl: &mut Ftl<D>, input: &Input, progress: &mut dyn FnMut(u64)) -> Result<u64, FtlError> {
     let io = |e: zonekit_trace::TraceError| FtlError::Config(e.to_string());
+    // A small window of upcoming writes: their map entries are fetched LOOKAHEAD records
+    // ahead and their block records half as far ahead, so the misses overlap.
+    const LOOKAHEAD: usize = 16;
+    const RESOLVE_AT: usize = LOOKAHEAD / 2;
+    // (key, time, next write, dense id once resolved)
+    let mut window: std::collections::VecDeque<(u64, u64, u64, Option<u32>)> = std::collections::VecDeque::with_capacity(LOOKAHEAD + 1);
     let mut reads = 0u64;
     let mut n = 0u64;
-    for r in input.records().map_err(io)? {
-        let r = r.map_err(io)?;
-        if r.io.op == Op::Read {
-            reads += 1;
-            continue;
+    let mut records = input.records().map_err(io)?;
+    loop {
+        while window.len() < LOOKAHEAD {
+            match records.next() {
+                Some(r) => {
+                    let r = r.map_err(io)?;
+                    if r.io.op == Op::Read {
+                        reads += 1;
+                        continue;
+                    }
+                    let key = r.io.key();
+                    ftl.prefetch_key(key);
+                    window.push_back((key, r.io.time_us, r.next_write, None));
+                }
+                None => break,
+            }
         }
-        ftl.write(r.io.key(), None, r.io.time_us, r.next_write)?;
+        if let Some(w) = window.get_mut(RESOLVE_AT) {
+            w.3 = ftl.prefetch_block(w.0);
+        }
+        let Some((key, time_us, next_write, id)) = window.pop_front() else { break };
+        ftl.write_resolved(key, id, None, time_us, next_write)?;
         n += 1;
         if n & 0xF_FFFF == 0 {
             progress(n);

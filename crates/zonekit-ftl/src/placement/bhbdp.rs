@@ -1,7 +1,7 @@
 //! BHB-DP, block-heat-based data placement (seed 000, section 3.2, Algorithm 3-1).
 //!
-//! Per block: user-write count `freq_uw`, GC-write count `freq_gw` (saturating u8) and the last
-//! user-write time (kept by the engine). Heat `bh = clamp(freq_gw − freq_uw + C, 1, N)`; smaller
+//! Per block: user-write count `freq_uw` and GC-write count `freq_gw` (saturating u8, the low
+//! two bytes of the policy word) and the last user-write time (kept by the engine). Heat `bh = clamp(freq_gw − freq_uw + C, 1, N)`; smaller
 //! is hotter and is the class (1-based). A GC write of a block whose lifetime so far (BILT =
 //! now − last user write) exceeds R1 resets its history (`freq_uw = 0, freq_gw = 1`), and past
 //! R2 sends it straight to the coldest class (`freq_gw = N − C`). BHB-DP (not `_pre`) then
@@ -23,10 +23,10 @@ pub struct BhbDp {
     r1: u64,
     r2: u64,
     window: usize,
-    freq_uw: Vec<u8>,
-    freq_gw: Vec<u8>,
     /// Per class: lifetimes of the last M reclaimed zones, and their sum.
     zone_lifetimes: Vec<(VecDeque<u64>, u64)>,
+    /// Per class: their mean, l[t] (u64::MAX until a zone of the class is reclaimed).
+    mean_lifetime: Vec<u64>,
 }
 
 impl BhbDp {
@@ -49,24 +49,28 @@ impl BhbDp {
             r1: (r1 * env.capacity_blocks as f64) as u64,
             r2: (r2 * env.capacity_blocks as f64) as u64,
             window,
-            freq_uw: Vec::new(),
-            freq_gw: Vec::new(),
             zone_lifetimes: vec![(VecDeque::new(), 0); classes as usize],
+            mean_lifetime: vec![u64::MAX; classes as usize],
         })
     }
 
-    fn heat(&self, id: usize, bilt: u64) -> usize {
+    fn heat(&self, freq_uw: u8, freq_gw: u8, bilt: u64) -> usize {
         let n = self.classes as i32;
         let c = self.default_heat as i32;
-        let mut bh = (self.freq_gw[id] as i32 - self.freq_uw[id] as i32 + c).clamp(1, n);
-        if self.correct && bh < c {
-            let (recent, sum) = &self.zone_lifetimes[bh as usize - 1];
-            if !recent.is_empty() && bilt > sum / recent.len() as u64 {
-                bh += 1;
-            }
+        let mut bh = (freq_gw as i32 - freq_uw as i32 + c).clamp(1, n);
+        if self.correct && bh < c && bilt > self.mean_lifetime[bh as usize - 1] {
+            bh += 1;
         }
         bh as usize - 1
     }
+}
+
+fn unpack(word: u32) -> (u8, u8) {
+    (word as u8, (word >> 8) as u8)
+}
+
+fn pack(freq_uw: u8, freq_gw: u8) -> u32 {
+    freq_uw as u32 | (freq_gw as u32) << 8
 }
 
 impl Placement for BhbDp {
@@ -76,38 +80,35 @@ impl Placement for BhbDp {
     fn classes(&self) -> usize {
         self.classes as usize
     }
-    fn user_write(&mut self, b: &BlockCtx) -> usize {
-        let id = b.id as usize;
-        if id >= self.freq_uw.len() {
-            self.freq_uw.resize(id + 1, 0);
-            self.freq_gw.resize(id + 1, 0);
-        }
+    fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
+        let (mut uw, mut gw) = unpack(*word);
         let bilt = match b.last_user_write {
             Some(last) => {
-                self.freq_uw[id] = self.freq_uw[id].saturating_add(1);
+                uw = uw.saturating_add(1);
                 b.now - last
             }
             None => {
-                self.freq_uw[id] = 0;
-                self.freq_gw[id] = 0;
+                (uw, gw) = (0, 0);
                 b.now
             }
         };
-        self.heat(id, bilt)
+        *word = pack(uw, gw);
+        self.heat(uw, gw, bilt)
     }
-    fn gc_write(&mut self, b: &BlockCtx) -> usize {
-        let id = b.id as usize;
+    fn gc_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
+        let (mut uw, mut gw) = unpack(*word);
         let bilt = b.now - b.last_user_write.unwrap_or(0);
         if bilt > self.r1 {
-            self.freq_uw[id] = 0;
-            self.freq_gw[id] = 1;
+            uw = 0;
+            gw = 1;
             if bilt > self.r2 {
-                self.freq_gw[id] = self.classes - self.default_heat;
+                gw = self.classes - self.default_heat;
             }
         } else {
-            self.freq_gw[id] = self.freq_gw[id].saturating_add(1);
+            gw = gw.saturating_add(1);
         }
-        self.heat(id, bilt)
+        *word = pack(uw, gw);
+        self.heat(uw, gw, bilt)
     }
     fn on_reclaim(&mut self, z: &Reclaimed) {
         let (recent, sum) = &mut self.zone_lifetimes[z.class];
@@ -117,8 +118,6 @@ impl Placement for BhbDp {
         let lifetime = z.now - z.full_at;
         recent.push_back(lifetime);
         *sum += lifetime;
-    }
-    fn bytes_per_block(&self) -> usize {
-        2
+        self.mean_lifetime[z.class] = *sum / recent.len() as u64;
     }
 }

@@ -9,7 +9,6 @@ use super::{BlockCtx, Placement};
 pub struct Fk {
     zone_blocks: u64,
     classes: usize,
-    next_write: Vec<u64>,
 }
 
 impl Fk {
@@ -17,7 +16,7 @@ impl Fk {
         if classes < 2 {
             return Err("fk: needs at least 2 classes".into());
         }
-        Ok(Fk { zone_blocks: zone_blocks.max(1), classes, next_write: Vec::new() })
+        Ok(Fk { zone_blocks: zone_blocks.max(1), classes })
     }
 
     fn class(&self, next: u64, now: u64) -> usize {
@@ -35,21 +34,15 @@ impl Placement for Fk {
     fn classes(&self) -> usize {
         self.classes
     }
-    fn user_write(&mut self, b: &BlockCtx) -> usize {
-        let id = b.id as usize;
-        if id >= self.next_write.len() {
-            self.next_write.resize(id + 1, NEVER);
-        }
-        self.next_write[id] = b.next_write;
+    fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
+        // Logical times stay below 2^32 (the engine's limit), so u32::MAX can mean never.
+        *word = if b.next_write == NEVER { u32::MAX } else { b.next_write as u32 };
         self.class(b.next_write, b.now)
     }
-    fn gc_write(&mut self, b: &BlockCtx) -> usize {
-        self.class(self.next_write[b.id as usize], b.now)
+    fn gc_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
+        self.class(if *word == u32::MAX { NEVER } else { *word as u64 }, b.now)
     }
     fn needs_future(&self) -> bool {
         true
-    }
-    fn bytes_per_block(&self) -> usize {
-        8
     }
 }

@@ -19,8 +19,6 @@ pub struct Lifespan {
     zone_blocks: f64,
     base_ln: f64,
     classes: usize,
-    /// Per block: EWMA of log2(interval) in 8.8 fixed point, 0 = no interval seen yet.
-    estimate: Vec<u16>,
     /// Weight of the newest interval in the mean, as a power of two (1/4).
     weight_shift: u32,
 }
@@ -32,7 +30,7 @@ impl Lifespan {
         if classes < 4 || !(base > 1.0) {
             return Err(format!("lifespan: needs at least 4 classes and base > 1 (got classes={classes}, base={base})"));
         }
-        Ok(Lifespan { zone_blocks: env.zone_blocks.max(1) as f64, base_ln: base.ln(), classes, estimate: Vec::new(), weight_shift: 2 })
+        Ok(Lifespan { zone_blocks: env.zone_blocks.max(1) as f64, base_ln: base.ln(), classes, weight_shift: 2 })
     }
 
     /// Bucket of a lifetime in [0, classes − 3]: classes 0..=classes−3 are lifetime buckets.
@@ -56,29 +54,24 @@ impl Placement for Lifespan {
     fn classes(&self) -> usize {
         self.classes
     }
-    fn user_write(&mut self, b: &BlockCtx) -> usize {
-        let id = b.id as usize;
-        if id >= self.estimate.len() {
-            self.estimate.resize(id + 1, 0);
-        }
+    fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
+        // The policy word: EWMA of log2(interval) in 8.8 fixed point + 1; 0 = no interval yet.
         let Some(last) = b.last_user_write else {
+            *word = 0;
             return self.classes - 2; // new data: a class of its own
         };
         let interval = (b.now - last).max(1) as f64;
         let x = (interval.log2() * 256.0).round().min(65_000.0) as i32 + 1;
-        let old = self.estimate[id];
-        let e = if old == 0 { x as u16 } else { (old as i32 + ((x - old as i32) >> self.weight_shift)) as u16 };
-        self.estimate[id] = e;
-        self.bucket(Self::decode(e))
+        let old = *word as i32;
+        let e = if old == 0 { x } else { old + ((x - old) >> self.weight_shift) };
+        *word = e as u32;
+        self.bucket(Self::decode(e as u16))
     }
-    fn gc_write(&mut self, b: &BlockCtx) -> usize {
+    fn gc_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
         let age = (b.now - b.last_user_write.unwrap_or(0)) as f64;
-        match self.estimate.get(b.id as usize).copied().unwrap_or(0) {
+        match *word as u16 {
             0 => self.classes - 1,
             e => (self.bucket(Self::decode(e).max(age)) + 1).min(self.classes - 3),
         }
-    }
-    fn bytes_per_block(&self) -> usize {
-        2
     }
 }

@@ -52,16 +52,20 @@ pub struct Reclaimed {
     pub garbage_proportion: f64,
 }
 
-/// What a placement policy decides. Implementations keep their own per-block state, indexed
-/// by [`BlockCtx::id`], and report its size in [`Placement::bytes_per_block`].
+/// What a placement policy decides.
+///
+/// Per-block state: the engine keeps one 32-bit word per block for the policy, next to the
+/// block's address (one cache line holds both), zero for a new block. A policy that needs more
+/// keeps its own table indexed by [`BlockCtx::id`] and reports it in
+/// [`Placement::bytes_per_block`].
 pub trait Placement {
     fn name(&self) -> String;
     /// How many classes (open zones) it writes to.
     fn classes(&self) -> usize;
     /// Class of a user write.
-    fn user_write(&mut self, b: &BlockCtx) -> usize;
+    fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize;
     /// Class of a GC write (relocation of a still-valid block).
-    fn gc_write(&mut self, b: &BlockCtx) -> usize;
+    fn gc_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize;
     fn on_reclaim(&mut self, _zone: &Reclaimed) {}
     /// Called when a zone of `class` fills up.
     fn on_zone_full(&mut self, _class: usize) {}
@@ -69,6 +73,7 @@ pub trait Placement {
     fn needs_future(&self) -> bool {
         false
     }
+    /// Bytes of per-block state beyond the engine's 32-bit word.
     fn bytes_per_block(&self) -> usize {
         0
     }

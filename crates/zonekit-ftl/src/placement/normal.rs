@@ -21,12 +21,12 @@ impl Placement for Normal {
     fn classes(&self) -> usize {
         self.user_classes + 1
     }
-    fn user_write(&mut self, _: &BlockCtx) -> usize {
+    fn user_write(&mut self, _: &BlockCtx, _: &mut u32) -> usize {
         let c = self.next;
         self.next = (self.next + 1) % self.user_classes;
         c
     }
-    fn gc_write(&mut self, _: &BlockCtx) -> usize {
+    fn gc_write(&mut self, _: &BlockCtx, _: &mut u32) -> usize {
         self.user_classes
     }
 }

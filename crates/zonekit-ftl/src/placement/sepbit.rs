@@ -49,13 +49,13 @@ impl Placement for SepBit {
             Variant::SixClass => 6,
         }
     }
-    fn user_write(&mut self, b: &BlockCtx) -> usize {
+    fn user_write(&mut self, b: &BlockCtx, _: &mut u32) -> usize {
         match b.last_user_write {
             Some(last) if self.ell().is_none_or(|ell| b.now - last < ell) => 0,
             _ => 1,
         }
     }
-    fn gc_write(&mut self, b: &BlockCtx) -> usize {
+    fn gc_write(&mut self, b: &BlockCtx, _: &mut u32) -> usize {
         if b.from_class == 0 {
             return 2;
         }

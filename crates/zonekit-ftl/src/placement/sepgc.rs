@@ -11,10 +11,10 @@ impl Placement for SepGc {
     fn classes(&self) -> usize {
         2
     }
-    fn user_write(&mut self, _: &BlockCtx) -> usize {
+    fn user_write(&mut self, _: &BlockCtx, _: &mut u32) -> usize {
         0
     }
-    fn gc_write(&mut self, _: &BlockCtx) -> usize {
+    fn gc_write(&mut self, _: &BlockCtx, _: &mut u32) -> usize {
         1
     }
 }

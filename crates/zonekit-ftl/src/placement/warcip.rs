@@ -23,8 +23,6 @@ pub struct Warcip {
     clusters: Vec<Cluster>,
     adjust_every: u64,
     sealed: u64,
-    /// Per block: time of the last user write, ms since the first write (+1; 0 = never).
-    last_ms: Vec<u32>,
     first_us: Option<u64>,
 }
 
@@ -35,7 +33,7 @@ impl Warcip {
         let k = clusters.max(2);
         // Spread initial centres over 1 ms .. ~10^6 s.
         let clusters = (0..k).map(|i| Cluster { center: 30.0 * i as f64 / (k - 1) as f64, count: 0, var: 1.0 }).collect();
-        Warcip { clusters, adjust_every: adjust_every.max(1), sealed: 0, last_ms: Vec::new(), first_us: None }
+        Warcip { clusters, adjust_every: adjust_every.max(1), sealed: 0, first_us: None }
     }
 
     fn nearest(&self, x: f64) -> usize {
@@ -92,15 +90,12 @@ impl Placement for Warcip {
     fn classes(&self) -> usize {
         self.clusters.len() + 1
     }
-    fn user_write(&mut self, b: &BlockCtx) -> usize {
-        let id = b.id as usize;
-        if id >= self.last_ms.len() {
-            self.last_ms.resize(id + 1, 0);
-        }
+    fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
+        // The policy word: time of the block's last user write, ms since the first write + 1.
         let first = *self.first_us.get_or_insert(b.now_us);
         let now_ms = (b.now_us.saturating_sub(first) / 1000).min(u32::MAX as u64 - 1) as u32 + 1;
-        let previous = self.last_ms[id];
-        self.last_ms[id] = now_ms;
+        let previous = *word;
+        *word = now_ms;
         if previous == 0 {
             // Unknown interval: the coldest cluster (by index after sorting: the last).
             return self.clusters.len() - 1;
@@ -110,7 +105,7 @@ impl Placement for Warcip {
         self.learn(i, x);
         i
     }
-    fn gc_write(&mut self, _: &BlockCtx) -> usize {
+    fn gc_write(&mut self, _: &BlockCtx, _: &mut u32) -> usize {
         self.clusters.len()
     }
     fn on_zone_full(&mut self, _class: usize) {
@@ -118,8 +113,5 @@ impl Placement for Warcip {
         if self.sealed % self.adjust_every == 0 {
             self.split_and_merge();
         }
-    }
-    fn bytes_per_block(&self) -> usize {
-        4
     }
 }

@@ -11,7 +11,6 @@ pub struct ZbOpt {
     zone_blocks: f64,
     base_ln: f64,
     classes: usize,
-    next_write: Vec<u64>,
 }
 
 impl ZbOpt {
@@ -19,7 +18,7 @@ impl ZbOpt {
         if classes < 3 || !(base > 1.0) {
             return Err(format!("zbopt: needs at least 3 classes and base > 1 (got classes={classes}, base={base})"));
         }
-        Ok(ZbOpt { zone_blocks: zone_blocks.max(1) as f64, base_ln: base.ln(), classes, next_write: Vec::new() })
+        Ok(ZbOpt { zone_blocks: zone_blocks.max(1) as f64, base_ln: base.ln(), classes })
     }
 
     fn class(&self, next: u64, now: u64) -> usize {
@@ -43,22 +42,16 @@ impl Placement for ZbOpt {
     fn classes(&self) -> usize {
         self.classes
     }
-    fn user_write(&mut self, b: &BlockCtx) -> usize {
-        let id = b.id as usize;
-        if id >= self.next_write.len() {
-            self.next_write.resize(id + 1, NEVER);
-        }
-        self.next_write[id] = b.next_write;
+    fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
+        // Logical times stay below 2^32 (the engine's limit), so u32::MAX can mean never.
+        *word = if b.next_write == NEVER { u32::MAX } else { b.next_write as u32 };
         self.class(b.next_write, b.now)
     }
-    fn gc_write(&mut self, b: &BlockCtx) -> usize {
-        self.class(self.next_write[b.id as usize], b.now)
+    fn gc_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
+        self.class(if *word == u32::MAX { NEVER } else { *word as u64 }, b.now)
     }
     fn needs_future(&self) -> bool {
         true
-    }
-    fn bytes_per_block(&self) -> usize {
-        8
     }
 }
 
