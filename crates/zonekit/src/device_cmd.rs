@@ -29,6 +29,8 @@ pub enum DeviceCommand {
     Conformance(ConformanceArgs),
     /// List the built-in presets.
     Presets,
+    /// Every preset under its flash timing model: throughput, latency, reset time.
+    Demo(crate::device_demo::DeviceDemoArgs),
 }
 
 #[derive(Copy, Clone, ValueEnum)]
@@ -140,6 +142,7 @@ pub fn run(cmd: DeviceCommand) -> Result<ExitCode> {
         DeviceCommand::Close(t) => manage(ZoneAction::Close, t),
         DeviceCommand::Finish(t) => manage(ZoneAction::Finish, t),
         DeviceCommand::Conformance(args) => run_conformance(args),
+        DeviceCommand::Demo(args) => crate::device_demo::run(&args),
         DeviceCommand::Presets => {
             for p in preset::PRESETS {
                 println!("{:<14} {}", p.name, p.summary);

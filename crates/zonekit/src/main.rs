@@ -1,11 +1,12 @@
 //! `zonekit`: the command-line front door. Parses arguments, wires the crates together, prints.
 
 mod demo;
+mod device_demo;
+mod experiment_cmd;
 mod device_cmd;
 mod replay_cmd;
 mod trace_cmd;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -33,18 +34,21 @@ enum Command {
     Replay(replay_cmd::ReplayArgs),
     /// Run a grid of workloads x placements x victims x parameters in parallel (resumable).
     Sweep(replay_cmd::SweepArgs),
+    /// Reproduce a seed-000 experiment (table-4.3, table-2.2, table-3.2, bhbdp-sensitivity).
+    Experiment(experiment_cmd::ExperimentArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        None => demo::run(&demo::DemoArgs { out: PathBuf::from("zonekit-out/demo") }),
+        None => demo::run(&demo::DemoArgs::default()),
         Some(Command::Demo(args)) => demo::run(&args),
         Some(Command::Device(cmd)) => device_cmd::run(cmd),
         Some(Command::Trace(cmd)) => trace_cmd::run(cmd),
         Some(Command::Analyze(args)) => trace_cmd::analyze_cmd(args),
         Some(Command::Replay(args)) => replay_cmd::replay_cmd(args),
         Some(Command::Sweep(args)) => replay_cmd::sweep_cmd(args),
+        Some(Command::Experiment(args)) => experiment_cmd::run(args),
     };
     match result {
         Ok(code) => code,

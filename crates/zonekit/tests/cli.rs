@@ -121,9 +121,9 @@ fn bad_input_is_refused_with_a_clear_message() {
 }
 
 #[test]
-fn demo_writes_results_and_charts() {
+fn device_demo_writes_results_and_charts() {
     let dir = tempfile::tempdir().unwrap();
-    let out = ok(&["demo", "--out", "res"], dir.path());
+    let out = ok(&["device", "demo", "--out", "res"], dir.path());
     for preset in ["tiny", "ocssd-thesis", "femu-zns", "zn540", "nvmevirt-zns"] {
         assert!(out.contains(preset), "{out}");
     }
@@ -135,6 +135,61 @@ fn demo_writes_results_and_charts() {
     assert!((250.0..350.0).contains(&mb_s), "ocssd-thesis write {mb_s} MB/s");
     let svg = std::fs::read_to_string(dir.path().join("res/write_throughput.svg")).unwrap();
     assert!(svg.starts_with("<svg"));
+}
+
+#[test]
+fn main_job_compares_every_placement() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&["demo", "--workload", "cloud:volumes=8,blocks=64K,writes=300K", "--out", "res"], dir.path());
+    for p in ["normal", "sepbit", "bhbdp", "lifespan", "zbopt"] {
+        assert!(out.contains(&format!("{p} + cbe")), "{out}");
+    }
+    let csv = std::fs::read_to_string(dir.path().join("res/results_with_ratios.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 10, "{csv}");
+    let waf = |p: &str| -> f64 { csv.lines().find(|l| l.split(',').nth(1) == Some(p)).unwrap().split(',').nth(4).unwrap().parse().unwrap() };
+    assert!(waf("zbopt") < waf("normal"), "the oracle must beat no separation");
+    assert!(std::fs::read_to_string(dir.path().join("res/waf_0.svg")).unwrap().starts_with("<svg"));
+}
+
+#[test]
+fn replay_and_resumable_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = ok(&["replay", "--workload", "zipf:blocks=50K,writes=400K", "--placement", "sepbit", "--victim", "greedy", "--preset", "tiny", "--out", "r"], d);
+    assert!(out.contains("sepbit + greedy") && out.contains("WAF"), "{out}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("r/report.json")).unwrap()).unwrap();
+    assert!(report["waf"].as_f64().unwrap() > 1.0);
+    assert_eq!(report["user_blocks"], 400_000);
+    // Unbounded (SepBIT simulator) mode and the timing model.
+    let out = ok(&["replay", "--workload", "zipf:blocks=50K,writes=300K", "--unbounded", "--timing", "--preset", "tiny", "--out", "u"], d);
+    assert!(out.contains("(Unbounded)") && !out.contains("device time (timing model)                               -"), "{out}");
+    let args = ["sweep", "--workloads", "uniform:blocks=20K,writes=100K", "--placements", "sepgc,bhbdp", "--victims", "greedy,cbe", "--preset", "tiny", "--out", "s"];
+    let first = ok(&args, d);
+    assert!(first.contains("4 runs to do (0 already done)"), "{first}");
+    let again = ok(&args, d);
+    assert!(again.contains("all 4 runs already in"), "{again}");
+}
+
+#[test]
+fn replay_bad_input_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--placement", "oracle"], d);
+    assert!(e.contains("unknown placement policy \"oracle\"") && e.contains("bhbdp"), "{e}");
+    let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--victim", "random"], d);
+    assert!(e.contains("unknown victim policy") && e.contains("cbe"), "{e}");
+    let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--utilization", "1.2"], d);
+    assert!(e.contains("utilisation 1.2 must be in (0, 1)"), "{e}");
+    let e = refused(&["replay", "--workload", "uniform:blocks=200K,writes=300K", "--preset", "tiny", "--preset-size"], d);
+    assert!(e.contains("does not fit the device"), "{e}");
+    let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--param", "r1"], d);
+    assert!(e.contains("expected key=value"), "{e}");
+    let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--placement", "sepbit", "--param", "r1=2"], d);
+    assert!(e.contains("has no parameter \"r1\""), "{e}");
+    let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--preset", "ssd"], d);
+    assert!(e.contains("unknown device preset") && e.contains("femu-zns"), "{e}");
+    let e = refused(&["sweep", "--placements", "bhbdp"], d);
+    assert!(e.contains("--traces") && e.contains("--workloads"), "{e}");
 }
 
 fn shared_trace(name: &str) -> String {
