@@ -6,54 +6,99 @@ fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
-/// A vertical bar chart with a labelled y axis and one value label per bar.
-pub fn bar_chart(title: &str, y_label: &str, bars: &[(String, f64)]) -> String {
-    let (width, height) = (120 + 110 * bars.len().max(1), 360);
-    let (left, bottom, top) = (70.0, 300.0, 50.0);
-    let max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max).max(f64::MIN_POSITIVE);
-    let scale = (bottom - top) / max;
+/// Geometry shared by the column charts (bar and box): one 110-px column per item.
+const LEFT: f64 = 70.0;
+const TOP: f64 = 50.0;
+const BOTTOM: f64 = 300.0;
+
+/// The frame of a column chart: background, title, y label, axes, and five y ticks over
+/// 0..=`y_max` with grid lines. Returns the SVG so far and the chart width.
+fn column_frame(title: &str, y_label: &str, columns: usize, y_max: f64) -> (String, f64) {
+    let width = (120 + 110 * columns.max(1)) as f64;
     let mut svg = String::new();
     let _ = write!(
         svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="360" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
 <text x="{}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>
 <text transform="translate(18,{}) rotate(-90)" text-anchor="middle">{}</text>
-<line x1="{left}" y1="{bottom}" x2="{}" y2="{bottom}" stroke="black"/>
-<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="black"/>
+<line x1="{LEFT}" y1="{BOTTOM}" x2="{}" y2="{BOTTOM}" stroke="black"/>
+<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{BOTTOM}" stroke="black"/>
 "#,
-        width / 2,
+        width / 2.0,
         escape(title),
-        (top + bottom) / 2.0,
+        (TOP + BOTTOM) / 2.0,
         escape(y_label),
-        width - 20,
+        width - 20.0,
     );
     for tick in 0..=4 {
-        let v = max * tick as f64 / 4.0;
-        let y = bottom - v * scale;
-        let _ = writeln!(svg, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text><line x1="{left}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="`#ddd`"/>"#, left - 6.0, y + 4.0, format_value(v), width - 20);
+        let v = y_max * tick as f64 / 4.0;
+        let y = BOTTOM - v / y_max * (BOTTOM - TOP);
+        let _ = writeln!(svg, r##"<text x="{}" y="{:.1}" text-anchor="end">{}</text><line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/>"##, LEFT - 6.0, y + 4.0, format_value(v), width - 20.0);
     }
+    (svg, width)
+}
+
+/// A vertical bar chart with a labelled y axis and one value label per bar.
+pub fn bar_chart(title: &str, y_label: &str, bars: &[(String, f64)]) -> String {
+    let max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max).max(f64::MIN_POSITIVE);
+    let scale = (BOTTOM - TOP) / max;
+    let (mut svg, _) = column_frame(title, y_label, bars.len(), max);
     for (i, (label, value)) in bars.iter().enumerate() {
-        let x = left + 20.0 + i as f64 * 110.0;
+        let x = LEFT + 20.0 + i as f64 * 110.0;
         let h = value * scale;
         let _ = writeln!(
             svg,
-            r#"<rect x="{x:.1}" y="{:.1}" width="70" height="{h:.1}" fill="`#4878a8`"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
-            bottom - h,
+            r##"<rect x="{x:.1}" y="{:.1}" width="70" height="{h:.1}" fill="#4878a8"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text x="{:.1}" y="{}" text-anchor="middle">{}</text>"##,
+            BOTTOM - h,
             x + 35.0,
-            bottom - h - 5.0,
+            BOTTOM - h - 5.0,
             format_value(*value),
             x + 35.0,
-            bottom + 18.0,
+            BOTTOM + 18.0,
             escape(label)
         );
     }
     svg.push_str("</svg>\n");
-    svg.replace("`#", "#")
+    svg
 }
 
 fn format_value(v: f64) -> String {
-    if v >= 100.0 { format!("{v:.0}") } else if v >= 1.0 { format!("{v:.1}") } else { format!("{v:.3}") }
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else if v >= 0.1 || v == 0.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// A box plot per label: (label, [lower whisker, Q1, median, Q3, upper whisker]) on a
+/// 0..=`y_max` axis.
+pub fn box_chart(title: &str, y_label: &str, y_max: f64, boxes: &[(String, [f64; 5])]) -> String {
+    let y = |v: f64| BOTTOM - v.clamp(0.0, y_max) / y_max * (BOTTOM - TOP);
+    let (mut svg, _) = column_frame(title, y_label, boxes.len(), y_max);
+    for (i, (label, [lo, q1, med, q3, hi])) in boxes.iter().enumerate() {
+        let x = LEFT + 20.0 + i as f64 * 110.0;
+        let c = x + 35.0;
+        let _ = writeln!(
+            svg,
+            r##"<line x1="{c:.1}" y1="{:.1}" x2="{c:.1}" y2="{:.1}" stroke="black"/><rect x="{x:.1}" y="{:.1}" width="70" height="{:.1}" fill="#9ab8d8" stroke="black"/><line x1="{x:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="black" stroke-width="2.5"/><text x="{c:.1}" y="{}" text-anchor="middle">{}</text>"##,
+            y(*hi),
+            y(*lo),
+            y(*q3),
+            (y(*q1) - y(*q3)).max(1.0),
+            y(*med),
+            x + 70.0,
+            y(*med),
+            BOTTOM + 18.0,
+            escape(label)
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
 }
 
 /// One line of a [`line_chart`].
@@ -141,6 +186,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn box_chart_draws_one_box_per_label() {
+        let svg = box_chart("gp", "GP", 1.0, &[("a".into(), [0.1, 0.2, 0.3, 0.5, 0.9]), ("b".into(), [0.0, 0.5, 0.6, 0.7, 1.0])]);
+        assert_eq!(svg.matches("<rect x=").count(), 2);
+    }
+
+    #[test]
     fn line_chart_draws_every_series() {
         let s = vec![Series { name: "a".into(), points: vec![(1.0, 0.1), (100.0, 0.9)] }, Series { name: "b<".into(), points: vec![(10.0, 0.5)] }];
         let svg = line_chart("cdf", "x", "y", &s, true);
@@ -154,5 +205,6 @@ mod tests {
         assert_eq!(svg.matches("<rect x=").count(), 2);
         assert!(svg.contains("a&amp;b") && svg.contains("t&lt;1&gt;"));
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert!(svg.contains(r##"fill="#4878a8""##) && !svg.contains('`'), "colours must be valid");
     }
 }

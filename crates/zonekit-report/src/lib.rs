@@ -1,7 +1,8 @@
 //! Tables and SVG charts for Zonekit results, so people can look rather than read.
 //!
 //! Charts are plain SVG strings with no dependencies: [`bar_chart`] for comparisons across
-//! policies or devices, [`line_chart`] for CDFs and time series (optionally log-scale x).
+//! policies or devices, [`box_chart`] for distributions, [`line_chart`] for CDFs and time
+//! series (optionally log-scale x).
 //!
 //! ```
 //! let svg = zonekit_report::bar_chart("WAF", "WAF", &[("greedy".into(), 1.8), ("cbe".into(), 1.5)]);
@@ -11,7 +12,7 @@
 mod chart;
 mod histogram;
 
-pub use chart::{bar_chart, line_chart, Series};
+pub use chart::{bar_chart, box_chart, line_chart, Series};
 pub use histogram::LogHistogram;
 
 /// Formats rows as a fixed-width text table with a header.

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use zonekit_ftl::placement::Params;
 use zonekit_ftl::replay::{replay, ReplayReport, ReplaySpec};
 use zonekit_ftl::{CapacityMode, FtlConfig};
-use zonekit_report::{bar_chart, csv, text_table};
+use zonekit_report::{bar_chart, box_chart, csv, text_table};
 use zonekit_trace::input::Input;
 
 use crate::trace_cmd::InputArgs;
@@ -184,7 +184,7 @@ impl Job {
     }
 }
 
-pub const SWEEP_HEADER: [&str; 14] = ["workload", "placement", "victim", "params", "waf", "user_gib", "gc_gib", "gc_count", "gc_count_vs_zbopt", "gp_mean", "gp_q1", "gp_median", "gp_q3", "blocks_per_s"];
+pub const SWEEP_HEADER: [&str; 16] = ["workload", "placement", "victim", "params", "waf", "user_gib", "gc_gib", "gc_count", "gc_count_vs_zbopt", "gp_mean", "gp_q1", "gp_median", "gp_q3", "blocks_per_s", "gp_p05", "gp_p95"];
 
 fn grid(spec: Option<&str>) -> Result<Vec<Params>> {
     let mut out = vec![Params::new()];
@@ -253,6 +253,8 @@ fn run_jobs(jobs: Vec<Job>, ftl: &FtlArgs, seed: u64, parallel: usize, results: 
                             format!("{:.2}", q[1]),
                             format!("{:.2}", q[2]),
                             format!("{:.0}", r.blocks_per_s),
+                            format!("{:.2}", percentile(&r.gp_histogram, 0.05)),
+                            format!("{:.2}", percentile(&r.gp_histogram, 0.95)),
                         ];
                         let _guard = out.lock().unwrap();
                         let mut f = std::fs::OpenOptions::new().append(true).open(results).expect("results file");
@@ -272,10 +274,29 @@ fn run_jobs(jobs: Vec<Job>, ftl: &FtlArgs, seed: u64, parallel: usize, results: 
     Ok(())
 }
 
+fn percentile(hist: &[u64], q: f64) -> f64 {
+    let total: u64 = hist.iter().sum();
+    let mut seen = 0;
+    for (i, n) in hist.iter().enumerate() {
+        seen += n;
+        if total > 0 && seen as f64 >= q * total as f64 {
+            return i as f64 / 100.0;
+        }
+    }
+    0.0
+}
+
 /// Reads a sweep's results and fills in GC count relative to ZB-OPT on the same workload.
 pub fn load_results(results: &Path) -> Result<Vec<Vec<String>>> {
     let text = std::fs::read_to_string(results).with_context(|| format!("reading {}", results.display()))?;
-    let mut rows: Vec<Vec<String>> = text.lines().skip(1).map(|l| l.split(',').map(String::from).collect()).filter(|r: &Vec<String>| r.len() == SWEEP_HEADER.len()).collect();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let row: Vec<String> = line.split(',').map(String::from).collect();
+        if row.len() != SWEEP_HEADER.len() {
+            bail!("{}:{}: {} fields, expected {} (a results file from another zonekit version? move it away to start over)", results.display(), i + 1, row.len(), SWEEP_HEADER.len());
+        }
+        rows.push(row);
+    }
     let zbopt: std::collections::BTreeMap<(String, String), f64> =
         rows.iter().filter(|r| r[1] == "zbopt").map(|r| ((r[0].clone(), r[2].clone()), r[7].parse::<f64>().unwrap_or(0.0))).collect();
     for r in &mut rows {
@@ -309,7 +330,9 @@ pub fn summarize(rows: &[Vec<String>], out: &Path) -> Result<()> {
         if mine.iter().any(|r| !r[8].is_empty()) {
             std::fs::write(out.join(format!("gc_count_vs_zbopt_{wi}.svg")), bar_chart(&format!("GC count / ZB-OPT — {short}"), "ratio", &bars(8)))?;
         }
-        std::fs::write(out.join(format!("gp_median_{wi}.svg")), bar_chart(&format!("Median GP of reclaimed zones — {short}"), "GP", &bars(11)))?;
+        let num = |r: &Vec<String>, c: usize| r[c].parse::<f64>().unwrap_or(0.0);
+        let boxes: Vec<(String, [f64; 5])> = mine.iter().map(|r| (label(r), [num(r, 14), num(r, 10), num(r, 11), num(r, 12), num(r, 15)])).collect();
+        std::fs::write(out.join(format!("gp_box_{wi}.svg")), box_chart(&format!("GP of reclaimed zones (P5, Q1, median, Q3, P95) — {short}"), "garbage proportion", 1.0, &boxes))?;
     }
     let header: Vec<&str> = SWEEP_HEADER.to_vec();
     std::fs::write(out.join("results_with_ratios.csv"), csv(&header, rows))?;
@@ -364,6 +387,6 @@ pub fn run_grid(workloads: &[String], traces: &[PathBuf], placements: &[String],
     run_jobs(jobs, ftl, seed, parallel, &results)?;
     let rows = load_results(&results)?;
     summarize(&rows, out)?;
-    println!("\nwrote {}/{{results.csv, results_with_ratios.csv, waf_*.svg, gc_writes_*.svg, gc_count_vs_zbopt_*.svg, gp_median_*.svg}}", out.display());
+    println!("\nwrote {}/{{results.csv, results_with_ratios.csv, waf_*.svg, gc_writes_*.svg, gc_count_vs_zbopt_*.svg, gp_box_*.svg}}", out.display());
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use zonekit_trace::binary::NEVER;
 
-use super::{BlockCtx, Placement};
+use super::{store_next_write, stored_next_write, BlockCtx, Placement};
 
 pub struct Fk {
     zone_blocks: u64,
@@ -35,12 +35,10 @@ impl Placement for Fk {
         self.classes
     }
     fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
-        // Logical times stay below 2^32 (the engine's limit), so u32::MAX can mean never.
-        *word = if b.next_write == NEVER { u32::MAX } else { b.next_write as u32 };
-        self.class(b.next_write, b.now)
+        self.class(store_next_write(b, word), b.now)
     }
     fn gc_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
-        self.class(if *word == u32::MAX { NEVER } else { *word as u64 }, b.now)
+        self.class(stored_next_write(*word), b.now)
     }
     fn needs_future(&self) -> bool {
         true

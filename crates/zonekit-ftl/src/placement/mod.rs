@@ -92,6 +92,18 @@ pub struct PolicyEnv {
 
 pub const NAMES: [&str; 10] = ["normal", "sepgc", "warcip", "sepbit", "sepbit6", "bhbdp-pre", "bhbdp", "fk", "zbopt", "lifespan"];
 
+/// The oracles keep a block's next-write time in its policy word: logical times stay below
+/// 2^32 (the engine's limit), so `u32::MAX` can mean "never".
+pub(crate) fn store_next_write(b: &BlockCtx, word: &mut u32) -> u64 {
+    *word = if b.next_write == zonekit_trace::binary::NEVER { u32::MAX } else { b.next_write as u32 };
+    b.next_write
+}
+
+/// The next-write time [`store_next_write`] kept.
+pub(crate) fn stored_next_write(word: u32) -> u64 {
+    if word == u32::MAX { zonekit_trace::binary::NEVER } else { word as u64 }
+}
+
 pub(crate) fn take_f64(p: &mut Params, key: &str, default: f64) -> Result<f64, String> {
     match p.remove(key) {
         None => Ok(default),
