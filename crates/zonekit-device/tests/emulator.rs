@@ -503,3 +503,39 @@ fn killed_writer_loses_nothing_it_flushed() {
         }
     }
 }
+
+// ---- zone faults -------------------------------------------------------------------------
+
+#[test]
+fn read_only_and_offline_zones_behave_as_the_spec_says_and_persist() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("faults.zk");
+    let g = small_geometry();
+    let z = ZoneId(3);
+    let start = g.zone_start(z);
+    {
+        let mut dev = FileDevice::create(&path, g, ZoneBehavior::QEMU_NVME, "").unwrap();
+        dev.write(start, &vec![9u8; 8192]).unwrap();
+        dev.flush().unwrap();
+        // Offline only from read-only.
+        assert_eq!(dev.inject_offline(z).unwrap_err().kind(), "invalid-argument");
+        dev.inject_read_only(z).unwrap();
+        dev.check_invariants(); // the open resource it held is released
+        assert_eq!(dev.zone(z).unwrap().state, ZoneState::ReadOnly);
+        assert_eq!(dev.write(Lba(start.0 + 2), &[0u8; 4096]).unwrap_err().kind(), "zone-read-only");
+        assert_eq!(dev.reset_zone(z).unwrap_err().kind(), "invalid-transition");
+        let mut buf = vec![0u8; 8192];
+        dev.read(start, &mut buf).unwrap();
+        assert!(buf.iter().all(|&b| b == 9), "a read-only zone still reads its data");
+    }
+    let mut dev = FileDevice::open(&path).unwrap();
+    assert_eq!(dev.zone(z).unwrap().state, ZoneState::ReadOnly, "a device event is durable");
+    dev.inject_offline(z).unwrap();
+    let mut buf = vec![0u8; 4096];
+    assert_eq!(dev.read(start, &mut buf).unwrap_err().kind(), "zone-offline");
+    assert_eq!(dev.append(z, &buf).unwrap_err().kind(), "zone-offline");
+    drop(dev);
+    let mut dev = FileDevice::open(&path).unwrap();
+    assert_eq!(dev.zone(z).unwrap().state, ZoneState::Offline);
+    assert_eq!(dev.read(start, &mut buf).unwrap_err().kind(), "zone-offline");
+}
