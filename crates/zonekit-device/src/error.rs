@@ -80,13 +80,14 @@ pub enum DeviceError {
     /// A path that is not a zoned block device.
     #[error("{}: not a zoned block device ({reason})", path.display())]
     NotZoned { path: PathBuf, reason: String },
-    #[error("{context}: {source}")]
-    Io { context: String, source: io::Error },
+    /// (The OS error is part of the message, not a `source()`, so error chains print it once.)
+    #[error("{context}: {error}")]
+    Io { context: String, error: io::Error },
 }
 
 impl DeviceError {
-    pub(crate) fn io(context: impl Into<String>, source: io::Error) -> DeviceError {
-        DeviceError::Io { context: context.into(), source }
+    pub(crate) fn io(context: impl Into<String>, error: io::Error) -> DeviceError {
+        DeviceError::Io { context: context.into(), error }
     }
 
     /// The NVMe status code (SCT 1h, command-specific) this error corresponds to, if any.

@@ -58,7 +58,7 @@ pub fn open_path(path: &std::path::Path) -> Result<OpenedDevice> {
         let backend = format!("linux {} (scheduler: {})", dev.driver(), dev.scheduler());
         return Ok(OpenedDevice { device: Box::new(dev), backend, preset: None });
     }
-    let meta = std::fs::metadata(path).map_err(|e| DeviceError::Io { context: format!("{}", path.display()), source: e })?;
+    let meta = std::fs::metadata(path).map_err(|e| DeviceError::Io { context: format!("{}", path.display()), error: e })?;
     if !meta.is_file() {
         return Err(DeviceError::NotZoned {
             path: path.to_path_buf(),

@@ -67,7 +67,7 @@ pub enum FtlError {
     NoSpace { free_zones: usize, live_blocks: u64 },
     #[error("invalid FTL configuration: {0}")]
     Config(String),
-    #[error("device: {0}")]
+    #[error(transparent)]
     Device(#[from] DeviceError),
 }
 

@@ -142,7 +142,7 @@ pub struct BinaryWriter {
 
 impl BinaryWriter {
     pub fn create(path: &Path, block_size_bytes: u32, source: &str) -> Result<BinaryWriter> {
-        let io = |e| TraceError::Io { context: format!("{}: create", path.display()), source: e };
+        let io = |e| TraceError::Io { context: format!("{}: create", path.display()), error: e };
         let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
         out.write_all(&[0u8; HEADER_BYTES]).map_err(io)?;
         let header = Header { block_size_bytes, records: 0, writes: 0, has_next_write: false, source: source.to_string() };
@@ -153,14 +153,14 @@ impl BinaryWriter {
     pub fn push(&mut self, io: &BlockIo) -> Result<()> {
         self.out
             .write_all(&encode_record(&BlockRecord { io: *io, next_write: NEVER }))
-            .map_err(|e| TraceError::Io { context: format!("{}: write", self.path.display()), source: e })?;
+            .map_err(|e| TraceError::Io { context: format!("{}: write", self.path.display()), error: e })?;
         self.header.records += 1;
         self.header.writes += (io.op == Op::Write) as u64;
         Ok(())
     }
 
     pub fn finish(mut self) -> Result<Header> {
-        let io = |e| TraceError::Io { context: format!("{}: finish", self.path.display()), source: e };
+        let io = |e| TraceError::Io { context: format!("{}: finish", self.path.display()), error: e };
         self.out.seek(SeekFrom::Start(0)).map_err(io)?;
         self.out.write_all(&self.header.encode()).map_err(io)?;
         self.out.flush().map_err(io)?;
@@ -187,10 +187,10 @@ fn check_len(path: &Path, len: u64, header: &Header) -> Result<()> {
 
 impl BinaryTrace {
     pub fn open(path: &Path) -> Result<BinaryTrace> {
-        let file = File::open(path).map_err(|e| TraceError::Io { context: format!("{}: open", path.display()), source: e })?;
+        let file = File::open(path).map_err(|e| TraceError::Io { context: format!("{}: open", path.display()), error: e })?;
         // SAFETY: the map is read-only; a concurrent writer could change the bytes under us but
         // not make them unsafe to read as plain integers.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| TraceError::Io { context: format!("{}: mmap", path.display()), source: e })?;
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| TraceError::Io { context: format!("{}: mmap", path.display()), error: e })?;
         let header = Header::decode(&map[..map.len().min(HEADER_BYTES)], path)?;
         check_len(path, map.len() as u64, &header)?;
         Ok(BinaryTrace { map, header })
@@ -234,10 +234,10 @@ pub struct BinaryStream {
 
 impl BinaryStream {
     pub fn open(path: &Path) -> Result<BinaryStream> {
-        let file = File::open(path).map_err(|e| TraceError::Io { context: format!("{}: open", path.display()), source: e })?;
-        let len = file.metadata().map_err(|e| TraceError::Io { context: format!("{}: stat", path.display()), source: e })?.len();
+        let file = File::open(path).map_err(|e| TraceError::Io { context: format!("{}: open", path.display()), error: e })?;
+        let len = file.metadata().map_err(|e| TraceError::Io { context: format!("{}: stat", path.display()), error: e })?.len();
         let mut h = vec![0u8; HEADER_BYTES.min(len as usize)];
-        std::os::unix::fs::FileExt::read_exact_at(&file, &mut h, 0).map_err(|e| TraceError::Io { context: format!("{}: read header", path.display()), source: e })?;
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut h, 0).map_err(|e| TraceError::Io { context: format!("{}: read header", path.display()), error: e })?;
         let header = Header::decode(&h, path)?;
         check_len(path, len, &header)?;
         Ok(BinaryStream { file, path: path.to_path_buf(), header, next: 0, buf: Vec::new(), at: 0 })
@@ -265,7 +265,7 @@ impl Iterator for BinaryStream {
                 self.next = self.header.records;
                 self.buf.clear();
                 self.at = 0;
-                return Some(Err(TraceError::Io { context: format!("{}: read", self.path.display()), source: e }));
+                return Some(Err(TraceError::Io { context: format!("{}: read", self.path.display()), error: e }));
             }
             self.next += n as u64;
             self.at = 0;
@@ -290,7 +290,7 @@ pub struct AnnotateStats {
 /// entry (about 15.6 B) per distinct written block plus a 4 MiB window of records.
 pub fn annotate_next_write(path: &Path) -> Result<AnnotateStats> {
     use std::os::unix::fs::FileExt;
-    let io = |what: &'static str| move |e| TraceError::Io { context: format!("{}: {what}", path.display()), source: e };
+    let io = |what: &'static str| move |e| TraceError::Io { context: format!("{}: {what}", path.display()), error: e };
     let file = OpenOptions::new().read(true).write(true).open(path).map_err(io("open"))?;
     let len = file.metadata().map_err(io("stat"))?.len();
     let mut h = vec![0u8; HEADER_BYTES.min(len as usize)];

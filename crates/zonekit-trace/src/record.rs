@@ -30,8 +30,9 @@ pub enum TraceError {
     Decompress { path: PathBuf, reason: String },
     #[error("{}: {reason}", path.display())]
     Format { path: PathBuf, reason: String },
-    #[error("{context}: {source}")]
-    Io { context: String, source: std::io::Error },
+    /// (The OS error is part of the message, not a `source()`, so error chains print it once.)
+    #[error("{context}: {error}")]
+    Io { context: String, error: std::io::Error },
     #[error("{0}")]
     Invalid(String),
 }

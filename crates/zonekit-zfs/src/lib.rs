@@ -1,9 +1,10 @@
 //! A zoned file system for key-value stores (seed 001), in progress.
 //!
 //! Done: the [`metalog`] — the checksummed, two-zone, rolling metadata log with atomic commit
-//! batches and crash recovery — and [`FileTable`], the file metadata it rebuilds at mount.
-//! Not yet: file data in zones, lifetime-hint allocation, GC, the C ABI and the RocksDB plugin
-//! (see ARCHITECTURE.md and the open issue).
+//! batches and crash recovery — [`FileTable`], the file metadata it rebuilds at mount, and the
+//! file system core [`fs::Zfs`]: files as extents in zones, lifetime-hint or first-fit
+//! allocation, GC, space accounting and fsck. Not yet: directories and locks, the C ABI and
+//! the RocksDB plugin (see ARCHITECTURE.md and the open issue).
 //!
 //! ```
 //! use zonekit_device::{preset, MemDevice, StorageMode, ZoneBehavior, ZoneId};
@@ -18,6 +19,7 @@
 //! assert_eq!(FileTable::from_records(&records).unwrap().by_name("000001.log").unwrap().lifetime, 2);
 //! ```
 
+pub mod fs;
 pub mod metalog;
 
 use std::collections::BTreeMap;

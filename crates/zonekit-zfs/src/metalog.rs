@@ -64,7 +64,7 @@ pub enum LogError {
     Corrupt { zone: u32, reason: String },
     #[error("a metadata batch of {bytes} bytes does not fit a metadata zone of {capacity} bytes")]
     TooLarge { bytes: usize, capacity: usize },
-    #[error("device: {0}")]
+    #[error(transparent)]
     Device(#[from] DeviceError),
 }
 

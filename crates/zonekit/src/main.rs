@@ -3,6 +3,7 @@
 mod demo;
 mod device_demo;
 mod experiment_cmd;
+mod fs_cmd;
 mod device_cmd;
 mod replay_cmd;
 mod trace_cmd;
@@ -36,6 +37,9 @@ enum Command {
     Sweep(replay_cmd::SweepArgs),
     /// Reproduce a seed-000 experiment (table-4.3, table-2.2, table-3.2, bhbdp-sensitivity).
     Experiment(experiment_cmd::ExperimentArgs),
+    /// The zoned file system: mkfs, ls, df, fsck, dump, put, cat.
+    #[command(subcommand)]
+    Fs(fs_cmd::FsCommand),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
         Some(Command::Replay(args)) => replay_cmd::replay_cmd(args),
         Some(Command::Sweep(args)) => replay_cmd::sweep_cmd(args),
         Some(Command::Experiment(args)) => experiment_cmd::run(args),
+        Some(Command::Fs(cmd)) => fs_cmd::run(cmd),
     };
     match result {
         Ok(code) => code,

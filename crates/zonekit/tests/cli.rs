@@ -274,3 +274,25 @@ fn trace_bad_input_is_refused_clearly() {
     let e = refused(&["trace", "info", "x.zkt"], d);
     assert!(e.contains("x.zkt"), "{e}");
 }
+
+#[test]
+fn fs_tool_on_an_emulated_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "fs.zk", "--zones", "32", "--zone-size-mib", "2"], d);
+    let e = refused(&["fs", "ls", "fs.zk"], d);
+    assert!(e.contains("not a zonekit file system") && e.contains("run mkfs") && e.matches("not a zonekit").count() == 1, "{e}");
+    assert!(ok(&["fs", "mkfs", "fs.zk"], d).contains("30 data zones"));
+    let src = shared_trace("tpcc-small.trace");
+    ok(&["fs", "put", "fs.zk", &src, "--name", "tpcc", "--lifetime", "2"], d);
+    let ls = ok(&["fs", "ls", "fs.zk"], d);
+    assert!(ls.contains("tpcc") && ls.contains("194790"), "{ls}");
+    let df = ok(&["fs", "df", "fs.zk"], d);
+    assert!(df.contains("live 0.2 MiB") && df.contains("space amplification"), "{df}");
+    assert!(ok(&["fs", "fsck", "fs.zk"], d).contains("clean (1 files)"));
+    let out = zonekit(&["fs", "cat", "fs.zk", "tpcc"], d);
+    assert!(out.status.success() && out.stdout == std::fs::read(&src).unwrap(), "cat must return the file byte for byte");
+    assert!(ok(&["fs", "dump", "fs.zk"], d).contains("lifetime 2"));
+    let e = refused(&["fs", "cat", "fs.zk", "nope"], d);
+    assert!(e.contains("nope: no such file"), "{e}");
+}

@@ -137,14 +137,14 @@ pub fn from_reader(input: Box<dyn BufRead>, path: &Path, format: &Format, option
 
 /// Opens a file and undoes its compression, recognised by magic bytes.
 pub fn decompressed(path: &Path) -> Result<Box<dyn BufRead>> {
-    let io = |e| TraceError::Io { context: format!("{}: open", path.display()), source: e };
+    let io = |e| TraceError::Io { context: format!("{}: open", path.display()), error: e };
     let file = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
     decompress_reader(Box::new(file), path)
 }
 
 /// Undoes the compression of already-opened input, recognised by magic bytes.
 pub fn decompress_reader(mut file: Box<dyn BufRead>, path: &Path) -> Result<Box<dyn BufRead>> {
-    let io = |e| TraceError::Io { context: format!("{}: read", path.display()), source: e };
+    let io = |e| TraceError::Io { context: format!("{}: read", path.display()), error: e };
     let magic = file.fill_buf().map_err(io)?;
     let bad = |reason: String| TraceError::Decompress { path: path.to_path_buf(), reason };
     Ok(if magic.starts_with(&[0x1F, 0x8B]) {
@@ -198,7 +198,7 @@ fn decompress_error(path: &Path, e: std::io::Error) -> TraceError {
     if matches!(e.kind(), std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidInput) {
         TraceError::Decompress { path: path.to_path_buf(), reason: format!("truncated or corrupt compressed stream: {e}") }
     } else {
-        TraceError::Io { context: format!("{}: read", path.display()), source: e }
+        TraceError::Io { context: format!("{}: read", path.display()), error: e }
     }
 }
 

@@ -1,0 +1,592 @@
+//! The file system: files as extents in zones over any [`ZonedDevice`].
+//!
+//! - Writes are buffered per file and go to the file's current zone in whole blocks; `sync`
+//!   pads the last partial block, makes the data durable, then commits the new extents to the
+//!   metadata log. Extents never cross zones.
+//! - Allocation ([`Allocation::Lifetime`], seed 001): a file writes into a zone holding the same
+//!   write-lifetime hint that has room, else into an empty zone, never into a zone of another
+//!   lifetime. [`Allocation::FirstFit`] (stock-ZenFS-like) takes any zone with room.
+//! - Space: a zone whose data is all deleted is reset. With GC on, when empty zones run short
+//!   the collector takes the full zone with the least live data (levels of quartiles, oldest
+//!   first within a level), copies its live extents to a zone of the same lifetime, commits
+//!   the new extents, and resets it. A write fails with [`FsError::NoSpace`] only when no zone
+//!   can take it and GC cannot make room.
+//! - Durability: a file's data is durable once `sync` returns; after a crash every file reads
+//!   back its content as of its last sync; data written since is garbage.
+
+use std::collections::BTreeMap;
+
+use zonekit_device::{DeviceError, Lba, ZoneAction, ZoneFilter, ZoneId, ZoneState, ZoneType, ZonedDevice};
+
+use crate::metalog::{Extent, LogError, MetaLog, Record};
+use crate::FileTable;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Allocation {
+    /// Same-lifetime zones first, then an empty zone; never a different lifetime (seed 001).
+    Lifetime,
+    /// Any zone with room, lowest first (stock ZenFS without lifetime matching).
+    FirstFit,
+}
+
+#[derive(Copy, Clone, Debug)]
+pub struct FsConfig {
+    pub allocation: Allocation,
+    pub gc: bool,
+    /// GC runs when fewer empty zones than this remain.
+    pub gc_empty_zones_low: usize,
+}
+
+impl Default for FsConfig {
+    fn default() -> Self {
+        FsConfig { allocation: Allocation::Lifetime, gc: true, gc_empty_zones_low: 3 }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FsError {
+    #[error("no space: no zone can take the write and GC cannot make room ({empty_zones} empty zones, {live_bytes} live bytes)")]
+    NoSpace { empty_zones: usize, live_bytes: u64 },
+    #[error("{0}: no such file")]
+    NotFound(String),
+    #[error("{0}: file exists")]
+    Exists(String),
+    #[error("the device is too small: {0}")]
+    TooSmall(String),
+    #[error("corrupt file system: {0}")]
+    Corrupt(String),
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// What the file system knows of one data zone.
+#[derive(Clone, Debug, Default)]
+pub struct ZoneUsage {
+    pub lifetime: Option<u8>,
+    /// Bytes of live extents in the zone.
+    pub live_bytes: u64,
+    /// Blocks written (the write pointer).
+    pub written_blocks: u64,
+    pub full: bool,
+    /// Order in which zones filled (GC takes the oldest first).
+    pub filled_seq: u64,
+}
+
+/// An open file's unsynced state.
+#[derive(Default)]
+struct WriteState {
+    /// Bytes not yet written to the device (less than a block after each flush).
+    buffer: Vec<u8>,
+    /// Extents written since the last sync, not yet in the metadata log.
+    unlogged: Vec<Extent>,
+    zone: Option<u32>,
+}
+
+/// Space as `df` shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Space {
+    pub capacity_bytes: u64,
+    pub live_bytes: u64,
+    /// Written but no longer referenced.
+    pub garbage_bytes: u64,
+    /// Writable now: empty zones plus the unwritten part of partly written zones.
+    pub free_bytes: u64,
+}
+
+pub struct Zfs<D: ZonedDevice> {
+    dev: D,
+    log: MetaLog,
+    table: FileTable,
+    meta_zones: [ZoneId; 2],
+    zones: BTreeMap<u32, ZoneUsage>,
+    open: BTreeMap<u64, WriteState>,
+    config: FsConfig,
+    block_bytes: u64,
+    zone_blocks: u64,
+    next_id: u64,
+    fill_seq: u64,
+    active_max: usize,
+    /// Set while GC relocates data, so that allocation does not start another GC.
+    in_gc: bool,
+}
+
+const META_ZONES: usize = 2;
+
+fn data_zones(dev: &mut dyn ZonedDevice) -> Result<(Vec<u32>, [ZoneId; 2]), FsError> {
+    let seq: Vec<u32> = dev.report_all(ZoneFilter::All)?.iter().filter(|z| z.zone_type == ZoneType::SequentialWriteRequired).map(|z| z.id.0).collect();
+    if seq.len() < META_ZONES + 4 {
+        return Err(FsError::TooSmall(format!("{} sequential zones; at least {} needed", seq.len(), META_ZONES + 4)));
+    }
+    Ok((seq[META_ZONES..].to_vec(), [ZoneId(seq[0]), ZoneId(seq[1])]))
+}
+
+impl<D: ZonedDevice> Zfs<D> {
+    /// Creates an empty file system (erases the device).
+    pub fn mkfs(mut dev: D, config: FsConfig) -> Result<Zfs<D>, FsError> {
+        let (data, meta) = data_zones(&mut dev)?;
+        for z in &data {
+            dev.reset_zone(ZoneId(*z))?;
+        }
+        let log = MetaLog::format(&mut dev, meta)?;
+        Zfs::assemble(dev, log, FileTable::default(), meta, config)
+    }
+
+    /// Mounts an existing file system: replays the metadata log and rebuilds zone usage.
+    pub fn mount(mut dev: D, config: FsConfig) -> Result<Zfs<D>, FsError> {
+        let (_, meta) = data_zones(&mut dev)?;
+        let (log, records) = MetaLog::open(&mut dev, meta)?;
+        let table = FileTable::from_records(&records).map_err(FsError::Corrupt)?;
+        Zfs::assemble(dev, log, table, meta, config)
+    }
+
+    fn assemble(mut dev: D, log: MetaLog, table: FileTable, meta: [ZoneId; 2], config: FsConfig) -> Result<Zfs<D>, FsError> {
+        let g = *dev.geometry();
+        let (data, _) = data_zones(&mut dev)?;
+        let reports = dev.report_all(ZoneFilter::All)?;
+        let mut zones = BTreeMap::new();
+        for z in data {
+            let d = reports[z as usize];
+            let full = matches!(d.state, ZoneState::Full);
+            let written = if full { g.zone_capacity_blocks } else { d.written_blocks() };
+            zones.insert(z, ZoneUsage { written_blocks: written, full, ..ZoneUsage::default() });
+        }
+        let mut fs = Zfs {
+            dev,
+            log,
+            table: FileTable::default(),
+            meta_zones: meta,
+            zones,
+            open: BTreeMap::new(),
+            config,
+            block_bytes: g.block_size_bytes as u64,
+            zone_blocks: g.zone_capacity_blocks,
+            next_id: 1,
+            fill_seq: 0,
+            active_max: g.active_zones_max.map_or(usize::MAX, |a| a as usize).saturating_sub(META_ZONES).max(1),
+            in_gc: false,
+        };
+        for f in table.files() {
+            fs.next_id = fs.next_id.max(f.id + 1);
+            for e in &f.extents {
+                let z = fs.zones.get_mut(&e.zone).ok_or_else(|| FsError::Corrupt(format!("{}: extent in zone {} which is not a data zone", f.name, e.zone)))?;
+                z.live_bytes += e.len_bytes;
+                z.lifetime.get_or_insert(f.lifetime);
+            }
+        }
+        fs.table = table;
+        // Partly written zones that hold nothing live (writes lost in a crash before their
+        // sync) would never fill or be collected: reset them now.
+        let orphaned: Vec<u32> = fs.zones.iter().filter(|(_, u)| u.written_blocks > 0 && u.live_bytes == 0).map(|(z, _)| *z).collect();
+        for z in orphaned {
+            fs.reset_zone(z)?;
+        }
+        Ok(fs)
+    }
+
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    pub fn into_device(self) -> D {
+        self.dev
+    }
+
+    pub fn table(&self) -> &FileTable {
+        &self.table
+    }
+
+    pub fn zones(&self) -> &BTreeMap<u32, ZoneUsage> {
+        &self.zones
+    }
+
+    fn snapshot(table: &FileTable) -> Vec<Record> {
+        table.snapshot()
+    }
+
+    fn commit(&mut self, records: &[Record]) -> Result<(), FsError> {
+        for r in records {
+            self.table.apply(r).map_err(FsError::Corrupt)?;
+            self.log.append(r);
+        }
+        let table = &self.table;
+        self.log.commit(&mut self.dev, &|| Self::snapshot(table))?;
+        Ok(())
+    }
+
+    /// Creates an empty file with a write-lifetime hint.
+    pub fn create(&mut self, name: &str, lifetime: u8) -> Result<u64, FsError> {
+        if self.table.by_name(name).is_some() {
+            return Err(FsError::Exists(name.into()));
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.commit(&[Record::CreateFile { id, name: name.into(), lifetime }])?;
+        Ok(id)
+    }
+
+    fn id_of(&self, name: &str) -> Result<u64, FsError> {
+        self.table.by_name(name).map(|f| f.id).ok_or_else(|| FsError::NotFound(name.into()))
+    }
+
+    /// Appends bytes to a file (buffered until a block fills or `sync`).
+    pub fn append(&mut self, name: &str, data: &[u8]) -> Result<(), FsError> {
+        let id = self.id_of(name)?;
+        let state = self.open.entry(id).or_default();
+        state.buffer.extend_from_slice(data);
+        let full = state.buffer.len() as u64 / self.block_bytes * self.block_bytes;
+        if full >= 64 * self.block_bytes {
+            self.write_out(id, full as usize, false)?;
+        }
+        Ok(())
+    }
+
+    /// Makes the file's appended data durable.
+    pub fn sync(&mut self, name: &str) -> Result<(), FsError> {
+        let id = self.id_of(name)?;
+        let Some(state) = self.open.get(&id) else { return Ok(()) };
+        let len = state.buffer.len();
+        if len > 0 {
+            self.write_out(id, len, true)?;
+        }
+        let state = self.open.get_mut(&id).unwrap();
+        let extents = std::mem::take(&mut state.unlogged);
+        if extents.is_empty() {
+            return Ok(());
+        }
+        self.dev.flush()?;
+        let records: Vec<Record> = extents.into_iter().map(|extent| Record::AppendExtent { id, extent }).collect();
+        self.commit(&records)
+    }
+
+    /// Writes the first `len` buffered bytes (padded to blocks when `pad`) to the device.
+    fn write_out(&mut self, id: u64, len: usize, pad: bool) -> Result<(), FsError> {
+        let lifetime = self.table.files().find(|f| f.id == id).map(|f| f.lifetime).unwrap_or(0);
+        let mut state = self.open.remove(&id).unwrap_or_default();
+        let bytes: Vec<u8> = state.buffer.drain(..len).collect();
+        let result = self.write_bytes(&mut state, lifetime, &bytes, pad);
+        self.open.insert(id, state);
+        result
+    }
+
+    fn write_bytes(&mut self, state: &mut WriteState, lifetime: u8, bytes: &[u8], pad: bool) -> Result<(), FsError> {
+        let bs = self.block_bytes as usize;
+        let mut at = 0;
+        while at < bytes.len() {
+            let zone = self.zone_for(state.zone, lifetime, bytes.len() - at)?;
+            state.zone = Some(zone);
+            let room_blocks = self.zone_blocks - self.zones[&zone].written_blocks;
+            let take = (bytes.len() - at).min(room_blocks as usize * bs);
+            let blocks = take.div_ceil(bs);
+            let mut buf = bytes[at..at + take].to_vec();
+            if buf.len() % bs != 0 {
+                debug_assert!(pad || at + take < bytes.len());
+                buf.resize(blocks * bs, 0);
+            }
+            let lba = self.dev.append(ZoneId(zone), &buf)?;
+            let usage = self.zones.get_mut(&zone).unwrap();
+            usage.written_blocks += blocks as u64;
+            usage.live_bytes += take as u64;
+            usage.lifetime.get_or_insert(lifetime);
+            if usage.written_blocks == self.zone_blocks {
+                usage.full = true;
+                usage.filled_seq = self.fill_seq;
+                self.fill_seq += 1;
+                state.zone = None;
+            }
+            // Contiguous with the last unlogged extent: extend it.
+            match state.unlogged.last_mut() {
+                Some(e) if e.zone == zone && e.lba * self.block_bytes + e.len_bytes == lba.0 * self.block_bytes && e.len_bytes % self.block_bytes == 0 => e.len_bytes += take as u64,
+                _ => state.unlogged.push(Extent { zone, lba: lba.0, len_bytes: take as u64 }),
+            }
+            at += take;
+        }
+        Ok(())
+    }
+
+    /// Zones that are partly written and not full (they hold active resources).
+    fn active_zones(&self) -> usize {
+        self.zones.values().filter(|z| z.written_blocks > 0 && !z.full).count()
+    }
+
+    fn empty_zones(&self) -> usize {
+        self.zones.values().filter(|z| z.written_blocks == 0).count()
+    }
+
+    /// Picks the zone for the next bytes of a file.
+    fn zone_for(&mut self, current: Option<u32>, lifetime: u8, _bytes: usize) -> Result<u32, FsError> {
+        if let Some(z) = current {
+            if !self.zones[&z].full {
+                return Ok(z);
+            }
+        }
+        for attempt in 0..2 {
+            let candidate = match self.config.allocation {
+                Allocation::Lifetime => self.zones.iter().filter(|(_, u)| !u.full && u.written_blocks > 0 && u.lifetime == Some(lifetime)).max_by_key(|(_, u)| u.written_blocks).map(|(z, _)| *z),
+                Allocation::FirstFit => self.zones.iter().find(|(_, u)| !u.full && u.written_blocks > 0).map(|(z, _)| *z),
+            };
+            if let Some(z) = candidate {
+                return Ok(z);
+            }
+            if self.config.gc && !self.in_gc && self.empty_zones() < self.config.gc_empty_zones_low {
+                self.collect()?;
+            }
+            if let Some((&z, _)) = self.zones.iter().find(|(_, u)| u.written_blocks == 0) {
+                if self.active_zones() >= self.active_max {
+                    self.finish_one_active()?;
+                }
+                return Ok(z);
+            }
+            if attempt == 0 && self.config.gc && !self.in_gc {
+                self.collect()?;
+            }
+        }
+        Err(FsError::NoSpace { empty_zones: self.empty_zones(), live_bytes: self.zones.values().map(|z| z.live_bytes).sum() })
+    }
+
+    /// Finishes the active zone with the least room left (the cheapest to give up).
+    fn finish_one_active(&mut self) -> Result<(), FsError> {
+        let Some((&z, _)) = self.zones.iter().filter(|(_, u)| u.written_blocks > 0 && !u.full).max_by_key(|(_, u)| u.written_blocks) else { return Ok(()) };
+        self.dev.manage(ZoneAction::Finish, ZoneId(z))?;
+        let u = self.zones.get_mut(&z).unwrap();
+        u.full = true;
+        u.written_blocks = self.zone_blocks;
+        u.filled_seq = self.fill_seq;
+        self.fill_seq += 1;
+        for s in self.open.values_mut() {
+            if s.zone == Some(z) {
+                s.zone = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// GC: reclaims full zones until enough are empty (or none can be reclaimed).
+    pub fn collect(&mut self) -> Result<usize, FsError> {
+        let mut reclaimed = 0;
+        while self.empty_zones() < self.config.gc_empty_zones_low {
+            let cap = self.zone_blocks * self.block_bytes;
+            // Victim queues by live data: level 0 holds < 25 % live, ... level 3 ≥ 75 %.
+            let victim = self
+                .zones
+                .iter()
+                .filter(|(_, u)| u.full && u.live_bytes < cap)
+                .min_by_key(|(_, u)| ((u.live_bytes * 4 / cap).min(3), u.filled_seq))
+                .map(|(z, _)| *z);
+            let Some(v) = victim else { break };
+            self.relocate_zone(v)?;
+            reclaimed += 1;
+        }
+        Ok(reclaimed)
+    }
+
+    fn relocate_zone(&mut self, v: u32) -> Result<(), FsError> {
+        self.in_gc = true;
+        let result = self.relocate_zone_inner(v);
+        self.in_gc = false;
+        result
+    }
+
+    /// Copies every live extent of zone `v` (committed ones and open files' unsynced ones) to
+    /// zones of the same lifetime, commits the new extents, then resets `v`.
+    fn relocate_zone_inner(&mut self, v: u32) -> Result<(), FsError> {
+        let files: Vec<(u64, u8, Vec<Extent>)> = self.table.files().filter(|f| f.extents.iter().any(|e| e.zone == v)).map(|f| (f.id, f.lifetime, f.extents.clone())).collect();
+        let mut records = Vec::new();
+        for (id, lifetime, extents) in files {
+            let mut moved = Vec::new();
+            for e in extents {
+                if e.zone == v {
+                    moved.extend(self.copy_extent(e, lifetime)?);
+                } else {
+                    moved.push(e);
+                }
+            }
+            records.push(Record::SetExtents { id, extents: moved });
+        }
+        let open_ids: Vec<u64> = self.open.iter().filter(|(_, s)| s.unlogged.iter().any(|e| e.zone == v)).map(|(id, _)| *id).collect();
+        for id in open_ids {
+            let lifetime = self.table.files().find(|f| f.id == id).map_or(0, |f| f.lifetime);
+            let unlogged = std::mem::take(&mut self.open.get_mut(&id).unwrap().unlogged);
+            let mut moved = Vec::new();
+            for e in unlogged {
+                if e.zone == v {
+                    moved.extend(self.copy_extent(e, lifetime)?);
+                } else {
+                    moved.push(e);
+                }
+            }
+            let state = self.open.get_mut(&id).unwrap();
+            state.unlogged = moved;
+            if state.zone == Some(v) {
+                state.zone = None;
+            }
+        }
+        self.dev.flush()?;
+        if !records.is_empty() {
+            // The new copies are committed before the old ones disappear.
+            self.commit(&records)?;
+        }
+        self.zones.get_mut(&v).unwrap().live_bytes = 0;
+        self.reset_zone(v)
+    }
+
+    /// Writes a copy of an extent's data to a zone of `lifetime`; returns the new extents.
+    fn copy_extent(&mut self, e: Extent, lifetime: u8) -> Result<Vec<Extent>, FsError> {
+        let bs = self.block_bytes;
+        let mut data = vec![0u8; (e.len_bytes.div_ceil(bs) * bs) as usize];
+        self.dev.read(Lba(e.lba), &mut data)?;
+        data.truncate(e.len_bytes as usize);
+        let mut state = WriteState::default();
+        self.write_bytes(&mut state, lifetime, &data, true)?;
+        Ok(state.unlogged)
+    }
+
+    fn reset_zone(&mut self, z: u32) -> Result<(), FsError> {
+        self.dev.reset_zone(ZoneId(z))?;
+        self.zones.insert(z, ZoneUsage::default());
+        Ok(())
+    }
+
+    /// Reads up to `buf.len()` bytes at `offset`; returns how many (0 at end of file). Sees the
+    /// file's unsynced appends too.
+    pub fn read_at(&mut self, name: &str, offset: u64, buf: &mut [u8]) -> Result<usize, FsError> {
+        let f = self.table.by_name(name).ok_or_else(|| FsError::NotFound(name.into()))?.clone();
+        let mut pieces: Vec<Extent> = f.extents.clone();
+        if let Some(s) = self.open.get(&f.id) {
+            pieces.extend(s.unlogged.iter().copied());
+        }
+        let bs = self.block_bytes;
+        let mut file_pos = 0u64;
+        let mut done = 0usize;
+        for e in pieces {
+            let end = file_pos + e.len_bytes;
+            if offset + (done as u64) < end && done < buf.len() {
+                let from = offset + done as u64 - file_pos;
+                let n = ((e.len_bytes - from) as usize).min(buf.len() - done);
+                let first_block = from / bs;
+                let last_block = (from + n as u64 - 1) / bs;
+                let mut tmp = vec![0u8; ((last_block - first_block + 1) * bs) as usize];
+                self.dev.read(Lba(e.lba + first_block), &mut tmp)?;
+                let skip = (from - first_block * bs) as usize;
+                buf[done..done + n].copy_from_slice(&tmp[skip..skip + n]);
+                done += n;
+            }
+            file_pos = end;
+        }
+        if let Some(s) = self.open.get(&f.id) {
+            let end = file_pos + s.buffer.len() as u64;
+            if offset + (done as u64) < end && done < buf.len() {
+                let from = (offset + done as u64 - file_pos) as usize;
+                let n = (s.buffer.len() - from).min(buf.len() - done);
+                buf[done..done + n].copy_from_slice(&s.buffer[from..from + n]);
+                done += n;
+            }
+        }
+        Ok(done)
+    }
+
+    /// File size including unsynced appends.
+    pub fn size(&self, name: &str) -> Result<u64, FsError> {
+        let f = self.table.by_name(name).ok_or_else(|| FsError::NotFound(name.into()))?;
+        let pending = self.open.get(&f.id).map_or(0, |s| s.buffer.len() as u64 + s.unlogged.iter().map(|e| e.len_bytes).sum::<u64>());
+        Ok(f.size_bytes() + pending)
+    }
+
+    pub fn rename(&mut self, from: &str, to: &str) -> Result<(), FsError> {
+        let id = self.id_of(from)?;
+        if let Ok(target) = self.id_of(to) {
+            if target != id {
+                self.release_extents(target);
+            }
+        }
+        self.commit(&[Record::Rename { id, name: to.into() }])?;
+        self.reclaim_empty_zones()
+    }
+
+    pub fn delete(&mut self, name: &str) -> Result<(), FsError> {
+        let id = self.id_of(name)?;
+        self.release_extents(id);
+        self.commit(&[Record::Delete { id }])?;
+        self.reclaim_empty_zones()
+    }
+
+    /// Drops a file's live-byte accounting (its records are committed by the caller).
+    fn release_extents(&mut self, id: u64) {
+        let mut extents: Vec<Extent> = self.table.files().find(|f| f.id == id).map(|f| f.extents.clone()).unwrap_or_default();
+        if let Some(s) = self.open.remove(&id) {
+            extents.extend(s.unlogged);
+        }
+        for e in extents {
+            if let Some(z) = self.zones.get_mut(&e.zone) {
+                z.live_bytes -= e.len_bytes;
+            }
+        }
+    }
+
+    /// Resets full zones left with no live data (after their deletions were committed).
+    fn reclaim_empty_zones(&mut self) -> Result<(), FsError> {
+        let dead: Vec<u32> = self.zones.iter().filter(|(_, u)| u.full && u.live_bytes == 0).map(|(z, _)| *z).collect();
+        for z in dead {
+            self.reset_zone(z)?;
+        }
+        Ok(())
+    }
+
+    /// Live, garbage and free space. Free counts only what can be written now.
+    pub fn space(&self) -> Space {
+        let cap = self.zone_blocks * self.block_bytes;
+        let mut s = Space { capacity_bytes: cap * self.zones.len() as u64, ..Space::default() };
+        for u in self.zones.values() {
+            let written = u.written_blocks * self.block_bytes;
+            s.live_bytes += u.live_bytes;
+            s.garbage_bytes += written - u.live_bytes.min(written);
+            if !u.full {
+                s.free_bytes += cap - written;
+            }
+        }
+        s
+    }
+
+    /// Checks every extent and the zone accounting against the device; returns the problems.
+    pub fn fsck(&mut self) -> Result<Vec<String>, FsError> {
+        let mut problems = Vec::new();
+        let reports = self.dev.report_all(ZoneFilter::All)?;
+        let mut live: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut used: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
+        let g = *self.dev.geometry();
+        for f in self.table.files() {
+            for e in &f.extents {
+                let Some(d) = reports.get(e.zone as usize) else {
+                    problems.push(format!("{}: extent in zone {} past the device", f.name, e.zone));
+                    continue;
+                };
+                let blocks = e.len_bytes.div_ceil(self.block_bytes);
+                let wp = if d.state == ZoneState::Full { d.start.0 + g.zone_capacity_blocks } else { d.write_pointer.0 };
+                if e.lba < d.start.0 || e.lba + blocks > wp {
+                    problems.push(format!("{}: extent at LBA {} (+{blocks}) outside the written part of zone {}", f.name, e.lba, e.zone));
+                }
+                if self.meta_zones.contains(&ZoneId(e.zone)) {
+                    problems.push(format!("{}: extent in metadata zone {}", f.name, e.zone));
+                }
+                *live.entry(e.zone).or_default() += e.len_bytes;
+                used.entry(e.zone).or_default().push((e.lba, e.lba + blocks));
+            }
+        }
+        for (z, mut ranges) in used {
+            ranges.sort_unstable();
+            if ranges.windows(2).any(|w| w[0].1 > w[1].0) {
+                problems.push(format!("zone {z}: overlapping extents"));
+            }
+        }
+        for (z, u) in &self.zones {
+            let expected = live.get(z).copied().unwrap_or(0);
+            let pending: u64 = self.open.values().flat_map(|s| s.unlogged.iter()).filter(|e| e.zone == *z).map(|e| e.len_bytes).sum();
+            if u.live_bytes != expected + pending {
+                problems.push(format!("zone {z}: accounted {} live bytes, extents hold {}", u.live_bytes, expected + pending));
+            }
+        }
+        Ok(problems)
+    }
+}
