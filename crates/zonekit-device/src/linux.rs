@@ -95,6 +95,10 @@ impl AlignedBuf {
     }
 }
 
+// SAFETY: the buffer is a unique heap allocation owned by this value; moving it to another
+// thread moves that ownership, like a Vec<u8>.
+unsafe impl Send for AlignedBuf {}
+
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         // SAFETY: allocated with this layout in `new`.

@@ -8,8 +8,8 @@
 //!   lifetime. [`Allocation::FirstFit`] (stock-ZenFS-like) takes any zone with room.
 //! - Space: a zone whose data is all deleted is reset. With GC on, when empty zones run short
 //!   the collector takes the full zone with the least live data (levels of quartiles, oldest
-//!   first within a level), copies its live extents to a zone of the same lifetime, commits
-//!   the new extents, and resets it. A write fails with [`FsError::NoSpace`] only when no zone
+//!   first within a level; zones more than 75 % live only when no empty zone is left), copies
+//!   its live extents to a zone of the same lifetime, commits the new extents, and resets it. A write fails with [`FsError::NoSpace`] only when no zone
 //!   can take it and GC cannot make room.
 //! - Durability: a file's data is durable once `sync` returns; after a crash every file reads
 //!   back its content as of its last sync; data written since is garbage.
@@ -227,6 +227,16 @@ impl<D: ZonedDevice> Zfs<D> {
         Ok(id)
     }
 
+    /// Sets a file's write-lifetime hint. RocksDB gives it after creating the file; zones are
+    /// chosen when data is first written out, so a hint set before that decides placement.
+    pub fn set_lifetime(&mut self, name: &str, lifetime: u8) -> Result<(), FsError> {
+        let id = self.id_of(name)?;
+        if self.table.by_name(name).is_some_and(|f| f.lifetime == lifetime) {
+            return Ok(());
+        }
+        self.commit(&[Record::SetLifetime { id, lifetime }])
+    }
+
     fn id_of(&self, name: &str) -> Result<u64, FsError> {
         self.table.by_name(name).map(|f| f.id).ok_or_else(|| FsError::NotFound(name.into()))
     }
@@ -368,11 +378,14 @@ impl<D: ZonedDevice> Zfs<D> {
         let mut reclaimed = 0;
         while self.empty_zones() < self.config.gc_empty_zones_low {
             let cap = self.zone_blocks * self.block_bytes;
-            // Victim queues by live data: level 0 holds < 25 % live, ... level 3 ≥ 75 %.
+            // Victim queues by live data: level 0 holds < 25 % live, ... level 3 ≥ 75 %. Level 3
+            // is left alone while any empty zone remains: copying a mostly-live zone frees
+            // little and, near full, makes GC thrash.
+            let limit = if self.empty_zones() == 0 { cap } else { cap * 3 / 4 };
             let victim = self
                 .zones
                 .iter()
-                .filter(|(_, u)| u.full && u.live_bytes < cap)
+                .filter(|(_, u)| u.full && u.live_bytes < limit)
                 .min_by_key(|(_, u)| ((u.live_bytes * 4 / cap).min(3), u.filled_seq))
                 .map(|(z, _)| *z);
             let Some(v) = victim else { break };

@@ -1,0 +1,252 @@
+//! The C ABI of the zoned file system: what the C++ RocksDB plugin (`plugin/`) calls. No file
+//! system logic lives on the C++ side.
+//!
+//! A device spec names the device: a path to an emulated image or a `/dev` zoned device that
+//! holds a zonekit file system (`zonekit fs mkfs`), or `mem:PRESET` for a fresh in-memory
+//! device of that preset, formatted on open. Options follow a `?`:
+//! `alloc=lifetime|first-fit`, `gc=on|off` (defaults: lifetime, on), e.g.
+//! `mem:nvmevirt-zns?alloc=first-fit&gc=off` for a stock-ZenFS-like configuration. Every call returns 0 (or a size) on success and a
+//! negative errno on failure; `zk_last_error` says what went wrong. The handle is thread safe:
+//! calls are serialised by a mutex.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::Mutex;
+
+use zonekit_device::{preset, FileDevice, MemDevice, StorageMode, ZonedDevice};
+use zonekit_zfs::fs::{FsConfig, FsError, Zfs};
+
+type Device = Box<dyn ZonedDevice + Send>;
+
+pub struct ZkFs {
+    fs: Mutex<Zfs<Device>>,
+    last_error: Mutex<String>,
+    /// Bytes the application appended (the denominator of write amplification).
+    appended: std::sync::atomic::AtomicU64,
+}
+
+fn parse_options(opts: &str) -> Result<FsConfig, String> {
+    let mut config = FsConfig::default();
+    for kv in opts.split('&').filter(|s| !s.is_empty()) {
+        match kv.split_once('=') {
+            Some(("alloc", "lifetime")) => config.allocation = zonekit_zfs::fs::Allocation::Lifetime,
+            Some(("alloc", "first-fit")) => config.allocation = zonekit_zfs::fs::Allocation::FirstFit,
+            Some(("gc", "on")) => config.gc = true,
+            Some(("gc", "off")) => config.gc = false,
+            _ => return Err(format!("unknown option {kv:?} (alloc=lifetime|first-fit, gc=on|off)")),
+        }
+    }
+    Ok(config)
+}
+
+fn open_device(spec: &str) -> Result<(Device, bool), String> {
+    if let Some(name) = spec.strip_prefix("mem:") {
+        let p = preset::find(name).ok_or_else(|| format!("unknown preset {name:?}; valid: {}", preset::names().join(", ")))?;
+        let dev = MemDevice::new(p.geometry, p.behavior, StorageMode::Data).map_err(|e| e.to_string())?;
+        return Ok((Box::new(dev), true));
+    }
+    let path = std::path::Path::new(spec);
+    if zonekit_device::linux::is_block_device(path) {
+        return Ok((Box::new(zonekit_device::linux::LinuxZonedDevice::open(path).map_err(|e| e.to_string())?), false));
+    }
+    Ok((Box::new(FileDevice::open(path).map_err(|e| e.to_string())?), false))
+}
+
+fn errno(e: &FsError) -> i32 {
+    match e {
+        FsError::NotFound(_) => libc_enoent(),
+        FsError::Exists(_) => 17,
+        FsError::NoSpace { .. } => 28,
+        _ => 5,
+    }
+}
+
+const fn libc_enoent() -> i32 {
+    2
+}
+
+unsafe fn text<'a>(s: *const c_char) -> Option<&'a str> {
+    if s.is_null() {
+        return None;
+    }
+    // SAFETY: the caller passes a NUL-terminated string that outlives the call.
+    unsafe { CStr::from_ptr(s) }.to_str().ok()
+}
+
+impl ZkFs {
+    fn fail(&self, e: FsError) -> i64 {
+        *self.last_error.lock().unwrap() = e.to_string();
+        -(errno(&e) as i64)
+    }
+}
+
+/// Opens (and for `mem:` specs formats) a file system. On failure returns null and writes a
+/// message into `err` (NUL-terminated, truncated to `err_len`).
+#[no_mangle]
+pub unsafe extern "C" fn zk_fs_open(spec: *const c_char, err: *mut c_char, err_len: usize) -> *mut ZkFs {
+    let result = (|| {
+        let spec = unsafe { text(spec) }.ok_or("device spec is not UTF-8")?;
+        let (device, options) = spec.split_once('?').unwrap_or((spec, ""));
+        let config = parse_options(options)?;
+        let (dev, fresh) = open_device(device)?;
+        let fs = if fresh { Zfs::mkfs(dev, config) } else { Zfs::mount(dev, config) };
+        fs.map_err(|e| format!("{device}: {e}"))
+    })();
+    match result {
+        Ok(fs) => Box::into_raw(Box::new(ZkFs { fs: Mutex::new(fs), last_error: Mutex::new(String::new()), appended: 0.into() })),
+        Err(msg) => {
+            if !err.is_null() && err_len > 0 {
+                let bytes = msg.as_bytes();
+                let n = bytes.len().min(err_len - 1);
+                // SAFETY: the caller gave a buffer of err_len bytes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), err as *mut u8, n);
+                    *err.add(n) = 0;
+                }
+            }
+            std::ptr::null_mut()
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zk_fs_close(fs: *mut ZkFs) {
+    if !fs.is_null() {
+        // SAFETY: the pointer came from zk_fs_open and is not used again.
+        drop(unsafe { Box::from_raw(fs) });
+    }
+}
+
+/// The message of the last failed call (valid until the next call on this handle).
+#[no_mangle]
+pub unsafe extern "C" fn zk_last_error(fs: *const ZkFs, buf: *mut c_char, len: usize) {
+    // SAFETY: a live handle from zk_fs_open; buf holds len bytes.
+    let fs = unsafe { &*fs };
+    let msg = fs.last_error.lock().unwrap().clone();
+    if len > 0 {
+        let n = msg.len().min(len - 1);
+        unsafe {
+            std::ptr::copy_nonoverlapping(msg.as_ptr(), buf as *mut u8, n);
+            *buf.add(n) = 0;
+        }
+    }
+}
+
+macro_rules! with_fs {
+    ($fs:expr, $name:expr, |$f:ident, $n:ident| $body:expr) => {{
+        // SAFETY: a live handle from zk_fs_open.
+        let handle = unsafe { &*$fs };
+        let Some($n) = (unsafe { text($name) }) else { return -22 };
+        #[allow(unused_mut)]
+        let mut $f = handle.fs.lock().unwrap();
+        match $body {
+            Ok(v) => v,
+            Err(e) => handle.fail(e),
+        }
+    }};
+}
+
+/// Creates a file, replacing any file of that name.
+#[no_mangle]
+pub unsafe extern "C" fn zk_file_create(fs: *mut ZkFs, name: *const c_char, lifetime: u8) -> i64 {
+    with_fs!(fs, name, |f, n| {
+        if f.size(n).is_ok() {
+            if let Err(e) = f.delete(n) {
+                return unsafe { &*fs }.fail(e);
+            }
+        }
+        f.create(n, lifetime).map(|_| 0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zk_file_set_lifetime(fs: *mut ZkFs, name: *const c_char, lifetime: u8) -> i64 {
+    with_fs!(fs, name, |f, n| f.set_lifetime(n, lifetime).map(|_| 0))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zk_file_append(fs: *mut ZkFs, name: *const c_char, data: *const u8, len: usize) -> i64 {
+    // SAFETY: data holds len bytes.
+    let bytes = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(data, len) } };
+    // SAFETY: a live handle from zk_fs_open.
+    unsafe { &*fs }.appended.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
+    with_fs!(fs, name, |f, n| f.append(n, bytes).map(|_| 0))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zk_file_sync(fs: *mut ZkFs, name: *const c_char) -> i64 {
+    with_fs!(fs, name, |f, n| f.sync(n).map(|_| 0))
+}
+
+/// Reads up to `len` bytes at `offset`; returns the number read (0 at end of file).
+#[no_mangle]
+pub unsafe extern "C" fn zk_file_read(fs: *mut ZkFs, name: *const c_char, offset: u64, buf: *mut u8, len: usize) -> i64 {
+    // SAFETY: buf holds len writable bytes.
+    let out = if len == 0 { &mut [][..] } else { unsafe { std::slice::from_raw_parts_mut(buf, len) } };
+    with_fs!(fs, name, |f, n| f.read_at(n, offset, out).map(|r| r as i64))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zk_file_size(fs: *mut ZkFs, name: *const c_char) -> i64 {
+    with_fs!(fs, name, |f, n| f.size(n).map(|s| s as i64))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zk_file_delete(fs: *mut ZkFs, name: *const c_char) -> i64 {
+    with_fs!(fs, name, |f, n| f.delete(n).map(|_| 0))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn zk_file_rename(fs: *mut ZkFs, from: *const c_char, to: *const c_char) -> i64 {
+    let Some(to) = (unsafe { text(to) }) else { return -22 };
+    with_fs!(fs, from, |f, n| {
+        let _ = f.sync(n);
+        f.rename(n, to).map(|_| 0)
+    })
+}
+
+/// Calls `each(ctx, name)` for every file whose name starts with `prefix`; returns the count.
+#[no_mangle]
+pub unsafe extern "C" fn zk_list(fs: *mut ZkFs, prefix: *const c_char, each: extern "C" fn(*mut c_void, *const c_char), ctx: *mut c_void) -> i64 {
+    with_fs!(fs, prefix, |f, p| {
+        let names: Vec<std::ffi::CString> = f.table().files().filter(|x| x.name.starts_with(p)).filter_map(|x| std::ffi::CString::new(x.name.clone()).ok()).collect();
+        for name in &names {
+            each(ctx, name.as_ptr());
+        }
+        Ok::<i64, FsError>(names.len() as i64)
+    })
+}
+
+/// Bytes the device has written so far (for write amplification).
+#[no_mangle]
+pub unsafe extern "C" fn zk_device_bytes_written(fs: *mut ZkFs) -> u64 {
+    // SAFETY: a live handle from zk_fs_open.
+    let handle = unsafe { &*fs };
+    handle.fs.lock().unwrap().device().stats().bytes_written()
+}
+
+/// One line of statistics: bytes appended, bytes the device wrote, WAF, zone resets, space.
+#[no_mangle]
+pub unsafe extern "C" fn zk_report(fs: *mut ZkFs, buf: *mut c_char, len: usize) {
+    // SAFETY: a live handle from zk_fs_open; buf holds len bytes.
+    let handle = unsafe { &*fs };
+    let appended = handle.appended.load(std::sync::atomic::Ordering::Relaxed);
+    let f = handle.fs.lock().unwrap();
+    let stats = f.device().stats();
+    let space = f.space();
+    let line = format!(
+        "zonekit: appended {appended} bytes, device wrote {} bytes, WAF {:.3}, zone resets {}, live {} MiB, garbage {} MiB, free {} MiB",
+        stats.bytes_written(),
+        stats.bytes_written() as f64 / appended.max(1) as f64,
+        stats.resets,
+        space.live_bytes >> 20,
+        space.garbage_bytes >> 20,
+        space.free_bytes >> 20
+    );
+    if len > 0 {
+        let n = line.len().min(len - 1);
+        unsafe {
+            std::ptr::copy_nonoverlapping(line.as_ptr(), buf as *mut u8, n);
+            *buf.add(n) = 0;
+        }
+    }
+}
