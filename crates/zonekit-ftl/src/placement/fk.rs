@@ -27,20 +27,4 @@ impl Fk {
     }
 }
 
-impl Placement for Fk {
-    fn name(&self) -> String {
-        "fk".into()
-    }
-    fn classes(&self) -> usize {
-        self.classes
-    }
-    fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
-        self.class(store_next_write(b, word), b.now)
-    }
-    fn gc_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
-        self.class(stored_next_write(*word), b.now)
-    }
-    fn needs_future(&self) -> bool {
-        true
-    }
-}
+super::oracle_placement!(Fk, "fk");

@@ -104,6 +104,31 @@ pub(crate) fn stored_next_write(word: u32) -> u64 {
     if word == u32::MAX { zonekit_trace::binary::NEVER } else { word as u64 }
 }
 
+/// The `Placement` impl shared by the future-knowledge oracles, which differ only in how
+/// their `class(next_write, now)` buckets a remaining lifetime.
+macro_rules! oracle_placement {
+    ($ty:ty, $name:literal) => {
+        impl Placement for $ty {
+            fn name(&self) -> String {
+                $name.into()
+            }
+            fn classes(&self) -> usize {
+                self.classes
+            }
+            fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
+                self.class(store_next_write(b, word), b.now)
+            }
+            fn gc_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
+                self.class(stored_next_write(*word), b.now)
+            }
+            fn needs_future(&self) -> bool {
+                true
+            }
+        }
+    };
+}
+pub(crate) use oracle_placement;
+
 pub(crate) fn take_f64(p: &mut Params, key: &str, default: f64) -> Result<f64, String> {
     match p.remove(key) {
         None => Ok(default),

@@ -35,23 +35,7 @@ impl ZbOpt {
     }
 }
 
-impl Placement for ZbOpt {
-    fn name(&self) -> String {
-        "zbopt".into()
-    }
-    fn classes(&self) -> usize {
-        self.classes
-    }
-    fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
-        self.class(store_next_write(b, word), b.now)
-    }
-    fn gc_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
-        self.class(stored_next_write(*word), b.now)
-    }
-    fn needs_future(&self) -> bool {
-        true
-    }
-}
+super::oracle_placement!(ZbOpt, "zbopt");
 
 #[cfg(test)]
 mod tests {
