@@ -350,7 +350,12 @@ impl<D: ZonedDevice> Zfs<D> {
                 return Ok(z);
             }
             if attempt == 0 && self.config.gc && !self.in_gc {
-                self.collect()?;
+                if self.collect()? == 0 {
+                    // Nothing full to reclaim: partly written zones of other lifetimes hold the
+                    // garbage. Finish the ones no open file is writing to, so GC can take them.
+                    self.finish_idle_zones()?;
+                    self.collect()?;
+                }
             }
         }
         Err(FsError::NoSpace { empty_zones: self.empty_zones(), live_bytes: self.zones.values().map(|z| z.live_bytes).sum() })
@@ -369,6 +374,22 @@ impl<D: ZonedDevice> Zfs<D> {
             if s.zone == Some(z) {
                 s.zone = None;
             }
+        }
+        Ok(())
+    }
+
+    /// Finishes partly written zones that no open file is writing to and that hold garbage.
+    fn finish_idle_zones(&mut self) -> Result<(), FsError> {
+        let busy: Vec<u32> = self.open.values().filter_map(|s| s.zone).collect();
+        let bs = self.block_bytes;
+        let idle: Vec<u32> = self.zones.iter().filter(|(z, u)| u.written_blocks > 0 && !u.full && !busy.contains(z) && u.live_bytes < u.written_blocks * bs).map(|(z, _)| *z).collect();
+        for z in idle {
+            self.dev.manage(ZoneAction::Finish, ZoneId(z))?;
+            let u = self.zones.get_mut(&z).unwrap();
+            u.full = true;
+            u.written_blocks = self.zone_blocks;
+            u.filled_seq = self.fill_seq;
+            self.fill_seq += 1;
         }
         Ok(())
     }
