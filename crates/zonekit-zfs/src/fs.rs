@@ -111,6 +111,11 @@ pub struct Zfs<D: ZonedDevice> {
     active_max: usize,
     /// Set while GC relocates data, so that allocation does not start another GC.
     in_gc: bool,
+    /// Zones relocated by GC since mount.
+    stats_relocations: u64,
+    /// Zones holding extents of the write in progress (its state is out of `open` while it
+    /// runs): GC must not take them.
+    pinned: Vec<u32>,
 }
 
 const META_ZONES: usize = 2;
@@ -167,6 +172,8 @@ impl<D: ZonedDevice> Zfs<D> {
             fill_seq: 0,
             active_max: g.active_zones_max.map_or(usize::MAX, |a| a as usize).saturating_sub(META_ZONES).max(1),
             in_gc: false,
+            stats_relocations: 0,
+            pinned: Vec::new(),
         };
         for f in table.files() {
             fs.next_id = fs.next_id.max(f.id + 1);
@@ -188,6 +195,16 @@ impl<D: ZonedDevice> Zfs<D> {
 
     pub fn device(&self) -> &D {
         &self.dev
+    }
+
+    /// Zones GC has relocated and reset since mount.
+    pub fn gc_relocations(&self) -> u64 {
+        self.stats_relocations
+    }
+
+    /// The device, for tests that inject faults into it.
+    pub fn device_mut(&mut self) -> &mut D {
+        &mut self.dev
     }
 
     pub fn into_device(self) -> D {
@@ -285,7 +302,12 @@ impl<D: ZonedDevice> Zfs<D> {
         let bs = self.block_bytes as usize;
         let mut at = 0;
         while at < bytes.len() {
-            let zone = self.zone_for(state.zone, lifetime, bytes.len() - at)?;
+            // Pins stack: GC's own copies (nested writes) must not drop the outer write's pins.
+            let outer = self.pinned.len();
+            self.pinned.extend(state.unlogged.iter().map(|e| e.zone));
+            let zone = self.zone_for(state.zone, lifetime, bytes.len() - at);
+            self.pinned.truncate(outer);
+            let zone = zone?;
             state.zone = Some(zone);
             let room_blocks = self.zone_blocks - self.zones[&zone].written_blocks;
             let take = (bytes.len() - at).min(room_blocks as usize * bs);
@@ -406,7 +428,7 @@ impl<D: ZonedDevice> Zfs<D> {
             let victim = self
                 .zones
                 .iter()
-                .filter(|(_, u)| u.full && u.live_bytes < limit)
+                .filter(|(z, u)| u.full && u.live_bytes < limit && !self.pinned.contains(z))
                 .min_by_key(|(_, u)| ((u.live_bytes * 4 / cap).min(3), u.filled_seq))
                 .map(|(z, _)| *z);
             let Some(v) = victim else { break };
@@ -417,6 +439,7 @@ impl<D: ZonedDevice> Zfs<D> {
     }
 
     fn relocate_zone(&mut self, v: u32) -> Result<(), FsError> {
+        self.stats_relocations += 1;
         self.in_gc = true;
         let result = self.relocate_zone_inner(v);
         self.in_gc = false;
