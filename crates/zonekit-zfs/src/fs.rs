@@ -386,6 +386,23 @@ impl<D: ZonedDevice> Zfs<D> {
     /// Finishes the active zone with the least room left (the cheapest to give up).
     fn finish_one_active(&mut self) -> Result<(), FsError> {
         let Some((&z, _)) = self.zones.iter().filter(|(_, u)| u.written_blocks > 0 && !u.full).max_by_key(|(_, u)| u.written_blocks) else { return Ok(()) };
+        self.finish_zone(z)
+    }
+
+    /// Finishes partly written zones that no open file is writing to and that hold garbage.
+    fn finish_idle_zones(&mut self) -> Result<(), FsError> {
+        let busy: Vec<u32> = self.open.values().filter_map(|s| s.zone).collect();
+        let bs = self.block_bytes;
+        let idle: Vec<u32> = self.zones.iter().filter(|(z, u)| u.written_blocks > 0 && !u.full && !busy.contains(z) && u.live_bytes < u.written_blocks * bs).map(|(z, _)| *z).collect();
+        for z in idle {
+            self.finish_zone(z)?;
+        }
+        Ok(())
+    }
+
+    /// Finishes a zone on the device and marks it full (a GC candidate); files writing into it
+    /// move on to another zone.
+    fn finish_zone(&mut self, z: u32) -> Result<(), FsError> {
         self.dev.manage(ZoneAction::Finish, ZoneId(z))?;
         let u = self.zones.get_mut(&z).unwrap();
         u.full = true;
@@ -396,22 +413,6 @@ impl<D: ZonedDevice> Zfs<D> {
             if s.zone == Some(z) {
                 s.zone = None;
             }
-        }
-        Ok(())
-    }
-
-    /// Finishes partly written zones that no open file is writing to and that hold garbage.
-    fn finish_idle_zones(&mut self) -> Result<(), FsError> {
-        let busy: Vec<u32> = self.open.values().filter_map(|s| s.zone).collect();
-        let bs = self.block_bytes;
-        let idle: Vec<u32> = self.zones.iter().filter(|(z, u)| u.written_blocks > 0 && !u.full && !busy.contains(z) && u.live_bytes < u.written_blocks * bs).map(|(z, _)| *z).collect();
-        for z in idle {
-            self.dev.manage(ZoneAction::Finish, ZoneId(z))?;
-            let u = self.zones.get_mut(&z).unwrap();
-            u.full = true;
-            u.written_blocks = self.zone_blocks;
-            u.filled_seq = self.fill_seq;
-            self.fill_seq += 1;
         }
         Ok(())
     }
