@@ -10,6 +10,7 @@
 //! calls are serialised by a mutex.
 
 use std::ffi::{c_char, c_void, CStr};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use zonekit_device::{preset, FileDevice, MemDevice, StorageMode, ZonedDevice};
@@ -21,7 +22,11 @@ pub struct ZkFs {
     fs: Mutex<Zfs<Device>>,
     last_error: Mutex<String>,
     /// Bytes the application appended (the denominator of write amplification).
-    appended: std::sync::atomic::AtomicU64,
+    appended: AtomicU64,
+    /// Bytes in the application's files now, and the most there ever were: the space the
+    /// application needed, whatever the file system does with it.
+    file_bytes: AtomicU64,
+    peak_file_bytes: AtomicU64,
 }
 
 fn parse_options(opts: &str) -> Result<FsConfig, String> {
@@ -77,6 +82,23 @@ impl ZkFs {
         *self.last_error.lock().unwrap() = e.to_string();
         -(errno(&e) as i64)
     }
+
+    fn grew(&self, bytes: u64) {
+        let now = self.file_bytes.fetch_add(bytes, Relaxed) + bytes;
+        self.peak_file_bytes.fetch_max(now, Relaxed);
+    }
+
+    fn shrank(&self, bytes: u64) {
+        self.file_bytes.fetch_sub(bytes, Relaxed);
+    }
+}
+
+/// Deletes a file, keeping the file-bytes count.
+fn delete_counted(handle: &ZkFs, f: &mut Zfs<Device>, name: &str) -> Result<(), FsError> {
+    let size = f.size(name)?;
+    f.delete(name)?;
+    handle.shrank(size);
+    Ok(())
 }
 
 /// Opens (and for `mem:` specs formats) a file system. On failure returns null and writes a
@@ -92,7 +114,11 @@ pub unsafe extern "C" fn zk_fs_open(spec: *const c_char, err: *mut c_char, err_l
         fs.map_err(|e| format!("{device}: {e}"))
     })();
     match result {
-        Ok(fs) => Box::into_raw(Box::new(ZkFs { fs: Mutex::new(fs), last_error: Mutex::new(String::new()), appended: 0.into() })),
+        Ok(fs) => {
+            let file_bytes: u64 = fs.table().files().map(|f| f.size_bytes()).sum();
+            let handle = ZkFs { fs: Mutex::new(fs), last_error: Mutex::new(String::new()), appended: 0.into(), file_bytes: file_bytes.into(), peak_file_bytes: file_bytes.into() };
+            Box::into_raw(Box::new(handle))
+        }
         Err(msg) => {
             if !err.is_null() && err_len > 0 {
                 let bytes = msg.as_bytes();
@@ -150,7 +176,7 @@ macro_rules! with_fs {
 pub unsafe extern "C" fn zk_file_create(fs: *mut ZkFs, name: *const c_char, lifetime: u8) -> i64 {
     with_fs!(fs, name, |f, n| {
         if f.size(n).is_ok() {
-            if let Err(e) = f.delete(n) {
+            if let Err(e) = delete_counted(unsafe { &*fs }, &mut f, n) {
                 return unsafe { &*fs }.fail(e);
             }
         }
@@ -168,8 +194,9 @@ pub unsafe extern "C" fn zk_file_append(fs: *mut ZkFs, name: *const c_char, data
     // SAFETY: data holds len bytes.
     let bytes = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(data, len) } };
     // SAFETY: a live handle from zk_fs_open.
-    unsafe { &*fs }.appended.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
-    with_fs!(fs, name, |f, n| f.append(n, bytes).map(|_| 0))
+    let handle = unsafe { &*fs };
+    handle.appended.fetch_add(len as u64, Relaxed);
+    with_fs!(fs, name, |f, n| f.append(n, bytes).map(|_| handle.grew(len as u64)).map(|_| 0))
 }
 
 #[no_mangle]
@@ -192,7 +219,7 @@ pub unsafe extern "C" fn zk_file_size(fs: *mut ZkFs, name: *const c_char) -> i64
 
 #[no_mangle]
 pub unsafe extern "C" fn zk_file_delete(fs: *mut ZkFs, name: *const c_char) -> i64 {
-    with_fs!(fs, name, |f, n| f.delete(n).map(|_| 0))
+    with_fs!(fs, name, |f, n| delete_counted(unsafe { &*fs }, &mut f, n).map(|_| 0))
 }
 
 #[no_mangle]
@@ -229,18 +256,19 @@ pub unsafe extern "C" fn zk_device_bytes_written(fs: *mut ZkFs) -> u64 {
 pub unsafe extern "C" fn zk_report(fs: *mut ZkFs, buf: *mut c_char, len: usize) {
     // SAFETY: a live handle from zk_fs_open; buf holds len bytes.
     let handle = unsafe { &*fs };
-    let appended = handle.appended.load(std::sync::atomic::Ordering::Relaxed);
+    let appended = handle.appended.load(Relaxed);
     let f = handle.fs.lock().unwrap();
     let stats = f.device().stats();
     let space = f.space();
     let line = format!(
-        "zonekit: appended {appended} bytes, device wrote {} bytes, WAF {:.3}, zone resets {}, live {} MiB, garbage {} MiB, free {} MiB",
+        "zonekit: appended {appended} bytes, device wrote {} bytes, WAF {:.3}, zone resets {}, live {} MiB, garbage {} MiB, free {} MiB, peak file bytes {} MiB",
         stats.bytes_written(),
         stats.bytes_written() as f64 / appended.max(1) as f64,
         stats.resets,
         space.live_bytes >> 20,
         space.garbage_bytes >> 20,
-        space.free_bytes >> 20
+        space.free_bytes >> 20,
+        handle.peak_file_bytes.load(Relaxed) >> 20
     );
     if len > 0 {
         let n = line.len().min(len - 1);
@@ -248,5 +276,57 @@ pub unsafe extern "C" fn zk_report(fs: *mut ZkFs, buf: *mut c_char, len: usize) 
             std::ptr::copy_nonoverlapping(line.as_ptr(), buf as *mut u8, n);
             *buf.add(n) = 0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CString;
+
+    fn report(fs: *mut ZkFs) -> String {
+        let mut buf = vec![0u8; 512];
+        unsafe { zk_report(fs, buf.as_mut_ptr() as *mut c_char, buf.len()) };
+        CStr::from_bytes_until_nul(&buf).unwrap().to_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn the_report_counts_appends_device_writes_and_the_peak_of_file_bytes() {
+        let spec = CString::new("mem:tiny?alloc=lifetime&gc=on").unwrap();
+        let mut err = [0 as c_char; 256];
+        let fs = unsafe { zk_fs_open(spec.as_ptr(), err.as_mut_ptr(), err.len()) };
+        assert!(!fs.is_null());
+        let (a, b) = (CString::new("/db/a.sst").unwrap(), CString::new("/db/b.log").unwrap());
+        let mib = vec![7u8; 1 << 20];
+        unsafe {
+            assert_eq!(zk_file_create(fs, a.as_ptr(), 3), 0);
+            assert_eq!(zk_file_create(fs, b.as_ptr(), 2), 0);
+            for _ in 0..3 {
+                assert_eq!(zk_file_append(fs, a.as_ptr(), mib.as_ptr(), mib.len()), 0);
+            }
+            assert_eq!(zk_file_append(fs, b.as_ptr(), mib.as_ptr(), mib.len()), 0);
+            assert_eq!(zk_file_sync(fs, a.as_ptr()), 0);
+            assert_eq!(zk_file_delete(fs, a.as_ptr()), 0);
+            // Recreating a file replaces it: its old bytes leave the count too.
+            assert_eq!(zk_file_create(fs, b.as_ptr(), 2), 0);
+            assert_eq!(zk_file_append(fs, b.as_ptr(), mib.as_ptr(), 1000), 0);
+        }
+        let line = report(fs);
+        assert!(line.contains(&format!("appended {} bytes", 4 * (1 << 20) + 1000)), "{line}");
+        assert!(line.contains("peak file bytes 4 MiB"), "{line}");
+        assert_eq!(unsafe { &*fs }.file_bytes.load(Relaxed), 1000);
+        let missing = CString::new("/db/none").unwrap();
+        assert_eq!(unsafe { zk_file_delete(fs, missing.as_ptr()) }, -2);
+        unsafe { zk_fs_close(fs) };
+    }
+
+    #[test]
+    fn a_bad_spec_is_refused_with_a_message() {
+        let spec = CString::new("mem:nope").unwrap();
+        let mut err = [0 as c_char; 256];
+        let fs = unsafe { zk_fs_open(spec.as_ptr(), err.as_mut_ptr(), err.len()) };
+        assert!(fs.is_null());
+        let msg = unsafe { CStr::from_ptr(err.as_ptr()) }.to_str().unwrap();
+        assert!(msg.contains("unknown preset"), "{msg}");
     }
 }

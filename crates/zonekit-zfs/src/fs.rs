@@ -13,6 +13,12 @@
 //!   can take it and GC cannot make room.
 //! - Durability: a file's data is durable once `sync` returns; after a crash every file reads
 //!   back its content as of its last sync; data written since is garbage.
+//! - What RocksDB needs and is here: create, sequential append, positional read, size, rename
+//!   (atomic, replacing), delete, sync, listing by name prefix. Not here, by design: directories
+//!   (names are flat paths; a listing by prefix serves `GetChildren`), file locking and
+//!   RocksDB's informational `LOG` — the plugin keeps those on the host file system, as ZenFS
+//!   keeps them on its auxiliary path; hard links, random writes, truncation and modification
+//!   times (the plugin reports "now").
 
 use std::collections::BTreeMap;
 

@@ -241,6 +241,9 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     let mut counts: Vec<(ZoneState, usize)> = ZoneState::ALL.iter().map(|&s| (s, zones.iter().filter(|z| z.state == s).count())).collect();
     counts.retain(|c| c.1 > 0);
     let written: u64 = zones.iter().filter(|z| z.state != ZoneState::NotWritePointer).map(|z| z.written_blocks().min(z.capacity_blocks)).sum();
+    // File images keep their wear; other devices count from this open.
+    let resets = &dev.stats().resets_per_zone;
+    let (resets_total, resets_max): (u64, u64) = (resets.iter().sum(), resets.iter().copied().max().unwrap_or(0));
     if a.json {
         let v = serde_json::json!({
             "device": a.device,
@@ -249,6 +252,8 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
             "geometry": g,
             "behavior": b,
             "usable_bytes": g.usable_bytes(),
+            "zone_resets": resets_total,
+            "zone_resets_max_per_zone": resets_max,
             "zone_states": counts.iter().map(|(s, n)| (s.name().to_string(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -270,6 +275,7 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     println!("written          {} MiB in sequential zones", written * g.block_size_bytes as u64 >> 20);
     let states: Vec<String> = counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
     println!("zone states      {}", states.join(", "));
+    println!("zone resets      {resets_total} (most on one zone: {resets_max})");
     Ok(ExitCode::SUCCESS)
 }
 

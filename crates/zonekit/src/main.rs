@@ -4,6 +4,7 @@ mod demo;
 mod device_demo;
 mod experiment_cmd;
 mod fs_cmd;
+mod kv_bench_cmd;
 mod device_cmd;
 mod replay_cmd;
 mod trace_cmd;
@@ -40,6 +41,9 @@ enum Command {
     /// The zoned file system: mkfs, ls, df, fsck, dump, put, cat.
     #[command(subcommand)]
     Fs(fs_cmd::FsCommand),
+    /// Seed 001's experiment: RocksDB's db_bench on the zoned file system, four configurations,
+    /// growing key counts, against RocksDB on tmpfs (needs db_bench and the plugin).
+    KvBench(kv_bench_cmd::KvBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
         Some(Command::Sweep(args)) => replay_cmd::sweep_cmd(args),
         Some(Command::Experiment(args)) => experiment_cmd::run(args),
         Some(Command::Fs(cmd)) => fs_cmd::run(cmd),
+        Some(Command::KvBench(args)) => kv_bench_cmd::run(args),
     };
     match result {
         Ok(code) => code,
