@@ -5,8 +5,8 @@
 //! and for how much space RocksDB itself needs (its peak, sampled while it runs).
 //!
 //! Results go to `--out`: `results.csv` (one row per db_bench run; rerunning skips rows already
-//! there, so an interrupted experiment resumes), and charts: `max-keys.svg`, `waf.svg`,
-//! `space.svg`, `throughput.svg`.
+//! there, so an interrupted experiment resumes), and charts per RocksDB profile:
+//! `PROFILE-max-keys.svg`, `PROFILE-waf.svg`, `PROFILE-space.svg`, `PROFILE-throughput.svg`.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -520,7 +520,7 @@ fn report(
         println!("file-system data capacity: {} MiB", c >> 20);
     }
     std::fs::write(
-        out.join("max-keys.svg"),
+        out.join(format!("{profile}-max-keys.svg")),
         bar_chart(
             &format!("Largest key count that completes ({profile})"),
             "million keys",
@@ -543,7 +543,7 @@ fn report(
     };
     let waf = series(&|r| r.waf(), true);
     std::fs::write(
-        out.join("waf.svg"),
+        out.join(format!("{profile}-waf.svg")),
         line_chart(
             &format!("Write amplification vs keys ({profile})"),
             "million keys",
@@ -575,7 +575,7 @@ fn report(
         }
     }
     std::fs::write(
-        out.join("space.svg"),
+        out.join(format!("{profile}-space.svg")),
         line_chart(
             &format!("Peak bytes in RocksDB's files ({profile})"),
             "million keys",
@@ -592,7 +592,7 @@ fn report(
         })
         .collect();
     std::fs::write(
-        out.join("throughput.svg"),
+        out.join(format!("{profile}-throughput.svg")),
         bar_chart(
             &format!("overwrite kops/s at the largest completed count ({profile})"),
             "kops/s",
@@ -600,7 +600,7 @@ fn report(
         ),
     )?;
     println!(
-        "results: {}/results.csv and max-keys.svg, waf.svg, space.svg, throughput.svg",
+        "results: {}/results.csv and {profile}-{{max-keys,waf,space,throughput}}.svg",
         out.display()
     );
     Ok(())
