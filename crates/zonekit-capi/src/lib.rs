@@ -4,8 +4,8 @@
 //! A device spec names the device: a path to an emulated image or a `/dev` zoned device that
 //! holds a zonekit file system (`zonekit fs mkfs`), or `mem:PRESET` for a fresh in-memory
 //! device of that preset, formatted on open. Options follow a `?`:
-//! `alloc=lifetime|first-fit`, `gc=on|off` (defaults: lifetime, on), e.g.
-//! `mem:nvmevirt-zns?alloc=first-fit&gc=off` for a stock-ZenFS-like configuration. Every call returns 0 (or a size) on success and a
+//! `alloc=lifetime|first-fit|zenfs`, `gc=on|off` (defaults: lifetime, on), e.g.
+//! `mem:nvmevirt-zns?alloc=zenfs&gc=off` for stock ZenFS's allocation without GC. Every call returns 0 (or a size) on success and a
 //! negative errno on failure; `zk_last_error` says what went wrong. The handle is thread safe:
 //! calls are serialised by a mutex.
 
@@ -35,9 +35,10 @@ fn parse_options(opts: &str) -> Result<FsConfig, String> {
         match kv.split_once('=') {
             Some(("alloc", "lifetime")) => config.allocation = zonekit_zfs::fs::Allocation::Lifetime,
             Some(("alloc", "first-fit")) => config.allocation = zonekit_zfs::fs::Allocation::FirstFit,
+            Some(("alloc", "zenfs")) => config.allocation = zonekit_zfs::fs::Allocation::ZenFs,
             Some(("gc", "on")) => config.gc = true,
             Some(("gc", "off")) => config.gc = false,
-            _ => return Err(format!("unknown option {kv:?} (alloc=lifetime|first-fit, gc=on|off)")),
+            _ => return Err(format!("unknown option {kv:?} (alloc=lifetime|first-fit|zenfs, gc=on|off)")),
         }
     }
     Ok(config)

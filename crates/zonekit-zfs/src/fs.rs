@@ -5,7 +5,8 @@
 //!   metadata log. Extents never cross zones.
 //! - Allocation ([`Allocation::Lifetime`], seed 001): a file writes into a zone holding the same
 //!   write-lifetime hint that has room, else into an empty zone, never into a zone of another
-//!   lifetime. [`Allocation::FirstFit`] (stock-ZenFS-like) takes any zone with room.
+//!   lifetime. [`Allocation::FirstFit`] takes any zone with room; [`Allocation::ZenFs`] is
+//!   stock ZenFS's rule (short-lived data may join longer-lived zones).
 //! - Space: a zone whose data is all deleted is reset. With GC on, when empty zones run short
 //!   the collector takes the full zone with the least live data (levels of quartiles, oldest
 //!   first within a level; zones more than 75 % live only when no empty zone is left), copies
@@ -33,6 +34,27 @@ pub enum Allocation {
     Lifetime,
     /// Any zone with room, lowest first (stock ZenFS without lifetime matching).
     FirstFit,
+    /// Stock ZenFS's rule (`../shared/spec/04-zoned-kv.md`): a partly written zone whose
+    /// lifetime is longer than or equal to the file's, scored zone − file for longer and 50 for
+    /// equal (so a longer-lived zone is preferred), the lowest score first; a file without a hint
+    /// only into a zone without one; otherwise an empty zone. Short-lived data can thus land
+    /// among long-lived data, never the reverse.
+    ZenFs,
+}
+
+/// [`Allocation::ZenFs`]'s score of a zone holding `zone_lifetime` data for a file of
+/// `file_lifetime` (RocksDB's hints: 0 not set, 1 none, 2 short … 5 extreme); `None` = not
+/// allowed. Lower is better.
+pub fn zenfs_lifetime_score(zone_lifetime: u8, file_lifetime: u8) -> Option<u8> {
+    const EQUAL: u8 = 50;
+    if file_lifetime <= 1 {
+        return (zone_lifetime == file_lifetime).then_some(0);
+    }
+    match zone_lifetime.cmp(&file_lifetime) {
+        std::cmp::Ordering::Greater => Some(zone_lifetime - file_lifetime),
+        std::cmp::Ordering::Equal => Some(EQUAL),
+        std::cmp::Ordering::Less => None,
+    }
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -364,6 +386,13 @@ impl<D: ZonedDevice> Zfs<D> {
             let candidate = match self.config.allocation {
                 Allocation::Lifetime => self.zones.iter().filter(|(_, u)| !u.full && u.written_blocks > 0 && u.lifetime == Some(lifetime)).max_by_key(|(_, u)| u.written_blocks).map(|(z, _)| *z),
                 Allocation::FirstFit => self.zones.iter().find(|(_, u)| !u.full && u.written_blocks > 0).map(|(z, _)| *z),
+                Allocation::ZenFs => self
+                    .zones
+                    .iter()
+                    .filter(|(_, u)| !u.full && u.written_blocks > 0)
+                    .filter_map(|(z, u)| Some((zenfs_lifetime_score(u.lifetime?, lifetime)?, *z)))
+                    .min()
+                    .map(|(_, z)| z),
             };
             if let Some(z) = candidate {
                 return Ok(z);
@@ -652,5 +681,23 @@ impl<D: ZonedDevice> Zfs<D> {
             }
         }
         Ok(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::zenfs_lifetime_score as score;
+
+    #[test]
+    fn zenfs_scores_prefer_longer_lived_zones_and_refuse_shorter_ones() {
+        // RocksDB's hints: 0 not set, 1 none, 2 short, 3 medium, 4 long, 5 extreme.
+        assert_eq!(score(5, 2), Some(3));
+        assert_eq!(score(3, 2), Some(1));
+        assert_eq!(score(4, 4), Some(50));
+        assert_eq!(score(2, 4), None);
+        assert_eq!(score(0, 0), Some(0));
+        assert_eq!(score(1, 1), Some(0));
+        assert_eq!(score(5, 0), None);
+        assert_eq!(score(0, 3), None);
     }
 }

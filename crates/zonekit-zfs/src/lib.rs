@@ -1,10 +1,11 @@
-//! A zoned file system for key-value stores (seed 001), in progress.
+//! A zoned file system for key-value stores (seed 001).
 //!
-//! Done: the [`metalog`] — the checksummed, two-zone, rolling metadata log with atomic commit
+//! The [`metalog`] — the checksummed, two-zone, rolling metadata log with atomic commit
 //! batches and crash recovery — [`FileTable`], the file metadata it rebuilds at mount, and the
-//! file system core [`fs::Zfs`]: files as extents in zones, lifetime-hint or first-fit
-//! allocation, GC, space accounting and fsck. Not yet: directories and locks, the C ABI and
-//! the RocksDB plugin (see ARCHITECTURE.md and the open issue).
+//! file system core [`fs::Zfs`]: files as extents in zones, lifetime-hint, first-fit or
+//! ZenFS-rule allocation, GC, space accounting and fsck. RocksDB reaches it through the C ABI
+//! (`crates/zonekit-capi`) and the plugin (`plugin/`); what RocksDB needs that is not here
+//! (directories, locks) is listed in [`fs`].
 //!
 //! ```
 //! use zonekit_device::{preset, MemDevice, StorageMode, ZoneBehavior, ZoneId};

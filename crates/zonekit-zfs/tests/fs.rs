@@ -217,13 +217,36 @@ fn lifetime_allocation_and_gc_store_more_before_running_out() {
     let gc_only = bytes_until_full(FsConfig { allocation: Allocation::FirstFit, gc: true, gc_empty_zones_low: 3 });
     let lifetime_only = bytes_until_full(FsConfig { allocation: Allocation::Lifetime, gc: false, gc_empty_zones_low: 3 });
     let both = bytes_until_full(FsConfig::default());
-    println!("bytes written before no space: stock {stock}, GC {gc_only}, lifetime {lifetime_only}, both {both}");
+    let zenfs = bytes_until_full(FsConfig { allocation: Allocation::ZenFs, gc: false, gc_empty_zones_low: 3 });
+    println!("bytes written before no space: stock {stock}, GC {gc_only}, lifetime {lifetime_only}, both {both}, ZenFS rule {zenfs}");
     // Each feature alone, and both, store far more than stock before space runs out. (On this
     // small two-lifetime workload both features together are no better than either alone: once
     // lifetimes are separated, little garbage is left for GC to win back.)
-    for (what, bytes) in [("GC", gc_only), ("lifetime allocation", lifetime_only), ("both", both)] {
+    // (The ZenFS rule separates these two lifetimes too: hint 1, "none", joins only its own.)
+    for (what, bytes) in [("GC", gc_only), ("lifetime allocation", lifetime_only), ("both", both), ("ZenFS rule", zenfs)] {
         assert!(bytes as f64 > 1.5 * stock as f64, "{what}: {bytes} bytes vs {stock} for stock");
     }
+}
+
+#[test]
+fn the_zenfs_rule_lets_short_lived_files_join_longer_lived_zones_but_not_the_reverse() {
+    let mut fs = Zfs::mkfs(device(24, 64), FsConfig { allocation: Allocation::ZenFs, gc: false, gc_empty_zones_low: 3 }).unwrap();
+    let mut write = |name: &str, lifetime: u8| -> u32 {
+        fs.create(name, lifetime).unwrap();
+        fs.append(name, &content(name, 0, 3 * 4096)).unwrap();
+        fs.sync(name).unwrap();
+        fs.table().by_name(name).unwrap().extents[0].zone
+    };
+    let short_zone = write("1.log", 2);
+    let long_zone = write("2.sst", 5);
+    assert_ne!(long_zone, short_zone, "long-lived data must not join a short-lived zone");
+    // Both zones would take it; the longer-lived one scores better (5 - 2 = 3 < 50).
+    assert_eq!(write("3.log", 2), long_zone);
+    assert_eq!(write("4.sst", 4), long_zone);
+    // A file without a hint joins only zones without one.
+    let unhinted = write("MANIFEST", 0);
+    assert!(![short_zone, long_zone].contains(&unhinted));
+    assert_eq!(write("CURRENT", 0), unhinted);
 }
 
 #[test]

@@ -21,12 +21,13 @@ use zonekit_report::{bar_chart, csv, line_chart, text_table, Series};
 
 #[derive(Args)]
 pub struct KvBenchArgs {
-    /// File-system configurations, in order: stock (first fit, no GC: stock-ZenFS-like), gc
-    /// (first fit + GC), lifetime (lifetime allocation, no GC), both.
-    #[arg(long, value_delimiter = ',', default_value = "stock,gc,lifetime,both")]
+    /// File-system configurations, in order: stock (first fit, no GC), gc (first fit + GC),
+    /// lifetime (lifetime allocation, no GC), both, zenfs (stock ZenFS's lifetime-score
+    /// allocation, no GC: the seed's "original").
+    #[arg(long, value_delimiter = ',', default_value = "stock,gc,lifetime,both,zenfs")]
     configs: Vec<FsConfigName>,
     /// Key counts in millions, tried in increasing order until one fails.
-    #[arg(long, value_delimiter = ',', default_value = "4,5,6,7,8")]
+    #[arg(long, value_delimiter = ',', default_value = "2,3,4,5,6,7,8")]
     keys: Vec<f64>,
     /// The emulated device (`mem:PRESET`, formatted fresh for every run).
     #[arg(long, default_value = "mem:nvmevirt-zns")]
@@ -56,6 +57,7 @@ pub enum FsConfigName {
     Gc,
     Lifetime,
     Both,
+    Zenfs,
 }
 
 impl FsConfigName {
@@ -65,6 +67,7 @@ impl FsConfigName {
             FsConfigName::Gc => "gc",
             FsConfigName::Lifetime => "lifetime",
             FsConfigName::Both => "both",
+            FsConfigName::Zenfs => "zenfs",
         }
     }
 
@@ -74,6 +77,7 @@ impl FsConfigName {
             FsConfigName::Gc => "alloc=first-fit&gc=on",
             FsConfigName::Lifetime => "alloc=lifetime&gc=off",
             FsConfigName::Both => "alloc=lifetime&gc=on",
+            FsConfigName::Zenfs => "alloc=zenfs&gc=off",
         }
     }
 }
