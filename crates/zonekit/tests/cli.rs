@@ -296,3 +296,22 @@ fn fs_tool_on_an_emulated_device() {
     let e = refused(&["fs", "cat", "fs.zk", "nope"], d);
     assert!(e.contains("nope: no such file"), "{e}");
 }
+
+#[test]
+fn kv_bench_refuses_bad_input_before_running_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let plugin = d.join("plugin.so");
+    std::fs::write(&plugin, b"").unwrap();
+    let plugin = plugin.to_str().unwrap();
+    let e = refused(&["kv-bench", "--keys", "0", "--plugin", plugin], d);
+    assert!(e.contains("must be positive"), "{e}");
+    let e = refused(&["kv-bench", "--plugin", "/nonexistent/plugin.so"], d);
+    assert!(e.contains("/nonexistent/plugin.so not found") && e.contains("plugin/build"), "{e}");
+    let e = refused(&["kv-bench", "--plugin", plugin, "--device", "/dev/nvme0n1"], d);
+    assert!(e.contains("give mem:PRESET"), "{e}");
+    let e = refused(&["kv-bench", "--plugin", plugin, "--configs", "fast"], d);
+    assert!(e.contains("invalid value 'fast'"), "{e}");
+    let e = refused(&["kv-bench", "--plugin", plugin, "--db-bench", "/nonexistent/db_bench", "--keys", "0.001", "--out", "out"], d);
+    assert!(e.contains("/nonexistent/db_bench") && e.contains("setup kv"), "{e}");
+}
