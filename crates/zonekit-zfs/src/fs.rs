@@ -318,7 +318,7 @@ impl<D: ZonedDevice> Zfs<D> {
 
     /// Writes the first `len` buffered bytes (padded to blocks when `pad`) to the device.
     fn write_out(&mut self, id: u64, len: usize, pad: bool) -> Result<(), FsError> {
-        let lifetime = self.table.files().find(|f| f.id == id).map(|f| f.lifetime).unwrap_or(0);
+        let lifetime = self.table.by_id(id).map_or(0, |f| f.lifetime);
         let mut state = self.open.remove(&id).unwrap_or_default();
         let bytes: Vec<u8> = state.buffer.drain(..len).collect();
         let result = self.write_bytes(&mut state, lifetime, &bytes, pad);
@@ -488,28 +488,14 @@ impl<D: ZonedDevice> Zfs<D> {
         let files: Vec<(u64, u8, Vec<Extent>)> = self.table.files().filter(|f| f.extents.iter().any(|e| e.zone == v)).map(|f| (f.id, f.lifetime, f.extents.clone())).collect();
         let mut records = Vec::new();
         for (id, lifetime, extents) in files {
-            let mut moved = Vec::new();
-            for e in extents {
-                if e.zone == v {
-                    moved.extend(self.copy_extent(e, lifetime)?);
-                } else {
-                    moved.push(e);
-                }
-            }
+            let moved = self.move_out_of_zone(v, extents, lifetime)?;
             records.push(Record::SetExtents { id, extents: moved });
         }
         let open_ids: Vec<u64> = self.open.iter().filter(|(_, s)| s.unlogged.iter().any(|e| e.zone == v)).map(|(id, _)| *id).collect();
         for id in open_ids {
-            let lifetime = self.table.files().find(|f| f.id == id).map_or(0, |f| f.lifetime);
+            let lifetime = self.table.by_id(id).map_or(0, |f| f.lifetime);
             let unlogged = std::mem::take(&mut self.open.get_mut(&id).unwrap().unlogged);
-            let mut moved = Vec::new();
-            for e in unlogged {
-                if e.zone == v {
-                    moved.extend(self.copy_extent(e, lifetime)?);
-                } else {
-                    moved.push(e);
-                }
-            }
+            let moved = self.move_out_of_zone(v, unlogged, lifetime)?;
             let state = self.open.get_mut(&id).unwrap();
             state.unlogged = moved;
             if state.zone == Some(v) {
@@ -523,6 +509,19 @@ impl<D: ZonedDevice> Zfs<D> {
         }
         self.zones.get_mut(&v).unwrap().live_bytes = 0;
         self.reset_zone(v)
+    }
+
+    /// A file's extents with those in zone `v` replaced by copies elsewhere (same order).
+    fn move_out_of_zone(&mut self, v: u32, extents: Vec<Extent>, lifetime: u8) -> Result<Vec<Extent>, FsError> {
+        let mut moved = Vec::with_capacity(extents.len());
+        for e in extents {
+            if e.zone == v {
+                moved.extend(self.copy_extent(e, lifetime)?);
+            } else {
+                moved.push(e);
+            }
+        }
+        Ok(moved)
     }
 
     /// Writes a copy of an extent's data to a zone of `lifetime`; returns the new extents.
@@ -545,9 +544,9 @@ impl<D: ZonedDevice> Zfs<D> {
     /// Reads up to `buf.len()` bytes at `offset`; returns how many (0 at end of file). Sees the
     /// file's unsynced appends too.
     pub fn read_at(&mut self, name: &str, offset: u64, buf: &mut [u8]) -> Result<usize, FsError> {
-        let f = self.table.by_name(name).ok_or_else(|| FsError::NotFound(name.into()))?.clone();
-        let mut pieces: Vec<Extent> = f.extents.clone();
-        if let Some(s) = self.open.get(&f.id) {
+        let f = self.table.by_name(name).ok_or_else(|| FsError::NotFound(name.into()))?;
+        let (id, mut pieces) = (f.id, f.extents.clone());
+        if let Some(s) = self.open.get(&id) {
             pieces.extend(s.unlogged.iter().copied());
         }
         let bs = self.block_bytes;
@@ -568,7 +567,7 @@ impl<D: ZonedDevice> Zfs<D> {
             }
             file_pos = end;
         }
-        if let Some(s) = self.open.get(&f.id) {
+        if let Some(s) = self.open.get(&id) {
             let end = file_pos + s.buffer.len() as u64;
             if offset + (done as u64) < end && done < buf.len() {
                 let from = (offset + done as u64 - file_pos) as usize;
@@ -607,7 +606,7 @@ impl<D: ZonedDevice> Zfs<D> {
 
     /// Drops a file's live-byte accounting (its records are committed by the caller).
     fn release_extents(&mut self, id: u64) {
-        let mut extents: Vec<Extent> = self.table.files().find(|f| f.id == id).map(|f| f.extents.clone()).unwrap_or_default();
+        let mut extents: Vec<Extent> = self.table.by_id(id).map(|f| f.extents.clone()).unwrap_or_default();
         if let Some(s) = self.open.remove(&id) {
             extents.extend(s.unlogged);
         }

@@ -47,6 +47,8 @@ impl FileMeta {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileTable {
     files: BTreeMap<u64, FileMeta>,
+    /// Name → id: every append and read looks its file up by name.
+    ids_by_name: BTreeMap<String, u64>,
 }
 
 impl FileTable {
@@ -73,19 +75,21 @@ impl FileTable {
                     return Err(format!("a file named {name:?} exists"));
                 }
                 self.files.insert(*id, FileMeta { id: *id, name: name.clone(), lifetime: *lifetime, extents: Vec::new() });
+                self.ids_by_name.insert(name.clone(), *id);
             }
             Record::AppendExtent { id, extent } => self.file_mut(*id)?.extents.push(*extent),
             Record::SetExtents { id, extents } => self.file_mut(*id)?.extents = extents.clone(),
             Record::Rename { id, name } => {
-                self.file_mut(*id)?;
+                let old = std::mem::replace(&mut self.file_mut(*id)?.name, name.clone());
+                self.ids_by_name.remove(&old);
                 // Renaming over another file replaces it, as POSIX rename does.
-                if let Some(other) = self.by_name(name).map(|f| f.id).filter(|other| other != id) {
+                if let Some(other) = self.ids_by_name.insert(name.clone(), *id).filter(|other| other != id) {
                     self.files.remove(&other);
                 }
-                self.file_mut(*id)?.name = name.clone();
             }
             Record::Delete { id } => {
-                self.files.remove(id).ok_or(format!("file {id} does not exist"))?;
+                let f = self.files.remove(id).ok_or(format!("file {id} does not exist"))?;
+                self.ids_by_name.remove(&f.name);
             }
             Record::SetLifetime { id, lifetime } => self.file_mut(*id)?.lifetime = *lifetime,
             Record::Commit => {}
@@ -94,7 +98,11 @@ impl FileTable {
     }
 
     pub fn by_name(&self, name: &str) -> Option<&FileMeta> {
-        self.files.values().find(|f| f.name == name)
+        self.files.get(self.ids_by_name.get(name)?)
+    }
+
+    pub fn by_id(&self, id: u64) -> Option<&FileMeta> {
+        self.files.get(&id)
     }
 
     pub fn files(&self) -> impl Iterator<Item = &FileMeta> {
