@@ -523,8 +523,10 @@ fn report(
     if let Some(c) = capacity {
         println!("file-system data capacity: {} MiB", c >> 20);
     }
-    std::fs::write(
-        out.join(format!("{profile}-max-keys.svg")),
+    let write_chart = |name: &str, svg: String| std::fs::write(out.join(format!("{profile}-{name}.svg")), svg);
+    let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
+    write_chart(
+        "max-keys",
         bar_chart(
             &format!("Largest key count that completes ({profile})"),
             "million keys",
@@ -546,8 +548,8 @@ fn report(
             .collect()
     };
     let waf = series(&|r| r.waf(), true);
-    std::fs::write(
-        out.join(format!("{profile}-waf.svg")),
+    write_chart(
+        "waf",
         line_chart(
             &format!("Write amplification vs keys ({profile})"),
             "million keys",
@@ -556,10 +558,7 @@ fn report(
             false,
         ),
     )?;
-    let mut space = series(
-        &|r| r.peak_file_bytes.map(|b| b as f64 / (1u64 << 30) as f64),
-        false,
-    );
+    let mut space = series(&|r| r.peak_file_bytes.map(gib), false);
     if let Some(c) = capacity {
         let xs: Vec<f64> = by_config
             .values()
@@ -571,15 +570,12 @@ fn report(
         if lo <= hi {
             space.push(Series {
                 name: "FS capacity".into(),
-                points: vec![
-                    (lo, c as f64 / (1u64 << 30) as f64),
-                    (hi, c as f64 / (1u64 << 30) as f64),
-                ],
+                points: vec![(lo, gib(c)), (hi, gib(c))],
             });
         }
     }
-    std::fs::write(
-        out.join(format!("{profile}-space.svg")),
+    write_chart(
+        "space",
         line_chart(
             &format!("Peak bytes in RocksDB's files ({profile})"),
             "million keys",
@@ -595,8 +591,8 @@ fn report(
             Some((format!("{c} {k}M"), r.overwrite_ops_s? as f64 / 1000.0))
         })
         .collect();
-    std::fs::write(
-        out.join(format!("{profile}-throughput.svg")),
+    write_chart(
+        "throughput",
         bar_chart(
             &format!("overwrite kops/s at the largest completed count ({profile})"),
             "kops/s",
