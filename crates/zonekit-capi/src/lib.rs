@@ -8,6 +8,13 @@
 //! `mem:nvmevirt-zns?alloc=zenfs&gc=off` for stock ZenFS's allocation without GC. Every call returns 0 (or a size) on success and a
 //! negative errno on failure; `zk_last_error` says what went wrong. The handle is thread safe:
 //! calls are serialised by a mutex.
+//!
+//! # Safety
+//!
+//! The same contract holds for every `unsafe` function here: a `ZkFs` pointer is one
+//! `zk_fs_open` returned and `zk_fs_close` has not yet freed; strings are NUL-terminated; a
+//! `(pointer, length)` pair names that many readable (or, for outputs, writable) bytes.
+#![allow(clippy::missing_safety_doc)] // one contract for all calls: the crate doc's "Safety"
 
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

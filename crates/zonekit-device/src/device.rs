@@ -39,13 +39,7 @@ pub trait ZonedDevice {
 
     /// Appends to `out` the descriptors of up to `max_zones` zones matching `filter`, scanning
     /// from the zone that holds `start`. Returns how many were appended.
-    fn report_zones(
-        &mut self,
-        start: Lba,
-        filter: ZoneFilter,
-        max_zones: usize,
-        out: &mut Vec<ZoneDescriptor>,
-    ) -> Result<usize>;
+    fn report_zones(&mut self, start: Lba, filter: ZoneFilter, max_zones: usize, out: &mut Vec<ZoneDescriptor>) -> Result<usize>;
 
     /// Reads `buf.len()` bytes starting at `lba`.
     fn read(&mut self, lba: Lba, buf: &mut [u8]) -> Result<()>;
@@ -88,10 +82,7 @@ pub trait ZonedDevice {
     fn zone(&mut self, zone: ZoneId) -> Result<ZoneDescriptor> {
         let geometry = *self.geometry();
         if zone.0 >= geometry.zone_count {
-            return Err(DeviceError::InvalidArgument(format!(
-                "zone {zone} does not exist (the device has {} zones)",
-                geometry.zone_count
-            )));
+            return Err(DeviceError::InvalidArgument(format!("zone {zone} does not exist (the device has {} zones)", geometry.zone_count)));
         }
         let mut out = Vec::with_capacity(1);
         self.report_zones(geometry.zone_start(zone), ZoneFilter::All, 1, &mut out)?;

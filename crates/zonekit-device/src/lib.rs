@@ -60,10 +60,7 @@ pub fn open_path(path: &std::path::Path) -> Result<OpenedDevice> {
     }
     let meta = std::fs::metadata(path).map_err(|e| DeviceError::Io { context: format!("{}", path.display()), error: e })?;
     if !meta.is_file() {
-        return Err(DeviceError::NotZoned {
-            path: path.to_path_buf(),
-            reason: "neither a block device nor a zonekit device image".into(),
-        });
+        return Err(DeviceError::NotZoned { path: path.to_path_buf(), reason: "neither a block device nor a zonekit device image".into() });
     }
     let dev = FileDevice::open(path)?;
     let preset = Some(dev.media().preset().to_string()).filter(|p| !p.is_empty());

@@ -21,10 +21,7 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
-use crate::{
-    AutoClose, DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter,
-    ZoneId, ZoneState, ZoneType, ZonedDevice,
-};
+use crate::{AutoClose, DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZoneType, ZonedDevice};
 
 const SECTOR_BYTES: u64 = 512;
 
@@ -141,11 +138,7 @@ impl LinuxZonedDevice {
         if zoned != "host-managed" && zoned != "host-aware" {
             return Err(not_zoned(format!("queue/zoned is {zoned:?}")));
         }
-        let number = |name: &str| -> Result<u64> {
-            sysfs_read(&queue, name)
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| not_zoned(format!("cannot read queue/{name}")))
-        };
+        let number = |name: &str| -> Result<u64> { sysfs_read(&queue, name).and_then(|s| s.parse().ok()).ok_or_else(|| not_zoned(format!("cannot read queue/{name}"))) };
         let block_size_bytes = number("logical_block_size")? as u32;
         let zone_sectors = number("chunk_sectors")?;
         let zone_count = number("nr_zones")? as u32;
@@ -154,7 +147,13 @@ impl LinuxZonedDevice {
         let active_zones_max = limit(number("max_active_zones").unwrap_or(0));
         let scheduler = sysfs_read(&queue, "scheduler").unwrap_or_default();
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let driver = if name.starts_with("nullb") { "null_blk" } else if name.starts_with("nvme") { "nvme" } else { "other" };
+        let driver = if name.starts_with("nullb") {
+            "null_blk"
+        } else if name.starts_with("nvme") {
+            "nvme"
+        } else {
+            "other"
+        };
 
         let file = OpenOptions::new()
             .read(true)
@@ -317,9 +316,7 @@ impl LinuxZonedDevice {
             ZoneState::Offline => Some(DeviceError::ZoneOffline { zone: id }),
             ZoneState::NotWritePointer => None,
             _ if lba != d.write_pointer => Some(DeviceError::InvalidWrite { zone: id, lba, write_pointer: d.write_pointer }),
-            _ if lba.0 + blocks > d.start.0 + d.capacity_blocks => {
-                Some(DeviceError::Boundary { zone: id, lba, blocks, limit: Lba(d.start.0 + d.capacity_blocks) })
-            }
+            _ if lba.0 + blocks > d.start.0 + d.capacity_blocks => Some(DeviceError::Boundary { zone: id, lba, blocks, limit: Lba(d.start.0 + d.capacity_blocks) }),
             _ => None,
         })
     }
@@ -387,10 +384,7 @@ impl LinuxZonedDevice {
             ZoneAction::Finish => BLKFINISHZONE,
             ZoneAction::Reset => BLKRESETZONE,
         };
-        let range = BlkZoneRange {
-            sector: self.geometry.zone_start(zone).0 * self.sectors_per_block,
-            nr_sectors: self.geometry.zone_size_blocks * self.sectors_per_block,
-        };
+        let range = BlkZoneRange { sector: self.geometry.zone_start(zone).0 * self.sectors_per_block, nr_sectors: self.geometry.zone_size_blocks * self.sectors_per_block };
         // SAFETY: the request takes a pointer to a blk_zone_range that outlives the call.
         if unsafe { libc::ioctl(self.file.as_raw_fd(), request, &range as *const BlkZoneRange) } == 0 {
             return Ok(());

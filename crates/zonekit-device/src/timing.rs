@@ -15,7 +15,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
-pub use zonekit_report::LogHistogram as LatencyHistogram;
+pub use zonekit_base::LogHistogram as LatencyHistogram;
 
 use crate::{DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZonedDevice};
 
@@ -53,11 +53,7 @@ impl FlashConfig {
             return bad("channel bandwidth must be positive".into());
         }
         if self.dies_per_zone == 0 || self.dies_per_zone > self.die_count() {
-            return bad(format!(
-                "a zone striped over {} dies on flash with {} dies",
-                self.dies_per_zone,
-                self.die_count()
-            ));
+            return bad(format!("a zone striped over {} dies on flash with {} dies", self.dies_per_zone, self.die_count()));
         }
         Ok(())
     }
@@ -212,7 +208,11 @@ pub struct TimingReport {
 impl TimingReport {
     /// Throughput of `bytes` over the elapsed virtual time.
     pub fn mb_per_sec(&self, bytes: u64) -> f64 {
-        if self.elapsed_ns == 0 { 0.0 } else { bytes as f64 / 1e6 / (self.elapsed_ns as f64 / 1e9) }
+        if self.elapsed_ns == 0 {
+            0.0
+        } else {
+            bytes as f64 / 1e6 / (self.elapsed_ns as f64 / 1e9)
+        }
     }
 }
 
@@ -441,5 +441,4 @@ mod tests {
         let written = m.write(0, 3, 0, 16384);
         assert_eq!(m.reset(written, 3), written + 3_000_000);
     }
-
 }

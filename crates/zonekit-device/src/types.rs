@@ -186,19 +186,9 @@ pub enum AutoClose {
 
 impl ZoneBehavior {
     /// QEMU's NVMe ZNS controller with its defaults.
-    pub const QEMU_NVME: ZoneBehavior = ZoneBehavior {
-        close_empty_to_empty: false,
-        auto_close: AutoClose::Always,
-        cross_zone_reads: false,
-        unwritten_reads_zero: true,
-    };
+    pub const QEMU_NVME: ZoneBehavior = ZoneBehavior { close_empty_to_empty: false, auto_close: AutoClose::Always, cross_zone_reads: false, unwritten_reads_zero: true };
     /// Linux null_blk in zoned mode.
-    pub const NULL_BLK: ZoneBehavior = ZoneBehavior {
-        close_empty_to_empty: true,
-        auto_close: AutoClose::IfActiveRoom,
-        cross_zone_reads: true,
-        unwritten_reads_zero: false,
-    };
+    pub const NULL_BLK: ZoneBehavior = ZoneBehavior { close_empty_to_empty: true, auto_close: AutoClose::IfActiveRoom, cross_zone_reads: true, unwritten_reads_zero: false };
 }
 
 impl Default for ZoneBehavior {
@@ -227,10 +217,7 @@ impl Geometry {
     pub fn validate(&self) -> Result<(), DeviceError> {
         let bad = |msg: String| Err(DeviceError::InvalidGeometry(msg));
         if !self.block_size_bytes.is_power_of_two() || self.block_size_bytes < 512 {
-            return bad(format!(
-                "logical block size {} bytes is not a power of two of at least 512",
-                self.block_size_bytes
-            ));
+            return bad(format!("logical block size {} bytes is not a power of two of at least 512", self.block_size_bytes));
         }
         if self.zone_count == 0 {
             return bad("the device has zero zones".into());
@@ -242,20 +229,12 @@ impl Geometry {
             return bad("zone capacity is zero blocks".into());
         }
         if self.zone_capacity_blocks > self.zone_size_blocks {
-            return bad(format!(
-                "zone capacity ({} blocks) exceeds zone size ({} blocks)",
-                self.zone_capacity_blocks, self.zone_size_blocks
-            ));
+            return bad(format!("zone capacity ({} blocks) exceeds zone size ({} blocks)", self.zone_capacity_blocks, self.zone_size_blocks));
         }
         if self.conventional_zone_count > self.zone_count {
-            return bad(format!(
-                "{} conventional zones on a device of {} zones",
-                self.conventional_zone_count, self.zone_count
-            ));
+            return bad(format!("{} conventional zones on a device of {} zones", self.conventional_zone_count, self.zone_count));
         }
-        if self.zone_size_blocks.checked_mul(self.zone_count as u64).is_none()
-            || self.total_blocks().checked_mul(self.block_size_bytes as u64).is_none()
-        {
+        if self.zone_size_blocks.checked_mul(self.zone_count as u64).is_none() || self.total_blocks().checked_mul(self.block_size_bytes as u64).is_none() {
             return bad("device size overflows 64 bits".into());
         }
         if self.open_zones_max == Some(0) || self.active_zones_max == Some(0) {
@@ -263,9 +242,7 @@ impl Geometry {
         }
         if let (Some(open), Some(active)) = (self.open_zones_max, self.active_zones_max) {
             if open > active {
-                return bad(format!(
-                    "max open zones ({open}) exceeds max active zones ({active})"
-                ));
+                return bad(format!("max open zones ({open}) exceeds max active zones ({active})"));
             }
         }
         Ok(())
@@ -286,8 +263,7 @@ impl Geometry {
     /// Bytes that can be written: capacity of sequential zones plus size of conventional ones.
     pub fn usable_bytes(&self) -> u64 {
         let seq = (self.zone_count - self.conventional_zone_count) as u64;
-        (seq * self.zone_capacity_blocks + self.conventional_zone_count as u64 * self.zone_size_blocks)
-            * self.block_size_bytes as u64
+        (seq * self.zone_capacity_blocks + self.conventional_zone_count as u64 * self.zone_size_blocks) * self.block_size_bytes as u64
     }
 
     pub fn zone_start(&self, zone: ZoneId) -> Lba {
@@ -321,9 +297,7 @@ impl Geometry {
         // per-I/O path.
         let bs = self.block_size_bytes as usize;
         if bytes == 0 || bytes & (bs - 1) != 0 {
-            return Err(DeviceError::InvalidArgument(format!(
-                "transfer of {bytes} bytes is not a positive multiple of the {bs}-byte block size"
-            )));
+            return Err(DeviceError::InvalidArgument(format!("transfer of {bytes} bytes is not a positive multiple of the {bs}-byte block size")));
         }
         Ok((bytes >> bs.trailing_zeros()) as u64)
     }
@@ -352,7 +326,8 @@ mod tests {
 
     #[test]
     fn impossible_geometries_are_refused_with_reason() {
-        let cases: [(fn(&mut Geometry), &str); 7] = [
+        type Mutation = fn(&mut Geometry);
+        let cases: [(Mutation, &str); 7] = [
             (|g| g.zone_capacity_blocks = 300, "exceeds zone size"),
             (|g| g.zone_count = 0, "zero zones"),
             (|g| g.block_size_bytes = 3000, "power of two"),

@@ -25,16 +25,8 @@ fn configurations() -> Vec<(&'static str, Geometry, ZoneBehavior)> {
         ("qemu-open-below-active", geometry(24, 64, 0, Some(4), Some(8)), ZoneBehavior::QEMU_NVME),
         ("no-limits", geometry(12, 64, 0, None, None), ZoneBehavior::QEMU_NVME),
         ("open-limit-only", geometry(12, 48, 1, Some(3), None), ZoneBehavior::QEMU_NVME),
-        (
-            "no-auto-close",
-            geometry(16, 64, 0, Some(4), Some(6)),
-            ZoneBehavior { auto_close: AutoClose::Off, ..ZoneBehavior::QEMU_NVME },
-        ),
-        (
-            "null-blk-512b-blocks",
-            Geometry { block_size_bytes: 512, ..geometry(16, 50, 3, Some(5), Some(7)) },
-            ZoneBehavior::NULL_BLK,
-        ),
+        ("no-auto-close", geometry(16, 64, 0, Some(4), Some(6)), ZoneBehavior { auto_close: AutoClose::Off, ..ZoneBehavior::QEMU_NVME }),
+        ("null-blk-512b-blocks", Geometry { block_size_bytes: 512, ..geometry(16, 50, 3, Some(5), Some(7)) }, ZoneBehavior::NULL_BLK),
     ]
 }
 

@@ -12,8 +12,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use zonekit_device::conformance::{self, Outcome};
 use zonekit_device::{
-    DeviceError, DeviceStats, FileDevice, Geometry, Lba, MemDevice, StorageMode, ZoneAction, ZoneBehavior, ZoneDescriptor,
-    ZoneFilter, ZoneId, ZoneState, ZonedDevice,
+    DeviceError, DeviceStats, FileDevice, Geometry, Lba, MemDevice, StorageMode, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZonedDevice,
 };
 
 fn small_geometry() -> Geometry {
@@ -246,13 +245,9 @@ fn media_agree_with_each_other_and_with_the_data_model() {
                 (Res::Data(_), Res::Data(z)) => assert!(z.iter().all(|&b| b == 0), "{ctx}: metadata-only read returned data"),
                 _ => assert_eq!(r_data, r_meta, "{ctx}: data and metadata-only modes disagree"),
             }
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.after(&mut data, &op, &r_data, step, wp)))
-                .unwrap_or_else(|_| panic!("{ctx}: data model violated"));
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.after(&mut data, &op, &r_data, step, wp))).unwrap_or_else(|_| panic!("{ctx}: data model violated"));
             data.check_invariants();
-            let reports: Vec<_> = [&mut data as &mut dyn ZonedDevice, &mut meta, &mut file]
-                .into_iter()
-                .map(|d| d.report_all(ZoneFilter::All).unwrap())
-                .collect();
+            let reports: Vec<_> = [&mut data as &mut dyn ZonedDevice, &mut meta, &mut file].into_iter().map(|d| d.report_all(ZoneFilter::All).unwrap()).collect();
             assert!(reports[0] == reports[1] && reports[0] == reports[2], "{ctx}: zone reports differ");
         }
         assert_eq!(data.stats(), file.stats(), "seed {seed}: counters differ");
@@ -275,7 +270,11 @@ fn expected_after_restart(d: &Durable) -> Vec<(ZoneState, u64)> {
         .map(|z| {
             let state = match z.state {
                 ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Closed => {
-                    if z.written_blocks() == 0 { ZoneState::Empty } else { ZoneState::Closed }
+                    if z.written_blocks() == 0 {
+                        ZoneState::Empty
+                    } else {
+                        ZoneState::Closed
+                    }
                 }
                 s => s,
             };

@@ -4,10 +4,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use serde::Serialize;
+use zonekit_base::mem::{advise_huge_pages, huge_vec, prefetch_read};
+use zonekit_base::{BlockMap, NEVER};
 use zonekit_device::{DeviceError, Lba, ZoneId, ZoneType, ZonedDevice};
-use zonekit_trace::binary::NEVER;
-use zonekit_trace::blocks::{advise_huge_pages, huge_vec, prefetch_read};
-use zonekit_trace::BlockMap;
 
 use crate::placement::{BlockCtx, Placement, Reclaimed};
 use crate::victim::{Greedy, Victim, VictimCtx};
@@ -89,7 +88,11 @@ pub struct FtlStats {
 
 impl FtlStats {
     pub fn waf(&self) -> f64 {
-        if self.user_blocks == 0 { 1.0 } else { (self.user_blocks + self.gc_blocks) as f64 / self.user_blocks as f64 }
+        if self.user_blocks == 0 {
+            1.0
+        } else {
+            (self.user_blocks + self.gc_blocks) as f64 / self.user_blocks as f64
+        }
     }
 
     /// Histogram (1 % bins) of the reclaimed zones' GP over all classes or one.
@@ -463,14 +466,7 @@ impl<D: ZonedDevice> Ftl<D> {
                 continue;
             }
             let state = self.blocks[id as usize];
-            let ctx = BlockCtx {
-                id,
-                now: self.now,
-                now_us: self.now_us,
-                last_user_write: Some(state.last_write as u64),
-                next_write: NEVER,
-                from_class: class,
-            };
+            let ctx = BlockCtx { id, now: self.now, now_us: self.now_us, last_user_write: Some(state.last_write as u64), next_write: NEVER, from_class: class };
             let mut word = state.policy;
             let to = self.placement.gc_write(&ctx, &mut word);
             if self.config.store_data {

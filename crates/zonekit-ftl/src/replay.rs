@@ -181,11 +181,7 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
         gc_blocks_by_class: stats.gc_blocks_by_class.clone(),
         gp_histogram: hist.to_vec(),
         gp_histogram_by_class: stats.reclaimed_gp_by_class.iter().map(|h| h.to_vec()).collect(),
-        resets_min_max_mean: (
-            resets.iter().copied().min().unwrap_or(0),
-            resets.iter().copied().max().unwrap_or(0),
-            resets.iter().sum::<u64>() as f64 / resets.len().max(1) as f64,
-        ),
+        resets_min_max_mean: (resets.iter().copied().min().unwrap_or(0), resets.iter().copied().max().unwrap_or(0), resets.iter().sum::<u64>() as f64 / resets.len().max(1) as f64),
         read_blocks: reads,
         device_time_s,
         wall_s,

@@ -28,6 +28,10 @@ pub struct ZoneInfo {
 
 impl ZoneInfo {
     pub fn garbage_proportion(&self) -> f64 {
-        if self.written == 0 { 0.0 } else { (self.written - self.valid) as f64 / self.written as f64 }
+        if self.written == 0 {
+            0.0
+        } else {
+            (self.written - self.valid) as f64 / self.written as f64
+        }
     }
 }

@@ -34,7 +34,14 @@ fn column_frame(title: &str, y_label: &str, columns: usize, y_max: f64) -> (Stri
     for tick in 0..=4 {
         let v = y_max * tick as f64 / 4.0;
         let y = BOTTOM - v / y_max * (BOTTOM - TOP);
-        let _ = writeln!(svg, r##"<text x="{}" y="{:.1}" text-anchor="end">{}</text><line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/>"##, LEFT - 6.0, y + 4.0, format_value(v), width - 20.0);
+        let _ = writeln!(
+            svg,
+            r##"<text x="{}" y="{:.1}" text-anchor="end">{}</text><line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/>"##,
+            LEFT - 6.0,
+            y + 4.0,
+            format_value(v),
+            width - 20.0
+        );
     }
     (svg, width)
 }
@@ -160,7 +167,14 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series], 
         let _ = writeln!(svg, r#"<text x="{x:.1}" y="{}" text-anchor="middle">{label}</text>"#, bottom + 16.0);
         let fy = y0 + (y1 - y0) * tick as f64 / 4.0;
         let y = py(fy);
-        let _ = writeln!(svg, r##"<text x="{}" y="{:.1}" text-anchor="end">{}</text><line x1="{left}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#eee"/>"##, left - 6.0, y + 4.0, format_value(fy), width - right);
+        let _ = writeln!(
+            svg,
+            r##"<text x="{}" y="{:.1}" text-anchor="end">{}</text><line x1="{left}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#eee"/>"##,
+            left - 6.0,
+            y + 4.0,
+            format_value(fy),
+            width - right
+        );
     }
     for (i, s) in series.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];

@@ -10,10 +10,8 @@
 //! ```
 
 mod chart;
-mod histogram;
 
 pub use chart::{bar_chart, box_chart, line_chart, Series};
-pub use histogram::LogHistogram;
 
 /// Formats rows as a fixed-width text table with a header.
 pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -27,11 +25,7 @@ pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
     }
     let mut out = String::new();
     let line = |cells: Vec<&str>, out: &mut String| {
-        let parts: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| if i == 0 { format!("{:<w$}", c, w = widths[i]) } else { format!("{:>w$}", c, w = widths[i]) })
-            .collect();
+        let parts: Vec<String> = cells.iter().enumerate().map(|(i, c)| if i == 0 { format!("{:<w$}", c, w = widths[i]) } else { format!("{:>w$}", c, w = widths[i]) }).collect();
         out.push_str(parts.join("  ").trim_end());
         out.push('\n');
     };

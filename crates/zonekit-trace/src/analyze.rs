@@ -10,7 +10,7 @@
 //! until then. A write never followed by another of its block has an infinite lifetime.
 
 use serde::Serialize;
-use zonekit_report::LogHistogram;
+use zonekit_base::LogHistogram;
 
 use crate::blocks::{BlockIo, BlockMap, DistinctCounter};
 use crate::record::{Op, Result};
@@ -219,11 +219,7 @@ pub fn analyze(source: &dyn BlockSource, block_size_bytes: u64) -> Result<Analys
         .iter()
         .enumerate()
         .filter(|(h, _)| hourly_writes[*h] > 0)
-        .map(|(h, hist)| HourThresholds {
-            hour: h as u64,
-            writes: hourly_writes[h],
-            bilt_p20_p40_p60_p80: [0.2, 0.4, 0.6, 0.8].map(|q| hist.quantile(q)),
-        })
+        .map(|(h, hist)| HourThresholds { hour: h as u64, writes: hourly_writes[h], bilt_p20_p40_p60_p80: [0.2, 0.4, 0.6, 0.8].map(|q| hist.quantile(q)) })
         .collect();
     let mb_per_block = block_size_bytes as f64 / 1e6;
     Ok(Analysis {
@@ -248,10 +244,7 @@ pub fn analyze(source: &dyn BlockSource, block_size_bytes: u64) -> Result<Analys
         bilt_cdf: cdf(&bilt, writes),
         bipt_ms_cdf: cdf(&bipt, writes),
         hourly_thresholds,
-        per_volume: volume_writes
-            .iter()
-            .map(|(&v, &w)| VolumeSummary { volume: v, block_writes: w, distinct_blocks: per_volume_distinct.get(&v).copied().unwrap_or(0) })
-            .collect(),
+        per_volume: volume_writes.iter().map(|(&v, &w)| VolumeSummary { volume: v, block_writes: w, distinct_blocks: per_volume_distinct.get(&v).copied().unwrap_or(0) }).collect(),
         state_bytes_per_block: bytes_per_block,
     })
 }
@@ -335,7 +328,7 @@ mod tests {
         assert!((a.written_once_share - 1.0 / 3.0).abs() < 1e-9);
         // Finite BILTs: b1 0→2 (2), b1 2→4 (2), b2 1→5 (4); infinite: the last write of each block.
         assert!((a.infinite_lifetime_share - 0.5).abs() < 1e-9);
-        let at = |c: &[CdfPoint], x: u64| c.iter().filter(|p| p.x <= x).last().map_or(0.0, |p| p.cdf);
+        let at = |c: &[CdfPoint], x: u64| c.iter().rfind(|p| p.x <= x).map_or(0.0, |p| p.cdf);
         assert!((at(&a.bilt_cdf, 2) - 2.0 / 6.0).abs() < 1e-9);
         assert!((at(&a.bilt_cdf, 4) - 3.0 / 6.0).abs() < 1e-9);
         // Physical: 2000 ms, 2000 ms, 4000 ms.

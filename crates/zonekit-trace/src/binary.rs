@@ -33,7 +33,7 @@ pub const RECORD_BYTES: usize = 32;
 const SOURCE_BYTES: usize = 64;
 const FLAG_NEXT_WRITE: u32 = 1;
 /// "No next write".
-pub const NEVER: u64 = u64::MAX;
+pub use zonekit_base::NEVER;
 
 /// A block access with its future knowledge.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -36,7 +36,12 @@ pub struct Filters {
 impl Filters {
     /// Whether any filter may drop a block.
     pub fn drops_blocks(&self) -> bool {
-        self.sample.is_some() || self.node.is_some() || self.relative_window_us.is_some() || self.split.window_us.is_some() || self.split.volumes.is_some() || self.split.only.is_some()
+        self.sample.is_some()
+            || self.node.is_some()
+            || self.relative_window_us.is_some()
+            || self.split.window_us.is_some()
+            || self.split.volumes.is_some()
+            || self.split.only.is_some()
     }
 }
 
@@ -76,7 +81,11 @@ impl Input {
         if let Some((ring, node)) = &self.filters.node {
             extra.push(format!("node {node} of {}", ring.nodes()));
         }
-        if extra.is_empty() { base } else { format!("{base} ({})", extra.join(", ")) }
+        if extra.is_empty() {
+            base
+        } else {
+            format!("{base} ({})", extra.join(", "))
+        }
     }
 
     /// Blocks with their next-write annotation where the source has one (`NEVER` otherwise).

@@ -93,9 +93,8 @@ impl Ring {
         if nodes == 0 || virtual_nodes == 0 || chunk_blocks == 0 {
             return Err("a ring needs at least one node, one virtual node and a positive chunk size".into());
         }
-        let mut points: Vec<(u32, u32)> = (0..nodes)
-            .flat_map(|n| (0..virtual_nodes).map(move |v| (murmur3_32(&[n.to_le_bytes(), v.to_le_bytes()].concat(), 0x00C0_FFEE), n)))
-            .collect();
+        let mut points: Vec<(u32, u32)> =
+            (0..nodes).flat_map(|n| (0..virtual_nodes).map(move |v| (murmur3_32(&[n.to_le_bytes(), v.to_le_bytes()].concat(), 0x00C0_FFEE), n))).collect();
         points.sort_unstable();
         Ok(Ring { points, chunk_blocks, nodes })
     }

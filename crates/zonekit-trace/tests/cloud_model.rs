@@ -11,9 +11,7 @@ use zonekit_trace::{BlockIo, Result};
 fn generated_node_has_the_thesis_workload_statistics() {
     for seed in [1u64, 2] {
         let w: Workload = "cloud:volumes=48,blocks=512K,writes=4M,hours=24".parse().unwrap();
-        let source = move || -> Result<Box<dyn Iterator<Item = Result<BlockIo>>>> {
-            Ok(Box::new(Splitter::new(w.records(seed).unwrap().map(Ok), SplitOptions::default())?))
-        };
+        let source = move || -> Result<Box<dyn Iterator<Item = Result<BlockIo>>>> { Ok(Box::new(Splitter::new(w.records(seed).unwrap().map(Ok), SplitOptions::default())?)) };
         let a = analyze(&source, 4096).unwrap();
         let ctx = format!("seed {seed}");
         assert!(a.written_once_share > 0.40, "{ctx}: written once {}", a.written_once_share);

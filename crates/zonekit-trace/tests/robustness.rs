@@ -42,7 +42,7 @@ proptest! {
         let names = ["msr-cambridge1-sample.csv", "systor17-traces-sample.csv.gz", "tpcc-small.trace", "cloud_storage-sample.bz2"];
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(names[seed_file]);
         let mut bytes = std::fs::read(path).unwrap();
-        bytes.truncate((cut % bytes.len()).max(1).min(20_000));
+        bytes.truncate((cut % bytes.len()).clamp(1, 20_000));
         for (at, value) in flips {
             let n = bytes.len();
             bytes[at % n] = value;

@@ -358,7 +358,9 @@ impl<D: ZonedDevice> Zfs<D> {
             }
             // Contiguous with the last unlogged extent: extend it.
             match state.unlogged.last_mut() {
-                Some(e) if e.zone == zone && e.lba * self.block_bytes + e.len_bytes == lba.0 * self.block_bytes && e.len_bytes % self.block_bytes == 0 => e.len_bytes += take as u64,
+                Some(e) if e.zone == zone && e.lba * self.block_bytes + e.len_bytes == lba.0 * self.block_bytes && e.len_bytes % self.block_bytes == 0 => {
+                    e.len_bytes += take as u64
+                }
                 _ => state.unlogged.push(Extent { zone, lba: lba.0, len_bytes: take as u64 }),
             }
             at += take;
@@ -384,7 +386,9 @@ impl<D: ZonedDevice> Zfs<D> {
         }
         for attempt in 0..2 {
             let candidate = match self.config.allocation {
-                Allocation::Lifetime => self.zones.iter().filter(|(_, u)| !u.full && u.written_blocks > 0 && u.lifetime == Some(lifetime)).max_by_key(|(_, u)| u.written_blocks).map(|(z, _)| *z),
+                Allocation::Lifetime => {
+                    self.zones.iter().filter(|(_, u)| !u.full && u.written_blocks > 0 && u.lifetime == Some(lifetime)).max_by_key(|(_, u)| u.written_blocks).map(|(z, _)| *z)
+                }
                 Allocation::FirstFit => self.zones.iter().find(|(_, u)| !u.full && u.written_blocks > 0).map(|(z, _)| *z),
                 Allocation::ZenFs => self
                     .zones
@@ -406,13 +410,11 @@ impl<D: ZonedDevice> Zfs<D> {
                 }
                 return Ok(z);
             }
-            if attempt == 0 && self.config.gc && !self.in_gc {
-                if self.collect()? == 0 {
-                    // Nothing full to reclaim: partly written zones of other lifetimes hold the
-                    // garbage. Finish the ones no open file is writing to, so GC can take them.
-                    self.finish_idle_zones()?;
-                    self.collect()?;
-                }
+            if attempt == 0 && self.config.gc && !self.in_gc && self.collect()? == 0 {
+                // Nothing full to reclaim: partly written zones of other lifetimes hold the
+                // garbage. Finish the ones no open file is writing to, so GC can take them.
+                self.finish_idle_zones()?;
+                self.collect()?;
             }
         }
         Err(FsError::NoSpace { empty_zones: self.empty_zones(), live_bytes: self.zones.values().map(|z| z.live_bytes).sum() })
@@ -428,7 +430,8 @@ impl<D: ZonedDevice> Zfs<D> {
     fn finish_idle_zones(&mut self) -> Result<(), FsError> {
         let busy: Vec<u32> = self.open.values().filter_map(|s| s.zone).collect();
         let bs = self.block_bytes;
-        let idle: Vec<u32> = self.zones.iter().filter(|(z, u)| u.written_blocks > 0 && !u.full && !busy.contains(z) && u.live_bytes < u.written_blocks * bs).map(|(z, _)| *z).collect();
+        let idle: Vec<u32> =
+            self.zones.iter().filter(|(z, u)| u.written_blocks > 0 && !u.full && !busy.contains(z) && u.live_bytes < u.written_blocks * bs).map(|(z, _)| *z).collect();
         for z in idle {
             self.finish_zone(z)?;
         }

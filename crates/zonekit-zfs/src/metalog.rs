@@ -44,13 +44,31 @@ pub struct Extent {
 /// One change to the file table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Record {
-    CreateFile { id: u64, name: String, lifetime: u8 },
-    AppendExtent { id: u64, extent: Extent },
+    CreateFile {
+        id: u64,
+        name: String,
+        lifetime: u8,
+    },
+    AppendExtent {
+        id: u64,
+        extent: Extent,
+    },
     /// The file's extents, replaced as a whole (GC relocation, snapshots).
-    SetExtents { id: u64, extents: Vec<Extent> },
-    Rename { id: u64, name: String },
-    Delete { id: u64 },
-    SetLifetime { id: u64, lifetime: u8 },
+    SetExtents {
+        id: u64,
+        extents: Vec<Extent>,
+    },
+    Rename {
+        id: u64,
+        name: String,
+    },
+    Delete {
+        id: u64,
+    },
+    SetLifetime {
+        id: u64,
+        lifetime: u8,
+    },
     /// Ends a batch: everything since the previous `Commit` applies, or nothing does.
     Commit,
 }
@@ -233,16 +251,7 @@ impl MetaLog {
 
     fn empty(dev: &dyn ZonedDevice, zones: [ZoneId; 2], active: usize, generation: u64) -> MetaLog {
         let g = dev.geometry();
-        MetaLog {
-            zones,
-            active,
-            generation,
-            next_seq: 0,
-            block_bytes: g.block_size_bytes as usize,
-            zone_blocks: g.zone_capacity_blocks,
-            used_blocks: 0,
-            pending: Vec::new(),
-        }
+        MetaLog { zones, active, generation, next_seq: 0, block_bytes: g.block_size_bytes as usize, zone_blocks: g.zone_capacity_blocks, used_blocks: 0, pending: Vec::new() }
     }
 
     /// Mounts: returns the log, positioned for appending, and the committed records to replay.

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use zonekit_base::Rng;
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
-use zonekit_trace::synth::Rng;
 use zonekit_zfs::fs::{Allocation, FsConfig, FsError, Zfs};
 
 fn device(zones: u32, zone_blocks: u64) -> MemDevice {

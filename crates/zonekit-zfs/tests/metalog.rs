@@ -1,9 +1,9 @@
 //! The metadata log under normal use, roll-over, corruption and crashes at every write.
 //! Randomised tests print the seed that reproduces a failure (`ZK_SEED=<n>`).
 
+use zonekit_base::Rng;
 use zonekit_device::fault::{FaultOn, FaultyDevice};
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior, ZoneId, ZonedDevice};
-use zonekit_trace::synth::Rng;
 use zonekit_zfs::metalog::{Extent, LogError, MetaLog, Record};
 use zonekit_zfs::FileTable;
 
@@ -40,7 +40,10 @@ fn random_batch(rng: &mut Rng, table: &mut FileTable, next_id: &mut u64) -> Vec<
                 Record::CreateFile { id: *next_id, name: format!("{:06}.sst", next_id), lifetime: rng.below(5) as u8 }
             }
             _ if ids.is_empty() => continue,
-            3..=6 => Record::AppendExtent { id: ids[rng.below(ids.len() as u64) as usize], extent: Extent { zone: 2 + rng.below(6) as u32, lba: rng.below(1 << 20), len_bytes: 1 + rng.below(1 << 20) } },
+            3..=6 => Record::AppendExtent {
+                id: ids[rng.below(ids.len() as u64) as usize],
+                extent: Extent { zone: 2 + rng.below(6) as u32, lba: rng.below(1 << 20), len_bytes: 1 + rng.below(1 << 20) },
+            },
             7 => Record::Delete { id: ids[rng.below(ids.len() as u64) as usize] },
             8 => Record::Rename { id: ids[rng.below(ids.len() as u64) as usize], name: format!("renamed-{}", rng.below(1000)) },
             _ => {

@@ -42,7 +42,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     // The demo always recomputes: a stale file from an older build would mislead.
     let _ = std::fs::remove_file(&results);
     let ftl = FtlArgs { preset: "femu-zns".into(), utilization: 0.85, preset_size: false, unbounded: false, gc_threshold: 0.15, timing: false };
-    replay_cmd::run_grid(&[args.workload.clone()], &[], &PLACEMENTS.map(String::from), &["cbe".to_string()], None, &ftl, 1, args.jobs, &args.out)?;
+    replay_cmd::run_grid(std::slice::from_ref(&args.workload), &[], &PLACEMENTS.map(String::from), &["cbe".to_string()], None, &ftl, 1, args.jobs, &args.out)?;
     println!("\nWAF = (user + GC writes) / user writes; GC count is relative to the ZB-OPT oracle; GP is the garbage proportion of reclaimed zones.");
     println!("Lower is better. fk and zbopt know the future: they bound what any policy can reach.");
     Ok(ExitCode::SUCCESS)

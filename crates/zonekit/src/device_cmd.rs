@@ -272,7 +272,7 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     println!("max open zones   {}", fmt_limit(g.open_zones_max));
     println!("max active zones {}", fmt_limit(g.active_zones_max));
     println!("behavior         close-empty-to-empty={} auto-close={:?} cross-zone-reads={}", b.close_empty_to_empty, b.auto_close, b.cross_zone_reads);
-    println!("written          {} MiB in sequential zones", written * g.block_size_bytes as u64 >> 20);
+    println!("written          {} MiB in sequential zones", (written * g.block_size_bytes as u64) >> 20);
     let states: Vec<String> = counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
     println!("zone states      {}", states.join(", "));
     println!("zone resets      {resets_total} (most on one zone: {resets_max})");

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use zonekit_ftl::replay::{replay, ReplaySpec};
 use zonekit_ftl::placement::Params;
+use zonekit_ftl::replay::{replay, ReplaySpec};
 use zonekit_ftl::FtlConfig;
 use zonekit_report::{csv, line_chart, text_table, Series};
 use zonekit_trace::input::Input;
@@ -64,7 +64,11 @@ fn workloads(quick: bool) -> Vec<String> {
 
 fn default_traces() -> Vec<PathBuf> {
     let p = PathBuf::from("../shared/traces/cloudPhysicsIO.csv");
-    if p.exists() { vec![p] } else { Vec::new() }
+    if p.exists() {
+        vec![p]
+    } else {
+        Vec::new()
+    }
 }
 
 fn ftl() -> FtlArgs {
@@ -106,7 +110,16 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
     for (name, input) in &inputs {
         let mut series = Vec::new();
         for placement in ["fk", "zbopt"] {
-            let spec = ReplaySpec { placement: placement.into(), params: Params::new(), victim: "cbe".into(), config: FtlConfig::default(), preset: "femu-zns".into(), utilization: Some(0.85), timing: false, seed: 1 };
+            let spec = ReplaySpec {
+                placement: placement.into(),
+                params: Params::new(),
+                victim: "cbe".into(),
+                config: FtlConfig::default(),
+                preset: "femu-zns".into(),
+                utilization: Some(0.85),
+                timing: false,
+                seed: 1,
+            };
             let r = replay(input, &spec, &mut |_| {}).with_context(|| format!("{placement} on {name}"))?;
             let median = |h: &Vec<u64>| {
                 let total: u64 = h.iter().sum();
@@ -147,5 +160,9 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
 }
 
 fn short(s: &str) -> String {
-    if s.len() > 50 { format!("{}…", &s[..50]) } else { s.to_string() }
+    if s.len() > 50 {
+        format!("{}…", &s[..50])
+    } else {
+        s.to_string()
+    }
 }

@@ -1,6 +1,6 @@
 //! `zonekit fs ...`: the zoned file system's tool, on emulated images and /dev zoned devices.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -52,9 +52,9 @@ pub struct CatArgs {
     name: String,
 }
 
-fn mount(path: &PathBuf) -> Result<Zfs<Box<dyn ZonedDevice>>> {
+fn mount(path: &Path) -> Result<Zfs<Box<dyn ZonedDevice>>> {
     let dev = zonekit_device::open_path(path)?.device;
-    Ok(Zfs::mount(dev, FsConfig::default()).with_context(|| format!("mounting {}", path.display()))?)
+    Zfs::mount(dev, FsConfig::default()).with_context(|| format!("mounting {}", path.display()))
 }
 
 fn mib(bytes: u64) -> String {
@@ -71,7 +71,8 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
         }
         FsCommand::Ls(a) => {
             let fs = mount(&a.device)?;
-            let rows: Vec<Vec<String>> = fs.table().files().map(|f| vec![f.name.clone(), f.size_bytes().to_string(), f.lifetime.to_string(), f.extents.len().to_string()]).collect();
+            let rows: Vec<Vec<String>> =
+                fs.table().files().map(|f| vec![f.name.clone(), f.size_bytes().to_string(), f.lifetime.to_string(), f.extents.len().to_string()]).collect();
             print!("{}", text_table(&["name", "bytes", "lifetime", "extents"], &rows));
         }
         FsCommand::Df(a) => {
@@ -85,7 +86,14 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
                 .map(|(z, u)| {
                     let written = u.written_blocks * block;
                     let free = if u.full { 0 } else { cap - written };
-                    vec![z.to_string(), u.lifetime.map_or("-".into(), |l| l.to_string()), if u.full { "full" } else { "open" }.into(), mib(u.live_bytes), mib(written - u.live_bytes.min(written)), mib(free)]
+                    vec![
+                        z.to_string(),
+                        u.lifetime.map_or("-".into(), |l| l.to_string()),
+                        if u.full { "full" } else { "open" }.into(),
+                        mib(u.live_bytes),
+                        mib(written - u.live_bytes.min(written)),
+                        mib(free),
+                    ]
                 })
                 .collect();
             print!("{}", text_table(&["zone", "lifetime", "state", "live MiB", "garbage MiB", "free MiB"], &rows));

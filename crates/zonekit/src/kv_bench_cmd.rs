@@ -102,11 +102,9 @@ impl Profile {
             // writes slowed, then stopped, when compaction falls 1 GiB, then 4 GiB, behind
             // (db_bench's defaults are 64 GiB and 256 GiB: on two cores the backlog, and with it
             // the space RocksDB holds, otherwise grows to twice the data).
-            Profile::Bounded => &[
-                "--level_compaction_dynamic_level_bytes=true",
-                "--soft_pending_compaction_bytes_limit=1073741824",
-                "--hard_pending_compaction_bytes_limit=4294967296",
-            ],
+            Profile::Bounded => {
+                &["--level_compaction_dynamic_level_bytes=true", "--soft_pending_compaction_bytes_limit=1073741824", "--hard_pending_compaction_bytes_limit=4294967296"]
+            }
             Profile::Defaults => &[],
         }
     }
@@ -138,26 +136,14 @@ impl RunResult {
 
 fn number_after(line: &str, label: &str) -> Option<u64> {
     let rest = &line[line.find(label)? + label.len()..];
-    rest.split_whitespace()
-        .next()?
-        .trim_end_matches(',')
-        .parse()
-        .ok()
+    rest.split_whitespace().next()?.trim_end_matches(',').parse().ok()
 }
 
 /// Reads db_bench's output (with the plugin's report line when it ran on zonekit).
 pub fn parse_db_bench_log(log: &str, exit_ok: bool) -> RunResult {
-    let mut r = RunResult {
-        completed: exit_ok,
-        ..RunResult::default()
-    };
+    let mut r = RunResult { completed: exit_ok, ..RunResult::default() };
     for line in log.lines() {
-        let ops = || {
-            line.split_whitespace()
-                .skip_while(|w| *w != "micros/op")
-                .nth(1)
-                .and_then(|w| w.parse().ok())
-        };
+        let ops = || line.split_whitespace().skip_while(|w| *w != "micros/op").nth(1).and_then(|w| w.parse().ok());
         if line.starts_with("fillseq ") {
             r.fillseq_ops_s = ops();
         } else if line.starts_with("overwrite ") {
@@ -167,11 +153,7 @@ pub fn parse_db_bench_log(log: &str, exit_ok: bool) -> RunResult {
             r.device_written_bytes = number_after(line, "device wrote ");
             r.zone_resets = number_after(line, "zone resets ");
             r.peak_file_bytes = number_after(line, "peak file bytes ").map(|mib| mib << 20);
-        } else if r.detail.is_empty()
-            && (line.contains(" error: ")
-                || line.contains("Corruption")
-                || line.contains("No space left"))
-        {
+        } else if r.detail.is_empty() && (line.contains(" error: ") || line.contains("Corruption") || line.contains("No space left")) {
             r.completed = false;
             r.detail = line.trim().chars().take(300).collect();
         }
@@ -205,13 +187,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn row(
-    profile: &str,
-    config: &str,
-    million_keys: f64,
-    r: &RunResult,
-    capacity_bytes: Option<u64>,
-) -> Vec<String> {
+fn row(profile: &str, config: &str, million_keys: f64, r: &RunResult, capacity_bytes: Option<u64>) -> Vec<String> {
     vec![
         profile.into(),
         config.into(),
@@ -241,12 +217,7 @@ fn from_row(cells: &[String]) -> Option<(String, String, f64, RunResult)> {
         peak_file_bytes: num(10),
         detail: cells.get(12).cloned().unwrap_or_default(),
     };
-    Some((
-        cells[0].clone(),
-        cells[1].clone(),
-        cells[2].parse().ok()?,
-        r,
-    ))
+    Some((cells[0].clone(), cells[1].clone(), cells[2].parse().ok()?, r))
 }
 
 /// Bytes the file system can hold: every zone but the two metadata zones, at zone capacity.
@@ -260,23 +231,12 @@ fn data_capacity_bytes(device: &str) -> Option<u64> {
 fn default_plugin() -> Result<PathBuf> {
     let exe = std::env::current_exe()?;
     // target/<profile>/zonekit -> target/plugin/
-    let target = exe
-        .parent()
-        .and_then(Path::parent)
-        .context("cannot locate the target directory")?;
+    let target = exe.parent().and_then(Path::parent).context("cannot locate the target directory")?;
     Ok(target.join("plugin").join("libzonekit_rocksdb.so"))
 }
 
 fn dir_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok()?.metadata().ok())
-                .filter(|m| m.is_file())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0)
+    std::fs::read_dir(dir).map(|entries| entries.filter_map(|e| e.ok()?.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum()).unwrap_or(0)
 }
 
 struct Runner<'a> {
@@ -288,42 +248,25 @@ impl Runner<'_> {
     /// Runs db_bench once; `fs_uri` None = RocksDB's default file system in `--tmpfs`.
     fn run(&self, fs_uri: Option<&str>, keys: u64, log_path: &Path) -> Result<RunResult> {
         let db = match fs_uri {
-            Some(_) => {
-                std::env::temp_dir().join(format!("zonekit-kv-bench-{}", std::process::id()))
-            }
-            None => self
-                .args
-                .tmpfs
-                .join(format!("zonekit-kv-bench-posix-{}", std::process::id())),
+            Some(_) => std::env::temp_dir().join(format!("zonekit-kv-bench-{}", std::process::id())),
+            None => self.args.tmpfs.join(format!("zonekit-kv-bench-posix-{}", std::process::id())),
         };
         let _ = std::fs::remove_dir_all(&db);
         let mut cmd = Command::new(&self.args.db_bench);
         cmd.arg(format!("--db={}", db.display()))
-            .args([
-                "--benchmarks=fillseq,overwrite",
-                "--key_size=16",
-                "--value_size=800",
-                "--compression_type=none",
-            ])
+            .args(["--benchmarks=fillseq,overwrite", "--key_size=16", "--value_size=800", "--compression_type=none"])
             .args(["--progress_reports=0", "--stats_interval=0"])
             .arg(format!("--num={keys}"))
             .args(self.args.profile.db_bench_flags());
         if let Some(uri) = fs_uri {
-            cmd.env("LD_PRELOAD", &self.plugin)
-                .arg(format!("--fs_uri={uri}"));
+            cmd.env("LD_PRELOAD", &self.plugin).arg(format!("--fs_uri={uri}"));
         }
-        let log =
-            File::create(log_path).with_context(|| format!("creating {}", log_path.display()))?;
+        let log = File::create(log_path).with_context(|| format!("creating {}", log_path.display()))?;
         let mut child = cmd
             .stdout(Stdio::from(log.try_clone()?))
             .stderr(Stdio::from(log))
             .spawn()
-            .with_context(|| {
-                format!(
-                    "starting {} (install it with `bash scripts/setup kv`)",
-                    self.args.db_bench.display()
-                )
-            })?;
+            .with_context(|| format!("starting {} (install it with `bash scripts/setup kv`)", self.args.db_bench.display()))?;
         // RocksDB's own peak space, sampled: the plugin counts it exactly on zonekit.
         let mut peak_bytes = 0;
         let status = loop {
@@ -354,19 +297,12 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
         None => default_plugin()?,
     };
     if !plugin.exists() {
-        bail!(
-            "plugin {} not found; build it with `bash plugin/build`",
-            plugin.display()
-        );
+        bail!("plugin {} not found; build it with `bash plugin/build`", plugin.display());
     }
     if !args.device.starts_with("mem:") {
-        bail!(
-            "--device {:?}: kv-bench formats a fresh emulated device per run; give mem:PRESET",
-            args.device
-        );
+        bail!("--device {:?}: kv-bench formats a fresh emulated device per run; give mem:PRESET", args.device);
     }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let mut keys = args.keys.clone();
     keys.sort_by(f64::total_cmp);
     let profile = args.profile.name();
@@ -387,13 +323,8 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
     } else {
         std::fs::write(&results_path, csv(&HEADER, &[]))?;
     }
-    let mut results = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&results_path)?;
-    let runner = Runner {
-        args: &args,
-        plugin,
-    };
+    let mut results = std::fs::OpenOptions::new().append(true).open(&results_path)?;
+    let runner = Runner { args: &args, plugin };
     let mut record = |config: &str, k: f64, r: &RunResult| -> Result<()> {
         let cells = row(profile, config, k, r, capacity);
         results.write_all((cells.join(",") + "\n").as_bytes())?;
@@ -417,19 +348,14 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
                 Some(r) => r.clone(),
                 None => {
                     let uri = format!("zonekit://{}?{}", args.device, config.uri_options());
-                    let log = args
-                        .out
-                        .join(format!("{profile}-{}-{k}M.log", config.name()));
+                    let log = args.out.join(format!("{profile}-{}-{k}M.log", config.name()));
                     let r = runner.run(Some(&uri), (k * 1e6) as u64, &log)?;
                     record(config.name(), k, &r)?;
                     r
                 }
             };
             let completed = r.completed;
-            by_config
-                .entry(config.name().into())
-                .or_default()
-                .push((k, r));
+            by_config.entry(config.name().into()).or_default().push((k, r));
             if !completed {
                 break;
             }
@@ -441,61 +367,35 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
             let r = match done.get(&key) {
                 Some(r) => r.clone(),
                 None => {
-                    let r = runner.run(
-                        None,
-                        (k * 1e6) as u64,
-                        &args.out.join(format!("{profile}-posix-{k}M.log")),
-                    )?;
+                    let r = runner.run(None, (k * 1e6) as u64, &args.out.join(format!("{profile}-posix-{k}M.log")))?;
                     record("posix-tmpfs", k, &r)?;
                     r
                 }
             };
-            by_config
-                .entry("posix-tmpfs".into())
-                .or_default()
-                .push((k, r));
+            by_config.entry("posix-tmpfs".into()).or_default().push((k, r));
         }
     }
     report(&args.out, profile, &by_config, capacity)?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn report(
-    out: &Path,
-    profile: &str,
-    by_config: &BTreeMap<String, Vec<(f64, RunResult)>>,
-    capacity: Option<u64>,
-) -> Result<()> {
-    let posix: BTreeMap<String, &RunResult> = by_config
-        .get("posix-tmpfs")
-        .map(|v| v.iter().map(|(k, r)| (k.to_string(), r)).collect())
-        .unwrap_or_default();
+fn report(out: &Path, profile: &str, by_config: &BTreeMap<String, Vec<(f64, RunResult)>>, capacity: Option<u64>) -> Result<()> {
+    let posix: BTreeMap<String, &RunResult> = by_config.get("posix-tmpfs").map(|v| v.iter().map(|(k, r)| (k.to_string(), r)).collect()).unwrap_or_default();
     let ratio = |ops: Option<u64>, reference: Option<u64>| match (ops, reference) {
         (Some(a), Some(b)) if b > 0 => format!("{:.2}x", a as f64 / b as f64),
         _ => String::new(),
     };
     let mut rows = Vec::new();
     let mut max_keys = Vec::new();
-    for (config, runs) in by_config
-        .iter()
-        .filter(|(c, _)| c.as_str() != "posix-tmpfs")
-    {
-        let best = runs
-            .iter()
-            .filter(|(_, r)| r.completed)
-            .map(|(k, _)| *k)
-            .fold(0.0, f64::max);
+    for (config, runs) in by_config.iter().filter(|(c, _)| c.as_str() != "posix-tmpfs") {
+        let best = runs.iter().filter(|(_, r)| r.completed).map(|(k, _)| *k).fold(0.0, f64::max);
         max_keys.push((config.clone(), best));
         for (k, r) in runs {
             let reference = posix.get(&k.to_string());
             rows.push(vec![
                 config.clone(),
                 k.to_string(),
-                if r.completed {
-                    "yes".into()
-                } else {
-                    "NO".into()
-                },
+                if r.completed { "yes".into() } else { "NO".into() },
                 opt(r.waf().map(|w| format!("{w:.3}"))),
                 opt(r.peak_file_bytes.map(|b| b >> 20)),
                 opt(reference.and_then(|p| p.peak_file_bytes).map(|b| b >> 20)),
@@ -504,105 +404,40 @@ fn report(
             ]);
         }
     }
-    println!(
-        "\n{}",
-        text_table(
-            &[
-                "config",
-                "M keys",
-                "completed",
-                "WAF",
-                "peak MiB",
-                "POSIX peak MiB",
-                "fillseq vs POSIX",
-                "overwrite vs POSIX"
-            ],
-            &rows
-        )
-    );
+    println!("\n{}", text_table(&["config", "M keys", "completed", "WAF", "peak MiB", "POSIX peak MiB", "fillseq vs POSIX", "overwrite vs POSIX"], &rows));
     if let Some(c) = capacity {
         println!("file-system data capacity: {} MiB", c >> 20);
     }
     let write_chart = |name: &str, svg: String| std::fs::write(out.join(format!("{profile}-{name}.svg")), svg);
     let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
-    write_chart(
-        "max-keys",
-        bar_chart(
-            &format!("Largest key count that completes ({profile})"),
-            "million keys",
-            &max_keys,
-        ),
-    )?;
+    write_chart("max-keys", bar_chart(&format!("Largest key count that completes ({profile})"), "million keys", &max_keys))?;
     let series = |value: &dyn Fn(&RunResult) -> Option<f64>, completed_only: bool| -> Vec<Series> {
         by_config
             .iter()
-            .map(|(c, runs)| Series {
-                name: c.clone(),
-                points: runs
-                    .iter()
-                    .filter(|(_, r)| r.completed || !completed_only)
-                    .filter_map(|(k, r)| Some((*k, value(r)?)))
-                    .collect(),
-            })
+            .map(|(c, runs)| Series { name: c.clone(), points: runs.iter().filter(|(_, r)| r.completed || !completed_only).filter_map(|(k, r)| Some((*k, value(r)?))).collect() })
             .filter(|s| !s.points.is_empty())
             .collect()
     };
     let waf = series(&|r| r.waf(), true);
-    write_chart(
-        "waf",
-        line_chart(
-            &format!("Write amplification vs keys ({profile})"),
-            "million keys",
-            "WAF",
-            &waf,
-            false,
-        ),
-    )?;
+    write_chart("waf", line_chart(&format!("Write amplification vs keys ({profile})"), "million keys", "WAF", &waf, false))?;
     let mut space = series(&|r| r.peak_file_bytes.map(gib), false);
     if let Some(c) = capacity {
-        let xs: Vec<f64> = by_config
-            .values()
-            .flat_map(|v| v.iter().map(|(k, _)| *k))
-            .collect();
-        let (lo, hi) = xs
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
+        let xs: Vec<f64> = by_config.values().flat_map(|v| v.iter().map(|(k, _)| *k)).collect();
+        let (lo, hi) = xs.iter().fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
         if lo <= hi {
-            space.push(Series {
-                name: "FS capacity".into(),
-                points: vec![(lo, gib(c)), (hi, gib(c))],
-            });
+            space.push(Series { name: "FS capacity".into(), points: vec![(lo, gib(c)), (hi, gib(c))] });
         }
     }
-    write_chart(
-        "space",
-        line_chart(
-            &format!("Peak bytes in RocksDB's files ({profile})"),
-            "million keys",
-            "GiB",
-            &space,
-            false,
-        ),
-    )?;
+    write_chart("space", line_chart(&format!("Peak bytes in RocksDB's files ({profile})"), "million keys", "GiB", &space, false))?;
     let throughput: Vec<(String, f64)> = by_config
         .iter()
         .filter_map(|(c, runs)| {
-            let (k, r) = runs.iter().filter(|(_, r)| r.completed).last()?;
+            let (k, r) = runs.iter().rfind(|(_, r)| r.completed)?;
             Some((format!("{c} {k}M"), r.overwrite_ops_s? as f64 / 1000.0))
         })
         .collect();
-    write_chart(
-        "throughput",
-        bar_chart(
-            &format!("overwrite kops/s at the largest completed count ({profile})"),
-            "kops/s",
-            &throughput,
-        ),
-    )?;
-    println!(
-        "results: {}/results.csv and {profile}-{{max-keys,waf,space,throughput}}.svg",
-        out.display()
-    );
+    write_chart("throughput", bar_chart(&format!("overwrite kops/s at the largest completed count ({profile})"), "kops/s", &throughput))?;
+    println!("results: {}/results.csv and {profile}-{{max-keys,waf,space,throughput}}.svg", out.display());
     Ok(())
 }
 
@@ -664,10 +499,7 @@ zonekit: appended 20 bytes, device wrote 22 bytes, WAF 1.100, zone resets 1, liv
     #[test]
     fn capacity_leaves_out_the_metadata_zones() {
         // nvmevirt-zns: 64 zones of 128 MiB (all writable); two hold the metadata log.
-        assert_eq!(
-            data_capacity_bytes("mem:nvmevirt-zns"),
-            Some(62 * 128 << 20)
-        );
+        assert_eq!(data_capacity_bytes("mem:nvmevirt-zns"), Some((62 * 128) << 20));
         assert_eq!(data_capacity_bytes("/dev/nvme0n1"), None);
     }
 }

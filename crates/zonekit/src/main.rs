@@ -1,11 +1,11 @@
 //! `zonekit`: the command-line front door. Parses arguments, wires the crates together, prints.
 
 mod demo;
+mod device_cmd;
 mod device_demo;
 mod experiment_cmd;
 mod fs_cmd;
 mod kv_bench_cmd;
-mod device_cmd;
 mod replay_cmd;
 mod trace_cmd;
 

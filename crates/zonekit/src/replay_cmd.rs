@@ -45,11 +45,7 @@ impl FtlArgs {
             placement: placement.to_string(),
             params,
             victim: victim.to_string(),
-            config: FtlConfig {
-                gc_threshold: self.gc_threshold,
-                capacity: if self.unbounded { CapacityMode::Unbounded } else { CapacityMode::Fixed },
-                store_data: false,
-            },
+            config: FtlConfig { gc_threshold: self.gc_threshold, capacity: if self.unbounded { CapacityMode::Unbounded } else { CapacityMode::Fixed }, store_data: false },
             preset: self.preset.clone(),
             utilization: (!self.unbounded && !self.preset_size).then_some(self.utilization),
             timing: self.timing,
@@ -104,7 +100,13 @@ pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
     print_report(&report);
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     std::fs::write(a.out.join("report.json"), serde_json::to_string_pretty(&report)?)?;
-    let classes: Vec<(String, f64)> = report.user_blocks_by_class.iter().zip(&report.gc_blocks_by_class).enumerate().map(|(c, (u, g))| (format!("class {} (user/GC)", c + 1), (*u + *g) as f64 * 4096.0 / 1e9)).collect();
+    let classes: Vec<(String, f64)> = report
+        .user_blocks_by_class
+        .iter()
+        .zip(&report.gc_blocks_by_class)
+        .enumerate()
+        .map(|(c, (u, g))| (format!("class {} (user/GC)", c + 1), (*u + *g) as f64 * 4096.0 / 1e9))
+        .collect();
     std::fs::write(a.out.join("class_traffic.svg"), bar_chart("Writes per class (user + GC)", "GB", &classes))?;
     std::fs::write(a.out.join("reclaimed_gp.svg"), gp_chart(&report))?;
     println!("\nwrote {}/{{report.json, class_traffic.svg, reclaimed_gp.svg}}", a.out.display());
@@ -184,7 +186,24 @@ impl Job {
     }
 }
 
-pub const SWEEP_HEADER: [&str; 16] = ["workload", "placement", "victim", "params", "waf", "user_gib", "gc_gib", "gc_count", "gc_count_vs_zbopt", "gp_mean", "gp_q1", "gp_median", "gp_q3", "blocks_per_s", "gp_p05", "gp_p95"];
+pub const SWEEP_HEADER: [&str; 16] = [
+    "workload",
+    "placement",
+    "victim",
+    "params",
+    "waf",
+    "user_gib",
+    "gc_gib",
+    "gc_count",
+    "gc_count_vs_zbopt",
+    "gp_mean",
+    "gp_q1",
+    "gp_median",
+    "gp_q3",
+    "blocks_per_s",
+    "gp_p05",
+    "gp_p95",
+];
 
 fn grid(spec: Option<&str>) -> Result<Vec<Params>> {
     let mut out = vec![Params::new()];
@@ -293,7 +312,13 @@ pub fn load_results(results: &Path) -> Result<Vec<Vec<String>>> {
     for (i, line) in text.lines().enumerate().skip(1) {
         let row: Vec<String> = line.split(',').map(String::from).collect();
         if row.len() != SWEEP_HEADER.len() {
-            bail!("{}:{}: {} fields, expected {} (a results file from another zonekit version? move it away to start over)", results.display(), i + 1, row.len(), SWEEP_HEADER.len());
+            bail!(
+                "{}:{}: {} fields, expected {} (a results file from another zonekit version? move it away to start over)",
+                results.display(),
+                i + 1,
+                row.len(),
+                SWEEP_HEADER.len()
+            );
         }
         rows.push(row);
     }
@@ -317,10 +342,13 @@ pub fn summarize(rows: &[Vec<String>], out: &Path) -> Result<()> {
         // Worst first, as the thesis' tables run from Normal to ZB-OPT.
         mine.sort_by(|a, b| b[4].parse::<f64>().unwrap_or(0.0).total_cmp(&a[4].parse::<f64>().unwrap_or(0.0)));
         println!("\n{w}");
-        let table: Vec<Vec<String>> = mine.iter().map(|r| {
-            let label = if r[3].is_empty() { format!("{} + {}", r[1], r[2]) } else { format!("{} + {} ({})", r[1], r[2], r[3]) };
-            vec![label, r[4].clone(), r[6].clone(), r[7].clone(), if r[8].is_empty() { "-".into() } else { r[8].clone() }, format!("{} / {} / {}", r[10], r[11], r[12])]
-        }).collect();
+        let table: Vec<Vec<String>> = mine
+            .iter()
+            .map(|r| {
+                let label = if r[3].is_empty() { format!("{} + {}", r[1], r[2]) } else { format!("{} + {} ({})", r[1], r[2], r[3]) };
+                vec![label, r[4].clone(), r[6].clone(), r[7].clone(), if r[8].is_empty() { "-".into() } else { r[8].clone() }, format!("{} / {} / {}", r[10], r[11], r[12])]
+            })
+            .collect();
         print!("{}", text_table(&["run", "WAF", "GC GiB", "GC count", "vs ZB-OPT", "GP Q1/med/Q3"], &table));
         let label = |r: &Vec<String>| if r[3].is_empty() { format!("{}+{}", r[1], r[2]) } else { format!("{}+{} {}", r[1], r[2], r[3]) };
         let bars = |col: usize| mine.iter().map(|r| (label(r), r[col].parse::<f64>().unwrap_or(0.0))).collect::<Vec<_>>();
@@ -350,7 +378,17 @@ pub fn sweep_cmd(a: SweepArgs) -> Result<ExitCode> {
 /// Replays every workload and trace with every placement and victim (and grid point), writes
 /// `results.csv`, prints the tables and writes the charts.
 #[allow(clippy::too_many_arguments)]
-pub fn run_grid(workloads: &[String], traces: &[PathBuf], placements: &[String], victims: &[String], grid_spec: Option<&str>, ftl: &FtlArgs, seed: u64, parallel: usize, out: &Path) -> Result<()> {
+pub fn run_grid(
+    workloads: &[String],
+    traces: &[PathBuf],
+    placements: &[String],
+    victims: &[String],
+    grid_spec: Option<&str>,
+    ftl: &FtlArgs,
+    seed: u64,
+    parallel: usize,
+    out: &Path,
+) -> Result<()> {
     let mut inputs: Vec<(String, Input)> = Vec::new();
     for t in traces {
         if !t.exists() {

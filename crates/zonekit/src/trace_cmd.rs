@@ -115,7 +115,11 @@ impl InputArgs {
         }
         if let Some(w) = &self.window {
             let parse = |s: &str| s.parse::<f64>().ok().filter(|v| *v >= 0.0);
-            let (a, b) = w.split_once(':').and_then(|(a, b)| Some((parse(a)?, parse(b)?))).filter(|(a, b)| a < b).with_context(|| format!("--window {w:?}: expected START:END seconds with START < END"))?;
+            let (a, b) = w
+                .split_once(':')
+                .and_then(|(a, b)| Some((parse(a)?, parse(b)?)))
+                .filter(|(a, b)| a < b)
+                .with_context(|| format!("--window {w:?}: expected START:END seconds with START < END"))?;
             input.filters.relative_window_us = Some(((a * 1e6) as u64, (b * 1e6) as u64));
         }
         input.filters.split.volumes = self.volume.clone();
@@ -388,7 +392,10 @@ fn write_analysis(dir: &Path, a: &Analysis) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let put = |name: &str, body: String| std::fs::write(dir.join(name), body).with_context(|| format!("writing {}", dir.join(name).display()));
     put("analysis.json", serde_json::to_string_pretty(a)?)?;
-    put("write_counts.csv", csv(&["bottom_percent_of_blocks", "write_count"], &a.write_count_at_percentile.iter().map(|(p, c)| vec![p.to_string(), c.to_string()]).collect::<Vec<_>>()))?;
+    put(
+        "write_counts.csv",
+        csv(&["bottom_percent_of_blocks", "write_count"], &a.write_count_at_percentile.iter().map(|(p, c)| vec![p.to_string(), c.to_string()]).collect::<Vec<_>>()),
+    )?;
     let mut rows = Vec::new();
     for (kind, cdf) in [("bilt_writes", &a.bilt_cdf), ("bipt_ms", &a.bipt_ms_cdf)] {
         rows.extend(cdf.iter().map(|p| vec![kind.to_string(), p.x.to_string(), format!("{:.6}", p.cdf)]));
@@ -396,22 +403,69 @@ fn write_analysis(dir: &Path, a: &Analysis) -> Result<()> {
     put("lifetimes.csv", csv(&["kind", "lifetime", "cdf"], &rows))?;
     put(
         "hourly_thresholds.csv",
-        csv(&["hour", "writes", "p20", "p40", "p60", "p80"], &a.hourly_thresholds.iter().map(|h| {
-            let mut r = vec![h.hour.to_string(), h.writes.to_string()];
-            r.extend(h.bilt_p20_p40_p60_p80.iter().map(|v| v.to_string()));
-            r
-        }).collect::<Vec<_>>()),
+        csv(
+            &["hour", "writes", "p20", "p40", "p60", "p80"],
+            &a.hourly_thresholds
+                .iter()
+                .map(|h| {
+                    let mut r = vec![h.hour.to_string(), h.writes.to_string()];
+                    r.extend(h.bilt_p20_p40_p60_p80.iter().map(|v| v.to_string()));
+                    r
+                })
+                .collect::<Vec<_>>(),
+        ),
     )?;
-    put("per_volume.csv", csv(&["volume", "block_writes", "distinct_blocks"], &a.per_volume.iter().map(|v| vec![v.volume.to_string(), v.block_writes.to_string(), v.distinct_blocks.to_string()]).collect::<Vec<_>>()))?;
+    put(
+        "per_volume.csv",
+        csv(
+            &["volume", "block_writes", "distinct_blocks"],
+            &a.per_volume.iter().map(|v| vec![v.volume.to_string(), v.block_writes.to_string(), v.distinct_blocks.to_string()]).collect::<Vec<_>>(),
+        ),
+    )?;
     let cdf_series = |name: &str, c: &[zonekit_trace::analyze::CdfPoint]| Series { name: name.into(), points: c.iter().map(|p| (p.x.max(1) as f64, p.cdf)).collect() };
-    put("bilt_cdf.svg", line_chart(&format!("Logical lifetime (BILT); {:.1} % infinite", 100.0 * a.infinite_lifetime_share), "writes until rewritten", "CDF", &[cdf_series("BILT", &a.bilt_cdf)], true))?;
-    put("bipt_cdf.svg", line_chart(&format!("Physical lifetime (BIPT); {:.1} % infinite", 100.0 * a.infinite_lifetime_share), "ms until rewritten", "CDF", &[cdf_series("BIPT", &a.bipt_ms_cdf)], true))?;
-    put("traffic.svg", line_chart("Write traffic", "minute", "MB written per minute", &[Series { name: "writes".into(), points: a.mb_written_per_minute.iter().enumerate().map(|(m, v)| (m as f64, *v)).collect() }], false))?;
+    put(
+        "bilt_cdf.svg",
+        line_chart(
+            &format!("Logical lifetime (BILT); {:.1} % infinite", 100.0 * a.infinite_lifetime_share),
+            "writes until rewritten",
+            "CDF",
+            &[cdf_series("BILT", &a.bilt_cdf)],
+            true,
+        ),
+    )?;
+    put(
+        "bipt_cdf.svg",
+        line_chart(
+            &format!("Physical lifetime (BIPT); {:.1} % infinite", 100.0 * a.infinite_lifetime_share),
+            "ms until rewritten",
+            "CDF",
+            &[cdf_series("BIPT", &a.bipt_ms_cdf)],
+            true,
+        ),
+    )?;
+    put(
+        "traffic.svg",
+        line_chart(
+            "Write traffic",
+            "minute",
+            "MB written per minute",
+            &[Series { name: "writes".into(), points: a.mb_written_per_minute.iter().enumerate().map(|(m, v)| (m as f64, *v)).collect() }],
+            false,
+        ),
+    )?;
     let names = ["P20", "P40", "P60", "P80"];
-    let thresholds: Vec<Series> = (0..4)
-        .map(|i| Series { name: names[i].into(), points: a.hourly_thresholds.iter().map(|h| (h.hour as f64, h.bilt_p20_p40_p60_p80[i] as f64)).collect() })
-        .collect();
+    let thresholds: Vec<Series> =
+        (0..4).map(|i| Series { name: names[i].into(), points: a.hourly_thresholds.iter().map(|h| (h.hour as f64, h.bilt_p20_p40_p60_p80[i] as f64)).collect() }).collect();
     put("thresholds.svg", line_chart("Lifetime thresholds by hour", "hour", "logical lifetime (writes)", &thresholds, false))?;
-    put("write_counts.svg", line_chart("Write count by block percentile", "bottom % of blocks", "write count", &[Series { name: "count".into(), points: a.write_count_at_percentile.iter().map(|(p, c)| (*p as f64, *c as f64)).collect() }], false))?;
+    put(
+        "write_counts.svg",
+        line_chart(
+            "Write count by block percentile",
+            "bottom % of blocks",
+            "write count",
+            &[Series { name: "count".into(), points: a.write_count_at_percentile.iter().map(|(p, c)| (*p as f64, *c as f64)).collect() }],
+            false,
+        ),
+    )?;
     Ok(())
 }

@@ -28,7 +28,8 @@ fn refused(args: &[&str], cwd: &Path) -> String {
 fn device_lifecycle_on_an_emulated_image() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let out = ok(&["device", "create", "dev.zk", "--zones", "16", "--zone-size-mib", "8", "--zone-capacity-mib", "6", "--conventional", "2", "--open-max", "4", "--active-max", "6"], d);
+    let out =
+        ok(&["device", "create", "dev.zk", "--zones", "16", "--zone-size-mib", "8", "--zone-capacity-mib", "6", "--conventional", "2", "--open-max", "4", "--active-max", "6"], d);
     assert!(out.contains("16 zones of 8 MiB (6 MiB capacity), 2 conventional"), "{out}");
     let info = ok(&["device", "info", "dev.zk"], d);
     assert!(info.contains("max open zones   4") && info.contains("not-wp 2, empty 14"), "{info}");

@@ -58,13 +58,7 @@ impl ImageHeader {
     fn new(geometry: Geometry, behavior: ZoneBehavior, preset: &str) -> ImageHeader {
         let records_offset = HEADER_BYTES;
         let records_end = records_offset + geometry.zone_count as u64 * RECORD_BYTES as u64;
-        ImageHeader {
-            geometry,
-            behavior,
-            preset: preset.to_string(),
-            records_offset,
-            data_offset: records_end.div_ceil(DATA_ALIGN_BYTES) * DATA_ALIGN_BYTES,
-        }
+        ImageHeader { geometry, behavior, preset: preset.to_string(), records_offset, data_offset: records_end.div_ceil(DATA_ALIGN_BYTES) * DATA_ALIGN_BYTES }
     }
 
     fn image_len(&self) -> u64 {
@@ -129,12 +123,7 @@ impl ImageHeader {
             2 => AutoClose::IfActiveRoom,
             other => return Err(format!("unknown auto-close mode {other}")),
         };
-        let behavior = ZoneBehavior {
-            close_empty_to_empty: h[56] != 0,
-            auto_close,
-            cross_zone_reads: h[58] != 0,
-            unwritten_reads_zero: h[59] == 0,
-        };
+        let behavior = ZoneBehavior { close_empty_to_empty: h[56] != 0, auto_close, cross_zone_reads: h[58] != 0, unwritten_reads_zero: h[59] == 0 };
         let name = &h[64..64 + PRESET_NAME_BYTES];
         let name_len = name.iter().position(|&b| b == 0).unwrap_or(PRESET_NAME_BYTES);
         let preset = std::str::from_utf8(&name[..name_len]).map_err(|_| "preset name is not UTF-8".to_string())?;
@@ -169,10 +158,7 @@ fn decode_record(zone: u32, r: &[u8]) -> std::result::Result<ZoneRecord, String>
         return Err(format!("zone {zone}: record checksum mismatch"));
     }
     let state = ZoneState::from_nvme_code(r[16]).ok_or_else(|| format!("zone {zone}: unknown state code {:#x}", r[16]))?;
-    Ok(ZoneRecord {
-        zone: DurableZone { state, written_blocks: u64::from_le_bytes(r[0..8].try_into().unwrap()) },
-        resets: u64::from_le_bytes(r[8..16].try_into().unwrap()),
-    })
+    Ok(ZoneRecord { zone: DurableZone { state, written_blocks: u64::from_le_bytes(r[0..8].try_into().unwrap()) }, resets: u64::from_le_bytes(r[8..16].try_into().unwrap()) })
 }
 
 pub struct FileMedia {
@@ -238,10 +224,7 @@ fn lock_exclusive(file: &File, path: &Path) -> Result<()> {
     // SAFETY: flock on an fd we own.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if rc != 0 {
-        return Err(DeviceError::BadImage {
-            path: path.to_path_buf(),
-            reason: "the image is in use by another process".into(),
-        });
+        return Err(DeviceError::BadImage { path: path.to_path_buf(), reason: "the image is in use by another process".into() });
     }
     Ok(())
 }
@@ -253,12 +236,7 @@ impl FileDevice {
         if preset.len() > PRESET_NAME_BYTES {
             return Err(DeviceError::InvalidArgument(format!("preset name {preset:?} is longer than {PRESET_NAME_BYTES} bytes")));
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| DeviceError::io(format!("{}: create", path.display()), e))?;
+        let file = OpenOptions::new().read(true).write(true).create_new(true).open(path).map_err(|e| DeviceError::io(format!("{}: create", path.display()), e))?;
         lock_exclusive(&file, path)?;
         let header = ImageHeader::new(geometry, behavior, preset);
         let io = |what: &str, e| DeviceError::io(format!("{}: {what}", path.display()), e);
@@ -289,11 +267,7 @@ impl FileDevice {
 
     fn open_with(path: &Path, power_cycle: bool) -> Result<FileDevice> {
         let bad = |reason: String| DeviceError::BadImage { path: path.to_path_buf(), reason };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| DeviceError::io(format!("{}: open", path.display()), e))?;
+        let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| DeviceError::io(format!("{}: open", path.display()), e))?;
         let len = file.metadata().map_err(|e| DeviceError::io(format!("{}: stat", path.display()), e))?.len();
         if len < HEADER_BYTES {
             return Err(bad(format!("{len} bytes is too small to be a zonekit device image")));
@@ -307,14 +281,8 @@ impl FileDevice {
         lock_exclusive(&file, path)?;
         let geometry = header.geometry;
         let mut raw = vec![0u8; geometry.zone_count as usize * RECORD_BYTES];
-        file.read_exact_at(&mut raw, header.records_offset)
-            .map_err(|e| DeviceError::io(format!("{}: read zone records", path.display()), e))?;
-        let records = raw
-            .chunks_exact(RECORD_BYTES)
-            .enumerate()
-            .map(|(z, r)| decode_record(z as u32, r))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(bad)?;
+        file.read_exact_at(&mut raw, header.records_offset).map_err(|e| DeviceError::io(format!("{}: read zone records", path.display()), e))?;
+        let records = raw.chunks_exact(RECORD_BYTES).enumerate().map(|(z, r)| decode_record(z as u32, r)).collect::<std::result::Result<Vec<_>, _>>().map_err(bad)?;
         let durable: Vec<DurableZone> = records.iter().map(|r| r.zone).collect();
         let table = ZoneTable::restore(geometry, header.behavior, &durable, power_cycle).map_err(bad)?;
         let resets = records.iter().map(|r| r.resets).collect();

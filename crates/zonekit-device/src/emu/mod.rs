@@ -23,10 +23,7 @@ pub mod file;
 pub mod mem;
 pub(crate) mod zones;
 
-use crate::{
-    DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter,
-    ZoneId, ZonedDevice,
-};
+use crate::{DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZonedDevice};
 pub use file::FileMedia;
 pub use mem::{MemMedia, StorageMode};
 pub use zones::DurableZone;
@@ -139,19 +136,9 @@ impl<M: Media> ZonedDevice for Emulator<M> {
         self.table.behavior()
     }
 
-    fn report_zones(
-        &mut self,
-        start: Lba,
-        filter: ZoneFilter,
-        max_zones: usize,
-        out: &mut Vec<ZoneDescriptor>,
-    ) -> Result<usize> {
+    fn report_zones(&mut self, start: Lba, filter: ZoneFilter, max_zones: usize, out: &mut Vec<ZoneDescriptor>) -> Result<usize> {
         let geometry = *self.table.geometry();
-        let first = geometry.zone_of(start).ok_or(DeviceError::OutOfRange {
-            lba: start,
-            blocks: 0,
-            device_blocks: geometry.total_blocks(),
-        })?;
+        let first = geometry.zone_of(start).ok_or(DeviceError::OutOfRange { lba: start, blocks: 0, device_blocks: geometry.total_blocks() })?;
         let before = out.len();
         for z in first.0..geometry.zone_count {
             if out.len() - before == max_zones {
@@ -259,8 +246,7 @@ impl MemDevice {
     pub fn power_loss(&mut self) {
         let geometry = *self.table.geometry();
         let durable: Vec<DurableZone> = self.media.durable_records().iter().map(|r| r.zone).collect();
-        self.table = ZoneTable::restore(geometry, self.table.behavior(), &durable, true)
-            .expect("durable records of a memory device are always valid");
+        self.table = ZoneTable::restore(geometry, self.table.behavior(), &durable, true).expect("durable records of a memory device are always valid");
         // Drop the lost writes, unless this device keeps old data past the write pointer
         // anyway (then the lost writes are just more old data, as on the file medium).
         if self.table.behavior().unwritten_reads_zero {

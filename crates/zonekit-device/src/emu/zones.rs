@@ -4,10 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{
-    AutoClose, DeviceError, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor,
-    ZoneId, ZoneState, ZoneType,
-};
+use crate::{AutoClose, DeviceError, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneId, ZoneState, ZoneType};
 
 #[derive(Copy, Clone, Debug)]
 struct Zone {
@@ -55,35 +52,18 @@ impl ZoneTable {
     pub fn new(geometry: Geometry, behavior: ZoneBehavior) -> ZoneTable {
         let zones = (0..geometry.zone_count)
             .map(|z| Zone {
-                state: if geometry.zone_type(ZoneId(z)) == ZoneType::Conventional {
-                    ZoneState::NotWritePointer
-                } else {
-                    ZoneState::Empty
-                },
+                state: if geometry.zone_type(ZoneId(z)) == ZoneType::Conventional { ZoneState::NotWritePointer } else { ZoneState::Empty },
                 written_blocks: 0,
                 implicit_open_seq: 0,
             })
             .collect();
-        ZoneTable {
-            geometry,
-            behavior,
-            zones,
-            open_count: 0,
-            active_count: 0,
-            implicitly_open: BTreeMap::new(),
-            next_seq: 0,
-        }
+        ZoneTable { geometry, behavior, zones, open_count: 0, active_count: 0, implicitly_open: BTreeMap::new(), next_seq: 0 }
     }
 
     /// Rebuilds a table from persisted zone states; `Err` names the first impossible record.
     /// With `power_cycle`, open zones come back Closed (Empty when nothing was written), as on
     /// a drive after a power cycle; without, every zone keeps its state (a process restart).
-    pub fn restore(
-        geometry: Geometry,
-        behavior: ZoneBehavior,
-        durable: &[DurableZone],
-        power_cycle: bool,
-    ) -> std::result::Result<ZoneTable, String> {
+    pub fn restore(geometry: Geometry, behavior: ZoneBehavior, durable: &[DurableZone], power_cycle: bool) -> std::result::Result<ZoneTable, String> {
         let mut table = ZoneTable::new(geometry, behavior);
         for (z, d) in durable.iter().enumerate() {
             let conventional = table.zones[z].state == ZoneState::NotWritePointer;
@@ -91,10 +71,7 @@ impl ZoneTable {
                 return Err(format!("zone {z}: state {} does not fit its zone type", d.state));
             }
             if !conventional && d.written_blocks > geometry.zone_capacity_blocks {
-                return Err(format!(
-                    "zone {z}: write pointer {} past the zone capacity {}",
-                    d.written_blocks, geometry.zone_capacity_blocks
-                ));
+                return Err(format!("zone {z}: write pointer {} past the zone capacity {}", d.written_blocks, geometry.zone_capacity_blocks));
             }
             if d.state == ZoneState::Empty && d.written_blocks != 0 {
                 return Err(format!("zone {z}: empty zone with {} blocks written", d.written_blocks));
@@ -162,10 +139,7 @@ impl ZoneTable {
         let z = &self.zones[zone as usize];
         let start = g.zone_start(ZoneId(zone));
         let conventional = z.state == ZoneState::NotWritePointer;
-        let has_wp = matches!(
-            z.state,
-            ZoneState::Empty | ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Closed
-        );
+        let has_wp = matches!(z.state, ZoneState::Empty | ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Closed);
         ZoneDescriptor {
             id: ZoneId(zone),
             zone_type: if conventional { ZoneType::Conventional } else { ZoneType::SequentialWriteRequired },
@@ -179,10 +153,7 @@ impl ZoneTable {
 
     fn zone_index(&self, zone: ZoneId) -> Result<u32> {
         if zone.0 >= self.geometry.zone_count {
-            return Err(DeviceError::InvalidArgument(format!(
-                "zone {zone} does not exist (the device has {} zones)",
-                self.geometry.zone_count
-            )));
+            return Err(DeviceError::InvalidArgument(format!("zone {zone} does not exist (the device has {} zones)", self.geometry.zone_count)));
         }
         Ok(zone.0)
     }
@@ -232,12 +203,7 @@ impl ZoneTable {
             return Err(DeviceError::InvalidWrite { zone: id, lba, write_pointer });
         }
         if zone.written_blocks + blocks > self.geometry.zone_capacity_blocks {
-            return Err(DeviceError::Boundary {
-                zone: id,
-                lba,
-                blocks,
-                limit: Lba(zone_start + self.geometry.zone_capacity_blocks),
-            });
+            return Err(DeviceError::Boundary { zone: id, lba, blocks, limit: Lba(zone_start + self.geometry.zone_capacity_blocks) });
         }
         if matches!(zone.state, ZoneState::Empty | ZoneState::Closed) {
             self.open(z, false)?;
@@ -269,12 +235,7 @@ impl ZoneTable {
         let first = lba.0 / zone_size;
         let last = (lba.0 + blocks - 1) / zone_size;
         if first != last && !self.behavior.cross_zone_reads {
-            return Err(DeviceError::Boundary {
-                zone: ZoneId(first as u32),
-                lba,
-                blocks,
-                limit: Lba((first + 1) * zone_size),
-            });
+            return Err(DeviceError::Boundary { zone: ZoneId(first as u32), lba, blocks, limit: Lba((first + 1) * zone_size) });
         }
         for z in first..=last {
             if self.zones[z as usize].state == ZoneState::Offline {
@@ -310,10 +271,7 @@ impl ZoneTable {
             },
             ZoneAction::Finish => match state {
                 ZoneState::Full => Ok(false),
-                ZoneState::Empty
-                | ZoneState::ImplicitlyOpened
-                | ZoneState::ExplicitlyOpened
-                | ZoneState::Closed => {
+                ZoneState::Empty | ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Closed => {
                     self.release(z);
                     self.zones[z as usize].state = ZoneState::Full;
                     Ok(false)
@@ -322,10 +280,7 @@ impl ZoneTable {
             },
             ZoneAction::Reset => match state {
                 ZoneState::Empty => Ok(false),
-                ZoneState::ImplicitlyOpened
-                | ZoneState::ExplicitlyOpened
-                | ZoneState::Closed
-                | ZoneState::Full => {
+                ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Closed | ZoneState::Full => {
                     self.release(z);
                     let zone = &mut self.zones[z as usize];
                     let erased = zone.written_blocks > 0 || state == ZoneState::Full;
@@ -357,9 +312,7 @@ impl ZoneTable {
         let z = self.zone_index(zone)?;
         let state = self.zones[z as usize].state;
         if state != ZoneState::ReadOnly {
-            return Err(DeviceError::InvalidArgument(format!(
-                "zone {zone} is {state}; only a read-only zone can go offline"
-            )));
+            return Err(DeviceError::InvalidArgument(format!("zone {zone} is {state}; only a read-only zone can go offline")));
         }
         let zone = &mut self.zones[z as usize];
         zone.state = ZoneState::Offline;

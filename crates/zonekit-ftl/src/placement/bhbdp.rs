@@ -75,7 +75,11 @@ fn pack(freq_uw: u8, freq_gw: u8) -> u32 {
 
 impl Placement for BhbDp {
     fn name(&self) -> String {
-        if self.correct { "bhbdp".into() } else { "bhbdp-pre".into() }
+        if self.correct {
+            "bhbdp".into()
+        } else {
+            "bhbdp-pre".into()
+        }
     }
     fn classes(&self) -> usize {
         self.classes as usize

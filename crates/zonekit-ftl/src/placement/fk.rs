@@ -2,7 +2,7 @@
 //! at the second-to-last class, where t_b is the block's remaining lifetime in user writes;
 //! blocks never written again go to the last class. GC writes use the remaining lifetime too.
 
-use zonekit_trace::binary::NEVER;
+use zonekit_base::NEVER;
 
 use super::{store_next_write, stored_next_write, BlockCtx, Placement};
 

@@ -35,7 +35,7 @@ pub struct BlockCtx {
     /// Logical time of this block's previous user write (`None` for a first write).
     pub last_user_write: Option<u64>,
     /// For user writes from an annotated trace: logical time of this block's next user write
-    /// ([`zonekit_trace::binary::NEVER`] if none or unknown).
+    /// ([`zonekit_base::NEVER`] if none or unknown).
     pub next_write: u64,
     /// For GC writes: the class of the zone the block is moved out of.
     pub from_class: usize,
@@ -95,13 +95,17 @@ pub const NAMES: [&str; 10] = ["normal", "sepgc", "warcip", "sepbit", "sepbit6",
 /// The oracles keep a block's next-write time in its policy word: logical times stay below
 /// 2^32 (the engine's limit), so `u32::MAX` can mean "never".
 pub(crate) fn store_next_write(b: &BlockCtx, word: &mut u32) -> u64 {
-    *word = if b.next_write == zonekit_trace::binary::NEVER { u32::MAX } else { b.next_write as u32 };
+    *word = if b.next_write == zonekit_base::NEVER { u32::MAX } else { b.next_write as u32 };
     b.next_write
 }
 
 /// The next-write time [`store_next_write`] kept.
 pub(crate) fn stored_next_write(word: u32) -> u64 {
-    if word == u32::MAX { zonekit_trace::binary::NEVER } else { word as u64 }
+    if word == u32::MAX {
+        zonekit_base::NEVER
+    } else {
+        word as u64
+    }
 }
 
 /// The `Placement` impl shared by the future-knowledge oracles, which differ only in how

@@ -3,7 +3,7 @@
 //! S·b^(k−2) < t ≤ S·b^(k−1) up to the second-to-last class, which takes everything longer;
 //! the last class holds blocks never written again. GC writes use the remaining lifetime.
 
-use zonekit_trace::binary::NEVER;
+use zonekit_base::NEVER;
 
 use super::{store_next_write, stored_next_write, BlockCtx, Placement};
 

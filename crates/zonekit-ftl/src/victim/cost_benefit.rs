@@ -46,7 +46,11 @@ impl CostBenefit {
 
 impl Victim for CostBenefit {
     fn name(&self) -> String {
-        if self.sepbit_form { "cb-sepbit".into() } else { format!("cb{}", self.aging.suffix()) }
+        if self.sepbit_form {
+            "cb-sepbit".into()
+        } else {
+            format!("cb{}", self.aging.suffix())
+        }
     }
     fn select(&mut self, ctx: &VictimCtx) -> Option<usize> {
         let mut best: Option<(usize, f64)> = None;

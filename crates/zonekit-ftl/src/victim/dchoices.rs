@@ -1,7 +1,7 @@
 //! d-choices (windowed greedy): sample d candidates uniformly and take the one with the most
 //! garbage. Cheap with very many zones; d = 1 is random selection, large d approaches greedy.
 
-use zonekit_trace::synth::Rng;
+use zonekit_base::Rng;
 
 use super::{Victim, VictimCtx};
 

@@ -31,8 +31,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub const NAMES: [&'static str; 9] =
-        ["alibaba", "tencent", "msr", "umass", "systor", "cloudphysics-csv", "vscsi", "disksim", "delimited"];
+    pub const NAMES: [&'static str; 9] = ["alibaba", "tencent", "msr", "umass", "systor", "cloudphysics-csv", "vscsi", "disksim", "delimited"];
 
     pub fn name(&self) -> &'static str {
         match self {
@@ -172,7 +171,8 @@ pub fn detect(path: &Path) -> Result<Format> {
     let text = String::from_utf8_lossy(&head);
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let first = lines.next().unwrap_or("");
-    let unknown = |why: &str| TraceError::Format { path: path.to_path_buf(), reason: format!("cannot tell the trace format ({why}); name it with --format ({})", Format::NAMES.join(", ")) };
+    let unknown =
+        |why: &str| TraceError::Format { path: path.to_path_buf(), reason: format!("cannot tell the trace format ({why}); name it with --format ({})", Format::NAMES.join(", ")) };
     if first.starts_with("version,time,op,size,lbn") {
         return Ok(Format::CloudPhysicsCsv);
     }

@@ -96,9 +96,7 @@ const FILETIME_UNIX_OFFSET_S: u64 = 11_644_473_600;
 pub fn msr(state: &mut ParseState, line: &str) -> Result<Option<Record>, FieldError> {
     let [ts, host, disk, op, off, size, _resp] = fields::<7>(line, ',')?;
     let ticks = parse_u64("Timestamp", ts)?;
-    let time_us = (ticks / 10)
-        .checked_sub(FILETIME_UNIX_OFFSET_S * 1_000_000)
-        .ok_or_else(|| FieldError::new("Timestamp", ts, "before 1970 as a Windows FILETIME"))?;
+    let time_us = (ticks / 10).checked_sub(FILETIME_UNIX_OFFSET_S * 1_000_000).ok_or_else(|| FieldError::new("Timestamp", ts, "before 1970 as a Windows FILETIME"))?;
     let _: u32 = u32_field("DiskNumber", disk)?;
     Ok(Some(Record {
         time_us,
@@ -157,13 +155,7 @@ pub fn cloudphysics_csv(state: &mut ParseState, line: &str) -> Result<Option<Rec
         state.non_data += 1;
         return Ok(None);
     };
-    Ok(Some(Record {
-        time_us: parse_scaled("time", ts, 6)?,
-        op,
-        len_bytes: parse_u64("size", size)?,
-        offset_bytes: sectors("lbn", lbn)?,
-        volume: 0,
-    }))
+    Ok(Some(Record { time_us: parse_scaled("time", ts, 6)?, op, len_bytes: parse_u64("size", size)?, offset_bytes: sectors("lbn", lbn)?, volume: 0 }))
 }
 
 /// DiskSim ASCII: `time_ns devno lba(sectors) size(sectors) flag(1 read, 0 write)`.

@@ -75,13 +75,7 @@ impl Iterator for VscsiReader {
                 continue;
             };
             self.stats.records += 1;
-            return Some(Ok(Record {
-                time_us: u64_at(24),
-                volume: 0,
-                offset_bytes: u64_at(16).saturating_mul(512),
-                len_bytes: u32_at(4) as u64,
-                op,
-            }));
+            return Some(Ok(Record { time_us: u64_at(24), volume: 0, offset_bytes: u64_at(16).saturating_mul(512), len_bytes: u32_at(4) as u64, op }));
         }
         None
     }

@@ -12,9 +12,9 @@
 //! counts, more than 40 % of blocks written once, 10–20 % of writes never overwritten within
 //! the trace, and lifetime thresholds that move from hour to hour.
 
-use super::rng::Rng;
 use super::zipf::Zipf;
 use crate::record::{Op, Record};
+use zonekit_base::Rng;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct CloudNodeConfig {
@@ -103,10 +103,7 @@ impl CloudNode {
         }
         // Mean blocks per request, weighted by traffic: random 1.2, sequential 40, write-once 20.
         let weight_sum: f64 = volumes.iter().map(|v| v.weight).sum();
-        let mean_blocks: f64 = volumes
-            .iter()
-            .map(|v| v.weight / weight_sum * (v.once_share * 20.0 + v.seq_share * 40.0 + (1.0 - v.once_share - v.seq_share) * 1.2))
-            .sum();
+        let mean_blocks: f64 = volumes.iter().map(|v| v.weight / weight_sum * (v.once_share * 20.0 + v.seq_share * 40.0 + (1.0 - v.once_share - v.seq_share) * 1.2)).sum();
         let mean_gap_us = config.hours * HOUR_US / (config.writes as f64 / mean_blocks);
         rng = rng.derive(2);
         let mut node = CloudNode { config, volumes, rng, now_us: 0.0, written: 0, mean_gap_us, cumulative: Vec::new(), cumulative_at_us: -1.0 };

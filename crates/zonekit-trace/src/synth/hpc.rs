@@ -6,8 +6,8 @@
 //! - MACDRP-like: all writes, 8.3 GB over a 93 MB range, almost every request exactly 512 KiB,
 //!   half of them starting at a 512 KiB offset within a 1 MiB block.
 
-use super::rng::Rng;
 use crate::record::{Op, Record};
+use zonekit_base::Rng;
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
@@ -44,15 +44,7 @@ impl Hpc {
     /// `scale` multiplies the thesis' bytes written (range unchanged); 1.0 is the full trace.
     pub fn new(pattern: HpcPattern, scale: f64, seed: u64) -> Hpc {
         let (total, range) = pattern.thesis_scale();
-        Hpc {
-            pattern,
-            range_bytes: range / MIB * MIB,
-            total_bytes: (total as f64 * scale) as u64,
-            written: 0,
-            cursor: 0,
-            time_us: 0,
-            rng: Rng::new(seed),
-        }
+        Hpc { pattern, range_bytes: range / MIB * MIB, total_bytes: (total as f64 * scale) as u64, written: 0, cursor: 0, time_us: 0, rng: Rng::new(seed) }
     }
 }
 
@@ -65,11 +57,7 @@ impl Iterator for Hpc {
         }
         let (offset, len) = match self.pattern {
             HpcPattern::Lammps => {
-                let len = if self.rng.chance(0.9) {
-                    MIB + PAGE * (1 + self.rng.below(3 * MIB / PAGE))
-                } else {
-                    HALF_BLOCK + PAGE * self.rng.below(HALF_BLOCK / PAGE)
-                };
+                let len = if self.rng.chance(0.9) { MIB + PAGE * (1 + self.rng.below(3 * MIB / PAGE)) } else { HALF_BLOCK + PAGE * self.rng.below(HALF_BLOCK / PAGE) };
                 if self.rng.chance(0.5) {
                     self.cursor = self.cursor.div_ceil(HALF_BLOCK) * HALF_BLOCK;
                 }
@@ -101,7 +89,7 @@ mod tests {
     fn lammps_matches_the_thesis_characterisation() {
         let recs: Vec<Record> = Hpc::new(HpcPattern::Lammps, 0.1, 1).collect();
         let bytes: u64 = recs.iter().map(|r| r.len_bytes).sum();
-        assert!(bytes >= 700_000_000 && bytes < 705_000_000);
+        assert!((700_000_000..705_000_000).contains(&bytes));
         assert!(recs.iter().all(|r| r.len_bytes > 500 * KIB && r.offset_bytes % PAGE == 0 && r.offset_bytes + r.len_bytes <= 358_000_000));
         let big = recs.iter().filter(|r| r.len_bytes > MIB).count() as f64 / recs.len() as f64;
         assert!((0.87..0.93).contains(&big), "{big}");

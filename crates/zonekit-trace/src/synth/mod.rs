@@ -16,7 +16,6 @@
 
 pub mod cloud;
 pub mod hpc;
-pub mod rng;
 pub mod ycsb;
 pub mod zipf;
 
@@ -25,8 +24,8 @@ use std::str::FromStr;
 use crate::record::{Op, Record};
 pub use cloud::{CloudNode, CloudNodeConfig};
 pub use hpc::{Hpc, HpcPattern};
-pub use rng::Rng;
 pub use zipf::Zipf;
+pub use zonekit_base::Rng;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
@@ -77,7 +76,9 @@ impl FromStr for Workload {
         let num = |v: Option<String>, k: &str, default: u64| v.map_or(Ok(default), |v| count(k, &v));
         let float = |v: Option<String>, k: &str, default: f64| v.map_or(Ok(default), |v| v.parse::<f64>().map_err(|_| format!("{k}={v}: not a number")));
         let w = match kind {
-            "zipf" => Workload::Zipf { blocks: num(take("blocks"), "blocks", 1 << 20)?, alpha: float(take("alpha"), "alpha", 0.9)?, writes: num(take("writes"), "writes", 10 << 20)? },
+            "zipf" => {
+                Workload::Zipf { blocks: num(take("blocks"), "blocks", 1 << 20)?, alpha: float(take("alpha"), "alpha", 0.9)?, writes: num(take("writes"), "writes", 10 << 20)? }
+            }
             "uniform" => Workload::Uniform { blocks: num(take("blocks"), "blocks", 1 << 20)?, writes: num(take("writes"), "writes", 10 << 20)? },
             "hotcold" => Workload::HotCold {
                 blocks: num(take("blocks"), "blocks", 1 << 20)?,
@@ -95,10 +96,7 @@ impl FromStr for Workload {
                     ..d
                 })
             }
-            "lammps" | "macdrp" => Workload::Hpc {
-                pattern: if kind == "lammps" { HpcPattern::Lammps } else { HpcPattern::Macdrp },
-                scale: float(take("scale"), "scale", 1.0)?,
-            },
+            "lammps" | "macdrp" => Workload::Hpc { pattern: if kind == "lammps" { HpcPattern::Lammps } else { HpcPattern::Macdrp }, scale: float(take("scale"), "scale", 1.0)? },
             "ycsb" => Workload::Ycsb {
                 keys: num(take("keys"), "keys", 1 << 20)?,
                 ops: num(take("ops"), "ops", 10 << 20)?,
@@ -210,7 +208,14 @@ mod tests {
 
     #[test]
     fn generators_are_reproducible_from_a_seed() {
-        for spec in ["zipf:blocks=10K,writes=5K", "uniform:blocks=10K,writes=5K", "hotcold:blocks=10K,writes=5K", "cloud:volumes=4,blocks=64K,writes=20K", "macdrp:scale=0.001", "ycsb:keys=1K,ops=5K,dist=latest"] {
+        for spec in [
+            "zipf:blocks=10K,writes=5K",
+            "uniform:blocks=10K,writes=5K",
+            "hotcold:blocks=10K,writes=5K",
+            "cloud:volumes=4,blocks=64K,writes=20K",
+            "macdrp:scale=0.001",
+            "ycsb:keys=1K,ops=5K,dist=latest",
+        ] {
             let w: Workload = spec.parse().unwrap();
             let a: Vec<Record> = w.records(7).unwrap().collect();
             let b: Vec<Record> = w.records(7).unwrap().collect();

@@ -5,7 +5,7 @@
 //! YCSB's, so the same parameters give the same shape of distribution YCSB does; the random
 //! stream is ours (seeded), not Java's.
 
-use super::rng::Rng;
+use zonekit_base::Rng;
 
 /// YCSB's default zipfian constant.
 pub const ZIPFIAN_CONSTANT: f64 = 0.99;
@@ -103,11 +103,7 @@ pub struct ScrambledZipfian {
 
 impl ScrambledZipfian {
     pub fn new(min: u64, max: u64) -> ScrambledZipfian {
-        ScrambledZipfian {
-            min,
-            item_count: max - min + 1,
-            inner: Zipfian::with_zetan(0, SCRAMBLED_ITEM_COUNT, ZIPFIAN_CONSTANT, SCRAMBLED_ZETAN),
-        }
+        ScrambledZipfian { min, item_count: max - min + 1, inner: Zipfian::with_zetan(0, SCRAMBLED_ITEM_COUNT, ZIPFIAN_CONSTANT, SCRAMBLED_ZETAN) }
     }
 
     pub fn next(&mut self, rng: &mut Rng) -> u64 {
@@ -194,10 +190,10 @@ mod tests {
             counts[z.next(&mut rng) as usize] += 1;
         }
         let zetan = zeta(0, n, 0.99, 0.0);
-        for item in 0..2 {
+        for (item, &count) in counts.iter().enumerate().take(2) {
             // Items 0 and 1 are drawn exactly by the first two branches.
             let p = 1.0 / ((item + 1) as f64).powf(0.99) / zetan;
-            let got = counts[item] as f64 / samples as f64;
+            let got = count as f64 / samples as f64;
             assert!((got - p).abs() < 0.004, "item {item}: {got} vs {p}");
         }
         // The rest is Gray's approximation: monotone decreasing in bands and heavy-tailed.

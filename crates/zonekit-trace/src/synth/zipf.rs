@@ -2,7 +2,7 @@
 //! inversion to generate variates from monotone discrete distributions", ACM TOMACS 1996):
 //! O(1) time and memory per sample for any exponent s > 0, including s ≥ 1.
 
-use super::rng::Rng;
+use zonekit_base::Rng;
 
 #[derive(Clone, Debug)]
 pub struct Zipf {
@@ -59,12 +59,20 @@ impl Zipf {
 
 /// ln(1 + x) / x, accurate near 0.
 fn helper1(x: f64) -> f64 {
-    if x.abs() > 1e-8 { x.ln_1p() / x } else { 1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x)) }
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
 }
 
 /// (e^x − 1) / x, accurate near 0.
 fn helper2(x: f64) -> f64 {
-    if x.abs() > 1e-8 { x.exp_m1() / x } else { 1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x)) }
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x))
+    }
 }
 
 /// Least-squares fit of log(count) against log(rank) over the top `ranks` entries of

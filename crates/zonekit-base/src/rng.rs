@@ -75,8 +75,14 @@ mod tests {
 
     #[test]
     fn deterministic_and_roughly_uniform() {
-        let a: Vec<u64> = { let mut r = Rng::new(42); (0..5).map(|_| r.next_u64()).collect() };
-        let b: Vec<u64> = { let mut r = Rng::new(42); (0..5).map(|_| r.next_u64()).collect() };
+        let a: Vec<u64> = {
+            let mut r = Rng::new(42);
+            (0..5).map(|_| r.next_u64()).collect()
+        };
+        let b: Vec<u64> = {
+            let mut r = Rng::new(42);
+            (0..5).map(|_| r.next_u64()).collect()
+        };
         assert_eq!(a, b);
         let mut r = Rng::new(7);
         let mut buckets = [0u32; 10];
