@@ -6,6 +6,7 @@
 //!   slot for `u32`), and [`DistinctCounter`], the HyperLogLog that sizes one.
 //! - [`mem`]: huge-page backed vectors and software prefetch for large random-access tables.
 //! - [`LogHistogram`]: log-linear histogram of latencies and lifetimes.
+//! - [`policy`]: policy registries as tables (name, summary, parameters with defaults, maker).
 //! - [`NEVER`]: the "no next write / no such time" sentinel of logical times.
 //!
 //! It depends on nothing of Zonekit's, so the device layer and the engines can use it without
@@ -25,6 +26,7 @@
 pub mod histogram;
 pub mod map;
 pub mod mem;
+pub mod policy;
 pub mod rng;
 
 pub use histogram::LogHistogram;

@@ -4,7 +4,8 @@
 //! A device spec names the device: a path to an emulated image or a `/dev` zoned device that
 //! holds a zonekit file system (`zonekit fs mkfs`), or `mem:PRESET` for a fresh in-memory
 //! device of that preset, formatted on open. Options follow a `?`:
-//! `alloc=lifetime|first-fit|zenfs`, `gc=on|off` (defaults: lifetime, on), e.g.
+//! `alloc=NAME` (a rule of `zonekit_zfs::alloc::ALLOCATORS`: lifetime, first-fit, zenfs),
+//! `gc=on|off` (defaults: lifetime, on), e.g.
 //! `mem:nvmevirt-zns?alloc=zenfs&gc=off` for stock ZenFS's allocation without GC. Every call returns 0 (or a size) on success and a
 //! negative errno on failure; `zk_last_error` says what went wrong. The handle is thread safe:
 //! calls are serialised by a mutex.
@@ -40,12 +41,13 @@ fn parse_options(opts: &str) -> Result<FsConfig, String> {
     let mut config = FsConfig::default();
     for kv in opts.split('&').filter(|s| !s.is_empty()) {
         match kv.split_once('=') {
-            Some(("alloc", "lifetime")) => config.allocation = zonekit_zfs::fs::Allocation::Lifetime,
-            Some(("alloc", "first-fit")) => config.allocation = zonekit_zfs::fs::Allocation::FirstFit,
-            Some(("alloc", "zenfs")) => config.allocation = zonekit_zfs::fs::Allocation::ZenFs,
+            Some(("alloc", name)) => config.allocation = zonekit_zfs::alloc::find(name).map_err(|e| format!("option {kv:?}: {e}"))?,
             Some(("gc", "on")) => config.gc = true,
             Some(("gc", "off")) => config.gc = false,
-            _ => return Err(format!("unknown option {kv:?} (alloc=lifetime|first-fit|zenfs, gc=on|off)")),
+            _ => {
+                let allocs = zonekit_base::policy::names(zonekit_zfs::alloc::ALLOCATORS).join("|");
+                return Err(format!("unknown option {kv:?} (alloc={allocs}, gc=on|off)"));
+            }
         }
     }
     Ok(config)

@@ -1,16 +1,14 @@
 //! The FTL engine: a page-level map from logical blocks to zone slots over any [`ZonedDevice`].
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use serde::Serialize;
 use zonekit_base::mem::{advise_huge_pages, huge_vec, prefetch_read};
 use zonekit_base::{BlockMap, NEVER};
 use zonekit_device::{DeviceError, Lba, ZoneId, ZoneType, ZonedDevice};
 
 use crate::placement::{BlockCtx, Placement, Reclaimed};
-use crate::victim::{Greedy, Victim, VictimCtx};
-use crate::zone::{ZoneInfo, ZoneUse};
+use zonekit_base::policy::PolicyError;
+use zonekit_pool::victim::{Greedy, Victim, VictimCtx};
+use zonekit_pool::{ZoneInfo, ZonePool, ZoneUse};
 
 const UNMAPPED: u32 = u32::MAX;
 
@@ -40,6 +38,9 @@ pub enum CapacityMode {
     Unbounded,
 }
 
+/// The garbage proportion that triggers GC unless told otherwise (seed 000: 15 %).
+pub const DEFAULT_GC_THRESHOLD: f64 = 0.15;
+
 #[derive(Copy, Clone, Debug, Serialize)]
 pub struct FtlConfig {
     /// Garbage proportion that triggers GC (thesis: 0.15).
@@ -51,7 +52,7 @@ pub struct FtlConfig {
 
 impl Default for FtlConfig {
     fn default() -> Self {
-        FtlConfig { gc_threshold: 0.15, capacity: CapacityMode::Fixed, store_data: false }
+        FtlConfig { gc_threshold: DEFAULT_GC_THRESHOLD, capacity: CapacityMode::Fixed, store_data: false }
     }
 }
 
@@ -66,6 +67,8 @@ pub enum FtlError {
     NoSpace { free_zones: usize, live_blocks: u64 },
     #[error("invalid FTL configuration: {0}")]
     Config(String),
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
     #[error(transparent)]
     Device(#[from] DeviceError),
 }
@@ -142,9 +145,8 @@ pub struct Ftl<D: ZonedDevice> {
     /// Physical slot → dense id of the block written there.
     rev: Vec<u32>,
     zones: Vec<ZoneInfo>,
-    open: Vec<Option<u32>>,
-    /// Free zones, fewest resets first (wear-aware allocation).
-    free: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Free zones (fewest resets first) and the open zone of each class.
+    pool: ZonePool,
     reserve_zones: usize,
     usable_zones: u64,
     now: u64,
@@ -174,7 +176,7 @@ impl<D: ZonedDevice> Ftl<D> {
             return Err(FtlError::Config(format!("{slots} physical blocks exceed the FTL's 2^32 - 1 slots")));
         }
         let mut zones = vec![ZoneInfo::default(); g.zone_count as usize];
-        let mut free = BinaryHeap::new();
+        let mut free = Vec::new();
         for z in dev.report_all(zonekit_device::ZoneFilter::All)? {
             if z.zone_type != ZoneType::SequentialWriteRequired {
                 continue;
@@ -184,7 +186,7 @@ impl<D: ZonedDevice> Ftl<D> {
             }
             let resets = dev.stats().resets_per_zone[z.id.0 as usize];
             zones[z.id.0 as usize].resets = resets;
-            free.push(Reverse((resets, z.id.0)));
+            free.push((z.id.0, resets));
         }
         let usable_zones = free.len() as u64;
         // One GC may need a fresh zone for every class it writes to.
@@ -207,8 +209,7 @@ impl<D: ZonedDevice> Ftl<D> {
             },
             rev: huge_vec(slots as usize, UNMAPPED),
             zones,
-            open: vec![None; classes],
-            free,
+            pool: ZonePool::new(classes, free),
             reserve_zones,
             usable_zones,
             now: 0,
@@ -277,7 +278,7 @@ impl<D: ZonedDevice> Ftl<D> {
     }
 
     fn capacity_blocks(&self) -> u64 {
-        (self.usable_zones - self.reserve_zones as u64 - self.open.len() as u64) * self.zone_blocks
+        (self.usable_zones - self.reserve_zones as u64 - self.pool.classes() as u64) * self.zone_blocks
     }
 
     /// A user write of block `key` at trace time `now_us`. `next_write` is the logical time of
@@ -364,17 +365,16 @@ impl<D: ZonedDevice> Ftl<D> {
     }
 
     fn open_zone(&mut self, class: usize) -> Result<u32, FtlError> {
-        let Some(Reverse((_, z))) = self.free.pop() else {
+        let Some(z) = self.pool.open(class) else {
             return Err(FtlError::NoSpace { free_zones: 0, live_blocks: self.blocks.len() as u64 });
         };
         let info = &mut self.zones[z as usize];
         *info = ZoneInfo { state: ZoneUse::Open, class: class as u8, opened_at: self.now, resets: info.resets, ..ZoneInfo::default() };
-        self.open[class] = Some(z);
         Ok(z)
     }
 
     fn append(&mut self, class: usize, id: u32, data: Option<&[u8]>) -> Result<u32, FtlError> {
-        let z = match self.open[class] {
+        let z = match self.pool.current(class) {
             Some(z) => z,
             None => self.open_zone(class)?,
         };
@@ -389,11 +389,11 @@ impl<D: ZonedDevice> Ftl<D> {
         info.last_append = self.now;
         info.last_append_us = self.now_us;
         self.written_total += 1;
-        if info.written as u64 == self.zone_blocks {
+        if info.written == self.zone_blocks {
             info.state = ZoneUse::Full;
             info.full_at = self.now;
-            self.sealed_invalid += (info.written - info.valid) as u64;
-            self.open[class] = None;
+            self.sealed_invalid += info.written - info.valid;
+            self.pool.close(class);
             self.placement.on_zone_full(class);
         }
         Ok(slot)
@@ -421,9 +421,9 @@ impl<D: ZonedDevice> Ftl<D> {
 
     /// Keeps enough free zones that a GC can always complete.
     fn ensure_free_zones(&mut self) -> Result<(), FtlError> {
-        while self.free.len() < self.reserve_zones {
+        while self.pool.free_zones() < self.reserve_zones {
             if !self.gc_once(true)? {
-                return Err(FtlError::NoSpace { free_zones: self.free.len(), live_blocks: self.blocks.len() as u64 });
+                return Err(FtlError::NoSpace { free_zones: self.pool.free_zones(), live_blocks: self.blocks.len() as u64 });
             }
         }
         Ok(())
@@ -439,6 +439,7 @@ impl<D: ZonedDevice> Ftl<D> {
             now_us: self.now_us,
             min_gp: if unbounded { self.config.gc_threshold } else { 0.0 },
             gc_threshold: self.config.gc_threshold,
+            free_zones: self.pool.free_zones(),
         };
         let mut chosen = self.victim.select(&ctx);
         if chosen.is_none() && forced {
@@ -453,8 +454,8 @@ impl<D: ZonedDevice> Ftl<D> {
         let base = v as u64 * self.zone_blocks;
         let mut buf = if self.config.store_data { vec![0u8; self.block_bytes] } else { Vec::new() };
         const AHEAD: u64 = 8;
-        for offset in 0..victim.written as u64 {
-            if offset + AHEAD < victim.written as u64 {
+        for offset in 0..victim.written {
+            if offset + AHEAD < victim.written {
                 let ahead = self.rev[(base + offset + AHEAD) as usize];
                 if ahead != UNMAPPED {
                     prefetch_read(&self.blocks[ahead as usize]);
@@ -482,43 +483,43 @@ impl<D: ZonedDevice> Ftl<D> {
         }
         let info = &mut self.zones[v];
         debug_assert_eq!(info.valid, 0);
-        self.written_total -= info.written as u64;
-        self.invalid_total -= info.written as u64;
-        self.sealed_invalid -= info.written as u64;
-        for slot in base..base + info.written as u64 {
+        self.written_total -= info.written;
+        self.invalid_total -= info.written;
+        self.sealed_invalid -= info.written;
+        for slot in base..base + info.written {
             self.rev[slot as usize] = UNMAPPED;
         }
         self.placement.on_reclaim(&Reclaimed { class, opened_at: info.opened_at, full_at: info.full_at, now: self.now, garbage_proportion: gp });
         self.dev.reset_zone(ZoneId(v as u32))?;
         let resets = info.resets + 1;
         *info = ZoneInfo { resets, ..ZoneInfo::default() };
-        self.free.push(Reverse((resets, v as u32)));
+        self.pool.release(v as u32, resets);
         self.stats.gc_count += 1;
         Ok(true)
     }
 
     /// Panics if the map, the reverse map, the zone counts and the device disagree.
     pub fn check_invariants(&mut self) {
-        let mut valid = vec![0u32; self.zones.len()];
+        let mut valid = vec![0u64; self.zones.len()];
         for (id, slot) in self.blocks.iter().map(|b| b.slot).enumerate() {
             assert_ne!(slot, UNMAPPED, "block {id} has no address");
             assert_eq!(self.rev[slot as usize], id as u32, "reverse map of slot {slot}");
             let z = (slot as u64 / self.zone_blocks) as usize;
             assert_ne!(self.zones[z].state, ZoneUse::Free, "block {id} maps into free zone {z}");
-            assert!(slot as u64 % self.zone_blocks < self.zones[z].written as u64, "block {id} above the write pointer of zone {z}");
+            assert!(slot as u64 % self.zone_blocks < self.zones[z].written, "block {id} above the write pointer of zone {z}");
             valid[z] += 1;
         }
         let (mut written, mut invalid, mut sealed) = (0u64, 0u64, 0u64);
         for (z, info) in self.zones.iter().enumerate() {
             assert_eq!(info.valid, valid[z], "valid count of zone {z}");
-            written += info.written as u64;
-            invalid += (info.written - info.valid) as u64;
+            written += info.written;
+            invalid += info.written - info.valid;
             if info.state == ZoneUse::Full {
-                sealed += (info.written - info.valid) as u64;
+                sealed += info.written - info.valid;
             }
         }
         assert_eq!((written, invalid, sealed), (self.written_total, self.invalid_total, self.sealed_invalid), "garbage totals");
-        for (class, open) in self.open.iter().enumerate() {
+        for (class, open) in self.pool.open_zones().iter().enumerate() {
             if let Some(z) = open {
                 let info = &self.zones[*z as usize];
                 assert_eq!((info.state, info.class as usize), (ZoneUse::Open, class), "open zone of class {class}");
@@ -529,7 +530,7 @@ impl<D: ZonedDevice> Ftl<D> {
             let d = &device_zones[z];
             match info.state {
                 ZoneUse::Free => assert!(d.zone_type == ZoneType::Conventional || d.state == zonekit_device::ZoneState::Empty, "free zone {z} is {} on the device", d.state),
-                ZoneUse::Open => assert_eq!(d.written_blocks(), info.written as u64, "write pointer of open zone {z}"),
+                ZoneUse::Open => assert_eq!(d.written_blocks(), info.written, "write pointer of open zone {z}"),
                 ZoneUse::Full => assert_eq!(d.state, zonekit_device::ZoneState::Full, "full zone {z}"),
             }
         }

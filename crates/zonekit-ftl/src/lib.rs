@@ -7,23 +7,29 @@
 //! - [`placement`]: Normal, SepGC, WARCIP, SepBIT (7- and 6-class), BHB-DP and BHB-DP_pre,
 //!   the FK and ZB-OPT oracles, and Lifespan (ours). [`victim`]: Greedy, Cost-Benefit (t, √t,
 //!   ln t, SepBIT form), CBE, d-choices.
-//! - [`replay`]: size a device, replay a trace or workload, report WAF, GC traffic and count,
-//!   reclaimed-zone GP, per-class traffic, wear and speed.
+//!
+//! Replays of traces and workloads, sizing and reports live in `zonekit-lab`, which drives this
+//! engine through its public API.
 //!
 //! ```
-//! use zonekit_ftl::replay::{replay, ReplaySpec};
-//! use zonekit_trace::input::Input;
+//! use zonekit_device::{preset, MemDevice, StorageMode};
+//! use zonekit_ftl::{placement, victim, Ftl, FtlConfig, NEVER};
 //!
-//! let input = Input::generated("zipf:blocks=20K,alpha=0.9,writes=200K".parse().unwrap(), 1);
-//! let spec = ReplaySpec { preset: "tiny".into(), ..ReplaySpec::default() };
-//! let report = replay(&input, &spec, &mut |_| {}).unwrap();
-//! assert!(report.waf >= 1.0);
+//! let p = preset::find("tiny").unwrap();
+//! let dev = MemDevice::new(p.geometry, p.behavior, StorageMode::MetadataOnly).unwrap();
+//! let env = placement::PolicyEnv { zone_blocks: p.geometry.zone_capacity_blocks, capacity_blocks: 1 << 16 };
+//! let placement = placement::create("sepbit", &placement::Params::new(), env).unwrap();
+//! let mut ftl = Ftl::new(dev, placement, victim::create("greedy", 1).unwrap(), FtlConfig::default(), 1000).unwrap();
+//! for i in 0..10_000u64 {
+//!     ftl.write(i % 1000, None, i, NEVER).unwrap();
+//! }
+//! assert!(ftl.stats().waf() >= 1.0);
 //! ```
 
 pub mod engine;
 pub mod placement;
-pub mod replay;
-pub mod victim;
-pub mod zone;
 
 pub use engine::{CapacityMode, Ftl, FtlConfig, FtlError, FtlStats};
+pub use zonekit_base::NEVER;
+/// GC victim policies and per-zone state live in `zonekit-pool`, shared by every zone-based engine.
+pub use zonekit_pool::{victim, ZoneInfo, ZoneUse};

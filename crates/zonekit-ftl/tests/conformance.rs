@@ -32,18 +32,18 @@ fn make(placement: &str, victim_name: &str, config: FtlConfig, data: bool, zones
     let g = geometry(zones);
     let dev = MemDevice::new(g, ZoneBehavior::QEMU_NVME, if data { StorageMode::Data } else { StorageMode::MetadataOnly }).unwrap();
     let env = PolicyEnv { zone_blocks: g.zone_capacity_blocks, capacity_blocks: (zones as u64 - 18) * g.zone_capacity_blocks };
-    let p = placement::create(placement, &mut Params::new(), env).map_err(FtlError::Config)?;
-    let v = victim::create(victim_name, 7).map_err(FtlError::Config)?;
+    let p = placement::create(placement, &Params::new(), env)?;
+    let v = victim::create(victim_name, 7)?;
     Ftl::new(dev, p, v, config, 4096)
 }
 
 #[test]
 fn every_placement_with_every_victim_keeps_the_invariants() {
     let (keys, next) = workload(1, 6000, 40_000);
-    let mut victims: Vec<String> = victim::NAMES.iter().map(|s| s.to_string()).collect();
+    let mut victims: Vec<String> = victim::VICTIMS.iter().map(|v| v.name.to_string()).collect();
     victims.push("d-choices:4".into());
     for mode in [CapacityMode::Fixed, CapacityMode::Unbounded] {
-        for p in placement::NAMES {
+        for p in placement::PLACEMENTS.iter().map(|p| p.name) {
             for v in &victims {
                 let ctx = format!("{p} + {v} ({mode:?})");
                 let config = FtlConfig { capacity: mode, ..FtlConfig::default() };
@@ -108,7 +108,7 @@ fn refusals_name_the_problem() {
     g.active_zones_max = Some(6);
     let dev = MemDevice::new(g, ZoneBehavior::QEMU_NVME, StorageMode::MetadataOnly).unwrap();
     let env = PolicyEnv { zone_blocks: 240, capacity_blocks: 5000 };
-    let e = Ftl::new(dev, placement::create("sepbit", &mut Params::new(), env).unwrap(), victim::create("cbe", 1).unwrap(), FtlConfig::default(), 10).err().unwrap();
+    let e = Ftl::new(dev, placement::create("sepbit", &Params::new(), env).unwrap(), victim::create("cbe", 1).unwrap(), FtlConfig::default(), 10).err().unwrap();
     assert!(e.to_string().contains("needs 7 open zones, the device allows 6"), "{e}");
 
     // A working set larger than the device.
@@ -116,12 +116,15 @@ fn refusals_name_the_problem() {
     let e = (0..100_000u64).find_map(|k| ftl.write(k, None, k, u64::MAX).err()).expect("must run out of space");
     assert!(e.to_string().contains("does not fit the device"), "{e}");
 
-    let e = placement::create("clairvoyant", &mut Params::new(), env).err().unwrap();
+    let e = placement::create("clairvoyant", &Params::new(), env).err().unwrap();
+    let e = e.to_string();
     assert!(e.contains("valid: normal") && e.contains("bhbdp"), "{e}");
-    assert!(victim::create("oldest", 1).err().unwrap().contains("cbe"));
+    assert!(victim::create("oldest", 1).err().unwrap().to_string().contains("cbe"));
     let mut bad = Params::new();
     bad.insert("r2".into(), "0.1".into());
-    assert!(placement::create("bhbdp", &mut bad, env).err().unwrap().contains("r1 < r2"));
+    assert!(placement::create("bhbdp", &bad, env).err().unwrap().to_string().contains("r1 < r2"));
+    bad.insert("r3".into(), "1".into());
+    assert!(placement::create("bhbdp", &bad, env).err().unwrap().to_string().contains("no parameter \"r3\""));
     let e = make("bhbdp", "cbe", FtlConfig { gc_threshold: 1.0, ..FtlConfig::default() }, false, 32).err().unwrap();
     assert!(e.to_string().contains("GC threshold"), "{e}");
 }

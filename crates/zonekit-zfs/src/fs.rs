@@ -3,13 +3,12 @@
 //! - Writes are buffered per file and go to the file's current zone in whole blocks; `sync`
 //!   pads the last partial block, makes the data durable, then commits the new extents to the
 //!   metadata log. Extents never cross zones.
-//! - Allocation ([`Allocation::Lifetime`], seed 001): a file writes into a zone holding the same
-//!   write-lifetime hint that has room, else into an empty zone, never into a zone of another
-//!   lifetime. [`Allocation::FirstFit`] takes any zone with room; [`Allocation::ZenFs`] is
-//!   stock ZenFS's rule (short-lived data may join longer-lived zones).
+//! - Allocation: a rule from [`crate::alloc::ALLOCATORS`] picks the partly written zone a file's
+//!   bytes go to, else an empty zone: `lifetime` (seed 001: same write-lifetime hint only),
+//!   `first-fit`, `zenfs` (stock ZenFS: short-lived data may join longer-lived zones).
 //! - Space: a zone whose data is all deleted is reset. With GC on, when empty zones run short
-//!   the collector takes the full zone with the least live data (levels of quartiles, oldest
-//!   first within a level; zones more than 75 % live only when no empty zone is left), copies
+//!   the collector takes the victim `zonekit-pool`'s `levels` policy picks (least live data by
+//!   quarters, oldest first within a level; zones ≥ 75 % live only when no empty zone is left), copies
 //!   its live extents to a zone of the same lifetime, commits the new extents, and resets it. A write fails with [`FsError::NoSpace`] only when no zone
 //!   can take it and GC cannot make room.
 //! - Durability: a file's data is durable once `sync` returns; after a crash every file reads
@@ -25,41 +24,17 @@ use std::collections::BTreeMap;
 
 use zonekit_device::{DeviceError, Lba, ZoneAction, ZoneFilter, ZoneId, ZoneState, ZoneType, ZonedDevice};
 
+use zonekit_pool::victim::{Levels, Victim, VictimCtx};
+use zonekit_pool::{ZoneInfo, ZoneUse};
+
+use crate::alloc::{self, AllocInfo, Allocator};
 use crate::metalog::{Extent, LogError, MetaLog, Record};
 use crate::FileTable;
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Allocation {
-    /// Same-lifetime zones first, then an empty zone; never a different lifetime (seed 001).
-    Lifetime,
-    /// Any zone with room, lowest first (stock ZenFS without lifetime matching).
-    FirstFit,
-    /// Stock ZenFS's rule (`../shared/spec/04-zoned-kv.md`): a partly written zone whose
-    /// lifetime is longer than or equal to the file's, scored zone − file for longer and 50 for
-    /// equal (so a longer-lived zone is preferred), the lowest score first; a file without a hint
-    /// only into a zone without one; otherwise an empty zone. Short-lived data can thus land
-    /// among long-lived data, never the reverse.
-    ZenFs,
-}
-
-/// [`Allocation::ZenFs`]'s score of a zone holding `zone_lifetime` data for a file of
-/// `file_lifetime` (RocksDB's hints: 0 not set, 1 none, 2 short … 5 extreme); `None` = not
-/// allowed. Lower is better.
-pub fn zenfs_lifetime_score(zone_lifetime: u8, file_lifetime: u8) -> Option<u8> {
-    const EQUAL: u8 = 50;
-    if file_lifetime <= 1 {
-        return (zone_lifetime == file_lifetime).then_some(0);
-    }
-    match zone_lifetime.cmp(&file_lifetime) {
-        std::cmp::Ordering::Greater => Some(zone_lifetime - file_lifetime),
-        std::cmp::Ordering::Equal => Some(EQUAL),
-        std::cmp::Ordering::Less => None,
-    }
-}
-
 #[derive(Copy, Clone, Debug)]
 pub struct FsConfig {
-    pub allocation: Allocation,
+    /// The allocation rule's row in [`crate::alloc::ALLOCATORS`].
+    pub allocation: &'static AllocInfo,
     pub gc: bool,
     /// GC runs when fewer empty zones than this remain.
     pub gc_empty_zones_low: usize,
@@ -67,7 +42,7 @@ pub struct FsConfig {
 
 impl Default for FsConfig {
     fn default() -> Self {
-        FsConfig { allocation: Allocation::Lifetime, gc: true, gc_empty_zones_low: 3 }
+        FsConfig { allocation: &alloc::lifetime::LIFETIME, gc: true, gc_empty_zones_low: 3 }
     }
 }
 
@@ -132,6 +107,8 @@ pub struct Zfs<D: ZonedDevice> {
     zones: BTreeMap<u32, ZoneUsage>,
     open: BTreeMap<u64, WriteState>,
     config: FsConfig,
+    allocator: Box<dyn Allocator>,
+    victim: Box<dyn Victim>,
     block_bytes: u64,
     zone_blocks: u64,
     next_id: u64,
@@ -193,6 +170,8 @@ impl<D: ZonedDevice> Zfs<D> {
             meta_zones: meta,
             zones,
             open: BTreeMap::new(),
+            allocator: alloc::create(config.allocation),
+            victim: Box::new(Levels::default()),
             config,
             block_bytes: g.block_size_bytes as u64,
             zone_blocks: g.zone_capacity_blocks,
@@ -385,19 +364,7 @@ impl<D: ZonedDevice> Zfs<D> {
             }
         }
         for attempt in 0..2 {
-            let candidate = match self.config.allocation {
-                Allocation::Lifetime => {
-                    self.zones.iter().filter(|(_, u)| !u.full && u.written_blocks > 0 && u.lifetime == Some(lifetime)).max_by_key(|(_, u)| u.written_blocks).map(|(z, _)| *z)
-                }
-                Allocation::FirstFit => self.zones.iter().find(|(_, u)| !u.full && u.written_blocks > 0).map(|(z, _)| *z),
-                Allocation::ZenFs => self
-                    .zones
-                    .iter()
-                    .filter(|(_, u)| !u.full && u.written_blocks > 0)
-                    .filter_map(|(z, u)| Some((zenfs_lifetime_score(u.lifetime?, lifetime)?, *z)))
-                    .min()
-                    .map(|(_, z)| z),
-            };
+            let candidate = self.allocator.pick(&self.zones, lifetime);
             if let Some(z) = candidate {
                 return Ok(z);
             }
@@ -459,22 +426,37 @@ impl<D: ZonedDevice> Zfs<D> {
     pub fn collect(&mut self) -> Result<usize, FsError> {
         let mut reclaimed = 0;
         while self.empty_zones() < self.config.gc_empty_zones_low {
-            let cap = self.zone_blocks * self.block_bytes;
-            // Victim queues by live data: level 0 holds < 25 % live, ... level 3 ≥ 75 %. Level 3
-            // is left alone while any empty zone remains: copying a mostly-live zone frees
-            // little and, near full, makes GC thrash.
-            let limit = if self.empty_zones() == 0 { cap } else { cap * 3 / 4 };
-            let victim = self
-                .zones
-                .iter()
-                .filter(|(z, u)| u.full && u.live_bytes < limit && !self.pinned.contains(z))
-                .min_by_key(|(_, u)| ((u.live_bytes * 4 / cap).min(3), u.filled_seq))
-                .map(|(z, _)| *z);
-            let Some(v) = victim else { break };
+            let Some(v) = self.choose_victim() else { break };
             self.relocate_zone(v)?;
             reclaimed += 1;
         }
         Ok(reclaimed)
+    }
+
+    /// The zone the victim policy picks among full zones no write in progress holds.
+    fn choose_victim(&mut self) -> Option<u32> {
+        let bs = self.block_bytes;
+        let ids: Vec<u32> = self.zones.keys().copied().collect();
+        let infos: Vec<ZoneInfo> = self
+            .zones
+            .iter()
+            .map(|(z, u)| ZoneInfo {
+                // A pinned zone is shown as open: never a candidate.
+                state: if u.full && !self.pinned.contains(z) {
+                    ZoneUse::Full
+                } else if u.written_blocks > 0 {
+                    ZoneUse::Open
+                } else {
+                    ZoneUse::Free
+                },
+                written: u.written_blocks * bs,
+                valid: u.live_bytes,
+                full_at: u.filled_seq,
+                ..ZoneInfo::default()
+            })
+            .collect();
+        let ctx = VictimCtx { zones: &infos, now: self.fill_seq, now_us: 0, min_gp: 0.0, gc_threshold: 0.0, free_zones: self.empty_zones() };
+        self.victim.select(&ctx).map(|i| ids[i])
     }
 
     fn relocate_zone(&mut self, v: u32) -> Result<(), FsError> {
@@ -683,23 +665,5 @@ impl<D: ZonedDevice> Zfs<D> {
             }
         }
         Ok(problems)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::zenfs_lifetime_score as score;
-
-    #[test]
-    fn zenfs_scores_prefer_longer_lived_zones_and_refuse_shorter_ones() {
-        // RocksDB's hints: 0 not set, 1 none, 2 short, 3 medium, 4 long, 5 extreme.
-        assert_eq!(score(5, 2), Some(3));
-        assert_eq!(score(3, 2), Some(1));
-        assert_eq!(score(4, 4), Some(50));
-        assert_eq!(score(2, 4), None);
-        assert_eq!(score(0, 0), Some(0));
-        assert_eq!(score(1, 1), Some(0));
-        assert_eq!(score(5, 0), None);
-        assert_eq!(score(0, 3), None);
     }
 }

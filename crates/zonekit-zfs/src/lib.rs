@@ -20,6 +20,7 @@
 //! assert_eq!(FileTable::from_records(&records).unwrap().by_name("000001.log").unwrap().lifetime, 2);
 //! ```
 
+pub mod alloc;
 pub mod fs;
 pub mod metalog;
 

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use zonekit_base::Rng;
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
-use zonekit_zfs::fs::{Allocation, FsConfig, FsError, Zfs};
+use zonekit_zfs::alloc::{first_fit::FIRST_FIT, lifetime::LIFETIME, zenfs::ZENFS};
+use zonekit_zfs::fs::{FsConfig, FsError, Zfs};
 
 fn device(zones: u32, zone_blocks: u64) -> MemDevice {
     let g = Geometry {
@@ -213,11 +214,11 @@ fn bytes_until_full(config: FsConfig) -> u64 {
 
 #[test]
 fn lifetime_allocation_and_gc_store_more_before_running_out() {
-    let stock = bytes_until_full(FsConfig { allocation: Allocation::FirstFit, gc: false, gc_empty_zones_low: 3 });
-    let gc_only = bytes_until_full(FsConfig { allocation: Allocation::FirstFit, gc: true, gc_empty_zones_low: 3 });
-    let lifetime_only = bytes_until_full(FsConfig { allocation: Allocation::Lifetime, gc: false, gc_empty_zones_low: 3 });
+    let stock = bytes_until_full(FsConfig { allocation: &FIRST_FIT, gc: false, gc_empty_zones_low: 3 });
+    let gc_only = bytes_until_full(FsConfig { allocation: &FIRST_FIT, gc: true, gc_empty_zones_low: 3 });
+    let lifetime_only = bytes_until_full(FsConfig { allocation: &LIFETIME, gc: false, gc_empty_zones_low: 3 });
     let both = bytes_until_full(FsConfig::default());
-    let zenfs = bytes_until_full(FsConfig { allocation: Allocation::ZenFs, gc: false, gc_empty_zones_low: 3 });
+    let zenfs = bytes_until_full(FsConfig { allocation: &ZENFS, gc: false, gc_empty_zones_low: 3 });
     println!("bytes written before no space: stock {stock}, GC {gc_only}, lifetime {lifetime_only}, both {both}, ZenFS rule {zenfs}");
     // Each feature alone, and both, store far more than stock before space runs out. (On this
     // small two-lifetime workload both features together are no better than either alone: once
@@ -230,7 +231,7 @@ fn lifetime_allocation_and_gc_store_more_before_running_out() {
 
 #[test]
 fn the_zenfs_rule_lets_short_lived_files_join_longer_lived_zones_but_not_the_reverse() {
-    let mut fs = Zfs::mkfs(device(24, 64), FsConfig { allocation: Allocation::ZenFs, gc: false, gc_empty_zones_low: 3 }).unwrap();
+    let mut fs = Zfs::mkfs(device(24, 64), FsConfig { allocation: &ZENFS, gc: false, gc_empty_zones_low: 3 }).unwrap();
     let mut write = |name: &str, lifetime: u8| -> u32 {
         fs.create(name, lifetime).unwrap();
         fs.append(name, &content(name, 0, 3 * 4096)).unwrap();

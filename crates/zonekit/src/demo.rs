@@ -12,7 +12,6 @@ use crate::replay_cmd::{self, FtlArgs};
 
 /// The built-in workload: one cloud storage node, 64 tenants, a day of writes.
 pub const WORKLOAD: &str = "cloud:volumes=64,blocks=1M,writes=8M,hours=24";
-pub const PLACEMENTS: [&str; 9] = ["normal", "sepgc", "warcip", "sepbit", "bhbdp-pre", "bhbdp", "lifespan", "fk", "zbopt"];
 
 #[derive(Args)]
 pub struct DemoArgs {
@@ -36,13 +35,14 @@ impl Default for DemoArgs {
 pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     println!("zonekit: block FTL on an emulated ZNS device (femu-zns zones: 32 MiB, 7 open; 85 % utilisation; GC at 15 % garbage, CBE victims)");
     println!("workload: {} (a multi-tenant cloud storage node, seed 1)", args.workload);
-    println!("placements: {}\n", PLACEMENTS.join(", "));
+    let placements: Vec<String> = zonekit_ftl::placement::compared().map(|p| p.name.to_string()).collect();
+    println!("placements: {}\n", placements.join(", "));
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let results = args.out.join("results.csv");
     // The demo always recomputes: a stale file from an older build would mislead.
     let _ = std::fs::remove_file(&results);
-    let ftl = FtlArgs { preset: "femu-zns".into(), utilization: 0.85, preset_size: false, unbounded: false, gc_threshold: 0.15, timing: false };
-    replay_cmd::run_grid(std::slice::from_ref(&args.workload), &[], &PLACEMENTS.map(String::from), &["cbe".to_string()], None, &ftl, 1, args.jobs, &args.out)?;
+    let cbe = zonekit_ftl::victim::cbe::CBE.name.to_string();
+    replay_cmd::run_grid(std::slice::from_ref(&args.workload), &[], &placements, &[cbe], None, &FtlArgs::default(), 1, args.jobs, None, &args.out)?;
     println!("\nWAF = (user + GC writes) / user writes; GC count is relative to the ZB-OPT oracle; GP is the garbage proportion of reclaimed zones.");
     println!("Lower is better. fk and zbopt know the future: they bound what any policy can reach.");
     Ok(ExitCode::SUCCESS)

@@ -6,13 +6,13 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use zonekit_ftl::placement::Params;
-use zonekit_ftl::replay::{replay, ReplaySpec};
-use zonekit_ftl::FtlConfig;
+use zonekit_ftl::placement::{self, bhbdp::BHBDP, fk::FK, zbopt::ZBOPT};
+use zonekit_ftl::victim::cbe::{CBE, CBE_LN, CBE_SQRT};
+use zonekit_lab::replay::{replay, ReplaySpec};
 use zonekit_report::{csv, line_chart, text_table, Series};
 use zonekit_trace::input::Input;
 
-use crate::replay_cmd::{run_grid, FtlArgs};
+use crate::replay_cmd::{lab, run_grid, FtlArgs};
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
 pub enum Experiment {
@@ -45,8 +45,6 @@ pub struct ExperimentArgs {
     out: Option<PathBuf>,
 }
 
-const PLACEMENTS: [&str; 8] = ["normal", "warcip", "sepbit", "bhbdp-pre", "bhbdp", "lifespan", "fk", "zbopt"];
-
 fn workloads(quick: bool) -> Vec<String> {
     if quick {
         return vec!["cloud:volumes=32,blocks=256K,writes=2M,hours=24".into(), "zipf:blocks=256K,alpha=0.9,writes=2M".into()];
@@ -71,27 +69,25 @@ fn default_traces() -> Vec<PathBuf> {
     }
 }
 
-fn ftl() -> FtlArgs {
-    FtlArgs { preset: "femu-zns".into(), utilization: 0.85, preset_size: false, unbounded: false, gc_threshold: 0.15, timing: false }
-}
-
 pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     let traces = a.traces.clone().unwrap_or_else(default_traces);
     let name = format!("{:?}", a.experiment).to_lowercase();
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("zonekit-out/experiment-{name}")));
     let all = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let compared: Vec<String> = placement::compared().map(|p| p.name.to_string()).collect();
+    let ftl = FtlArgs::default;
     match a.experiment {
         Experiment::Table43 => {
             println!("Table 4.3 of seed 000: placements with CBE on femu-zns-like zones (32 MiB, 7 open), 85 % utilisation, GC at 15 % garbage.");
-            run_grid(&workloads(a.quick), &traces, &all(&PLACEMENTS), &all(&["cbe"]), None, &ftl(), 1, a.jobs, &out)?;
+            run_grid(&workloads(a.quick), &traces, &compared, &all(&[CBE.name]), None, &ftl(), 1, a.jobs, None, &out)?;
         }
         Experiment::Table32 => {
             println!("Table 3.2 of seed 000: CBE with f(t) = t, √t, ln t.");
-            run_grid(&workloads(a.quick), &traces, &all(&["bhbdp", "zbopt"]), &all(&["cbe", "cbe-sqrt", "cbe-ln"]), None, &ftl(), 1, a.jobs, &out)?;
+            run_grid(&workloads(a.quick), &traces, &all(&[BHBDP.name, ZBOPT.name]), &all(&[CBE.name, CBE_SQRT.name, CBE_LN.name]), None, &ftl(), 1, a.jobs, None, &out)?;
         }
         Experiment::BhbdpSensitivity => {
             println!("BHB-DP parameters: R1 and R2 in multiples of the device capacity, M reclaimed zones per class.");
-            run_grid(&workloads(a.quick)[..2], &traces, &all(&["bhbdp"]), &all(&["cbe"]), Some("r1=0.1,0.25,0.5,1;r2=1.5,3,6;m=2,8,32"), &ftl(), 1, a.jobs, &out)?;
+            run_grid(&workloads(a.quick)[..2], &traces, &all(&[BHBDP.name]), &all(&[CBE.name]), Some("r1=0.1,0.25,0.5,1;r2=1.5,3,6;m=2,8,32"), &ftl(), 1, a.jobs, None, &out)?;
         }
         Experiment::Table22 => table_22(&workloads(a.quick), &traces, &out)?,
     }
@@ -109,18 +105,9 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
     let mut rows = Vec::new();
     for (name, input) in &inputs {
         let mut series = Vec::new();
-        for placement in ["fk", "zbopt"] {
-            let spec = ReplaySpec {
-                placement: placement.into(),
-                params: Params::new(),
-                victim: "cbe".into(),
-                config: FtlConfig::default(),
-                preset: "femu-zns".into(),
-                utilization: Some(0.85),
-                timing: false,
-                seed: 1,
-            };
-            let r = replay(input, &spec, &mut |_| {}).with_context(|| format!("{placement} on {name}"))?;
+        for placement in [FK.name, ZBOPT.name] {
+            let spec = ReplaySpec { placement: placement.into(), victim: CBE.name.into(), ..ReplaySpec::default() };
+            let r = replay(input, &spec, &mut |_| {}).map_err(lab).with_context(|| format!("{placement} on {name}"))?;
             let median = |h: &Vec<u64>| {
                 let total: u64 = h.iter().sum();
                 if total == 0 {

@@ -34,8 +34,11 @@ enum Command {
     Analyze(trace_cmd::AnalyzeArgs),
     /// Replay a trace or workload through the block FTL: WAF, GC traffic, GP, wear.
     Replay(replay_cmd::ReplayArgs),
-    /// Run a grid of workloads x placements x victims x parameters in parallel (resumable).
-    Sweep(replay_cmd::SweepArgs),
+    /// Run a grid of workloads x placements x victims x parameters in parallel (resumable,
+    /// shardable with --shard I/N; `sweep merge` combines the shards).
+    Sweep(replay_cmd::SweepCmd),
+    /// List every policy family's policies with their parameters and defaults.
+    Policies,
     /// Reproduce a seed-000 experiment (table-4.3, table-2.2, table-3.2, bhbdp-sensitivity).
     Experiment(experiment_cmd::ExperimentArgs),
     /// The zoned file system: mkfs, ls, df, fsck, dump, put, cat.
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Some(Command::Analyze(args)) => trace_cmd::analyze_cmd(args),
         Some(Command::Replay(args)) => replay_cmd::replay_cmd(args),
         Some(Command::Sweep(args)) => replay_cmd::sweep_cmd(args),
+        Some(Command::Policies) => policies(),
         Some(Command::Experiment(args)) => experiment_cmd::run(args),
         Some(Command::Fs(cmd)) => fs_cmd::run(cmd),
         Some(Command::KvBench(args)) => kv_bench_cmd::run(args),
@@ -64,7 +68,32 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("zonekit: error: {e:#}");
-            ExitCode::from(2)
+            // A bad request exits like a bad flag (clap's 2); a run that failed, with 1.
+            if e.chain().any(|c| c.is::<Usage>()) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
+}
+
+/// A request that cannot be run as given (a bad value, name or path): exit status 2.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+fn policies() -> anyhow::Result<ExitCode> {
+    use zonekit_base::policy::help;
+    println!("Placement policies (replay --placement, sweep --placements; parameters with --param k=v or --grid):\n{}", help(zonekit_ftl::placement::PLACEMENTS));
+    println!("GC victim policies (--victim NAME or NAME:VALUE):\n{}", help(zonekit_ftl::victim::VICTIMS));
+    println!("File-system allocation (zonekit:// option alloc=NAME):\n{}", help(zonekit_zfs::alloc::ALLOCATORS));
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,29 +1,30 @@
 //! `zonekit replay` and `zonekit sweep`: the block FTL on traces and workloads.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 
-use anyhow::{bail, Context, Result};
-use clap::Args;
+use anyhow::Result;
+use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use zonekit_ftl::placement::Params;
-use zonekit_ftl::replay::{replay, ReplayReport, ReplaySpec};
-use zonekit_ftl::{CapacityMode, FtlConfig};
-use zonekit_report::{bar_chart, box_chart, csv, text_table};
-use zonekit_trace::input::Input;
+use zonekit_ftl::engine::DEFAULT_GC_THRESHOLD;
+use zonekit_ftl::placement::{self, Params};
+use zonekit_ftl::{victim, CapacityMode, FtlConfig};
+use zonekit_lab::replay::{replay, ReplayReport, ReplaySpec, DEFAULT_PRESET, DEFAULT_UTILIZATION};
+use zonekit_lab::sweep::{self, Shard, Sweep, SweepInput};
+use zonekit_lab::LabError;
+use zonekit_report::{bar_chart, text_table};
 
 use crate::trace_cmd::InputArgs;
+use crate::Usage;
 
 /// Device and FTL settings shared by replay and sweep.
 #[derive(Args, Clone, Debug)]
 pub struct FtlArgs {
     /// Device preset (zone size, open limit, flash timing): tiny, ocssd-thesis, femu-zns, zn540, nvmevirt-zns.
-    #[arg(long, default_value = "femu-zns")]
+    #[arg(long, default_value = DEFAULT_PRESET)]
     pub preset: String,
     /// Size the device so the working set fills this share of it (over-provisioning = 1 − u).
-    #[arg(long, default_value_t = 0.85, conflicts_with_all = ["unbounded", "preset_size"])]
+    #[arg(long, default_value_t = DEFAULT_UTILIZATION, conflicts_with_all = ["unbounded", "preset_size"])]
     pub utilization: f64,
     /// Use the preset's own size instead of sizing by --utilization.
     #[arg(long)]
@@ -32,15 +33,22 @@ pub struct FtlArgs {
     #[arg(long)]
     pub unbounded: bool,
     /// Garbage proportion that triggers GC.
-    #[arg(long, default_value_t = 0.15)]
+    #[arg(long, default_value_t = DEFAULT_GC_THRESHOLD)]
     pub gc_threshold: f64,
     /// Charge operations to the preset's flash timing model (reports device time).
     #[arg(long)]
     pub timing: bool,
 }
 
+impl Default for FtlArgs {
+    /// The same defaults as the flags (the harness' constants).
+    fn default() -> Self {
+        FtlArgs { preset: DEFAULT_PRESET.into(), utilization: DEFAULT_UTILIZATION, preset_size: false, unbounded: false, gc_threshold: DEFAULT_GC_THRESHOLD, timing: false }
+    }
+}
+
 impl FtlArgs {
-    fn spec(&self, placement: &str, victim: &str, params: Params, seed: u64) -> ReplaySpec {
+    pub fn spec(&self, placement: &str, victim: &str, params: Params, seed: u64) -> ReplaySpec {
         ReplaySpec {
             placement: placement.to_string(),
             params,
@@ -57,7 +65,7 @@ impl FtlArgs {
 fn parse_params(list: &[String]) -> Result<Params> {
     let mut p = Params::new();
     for kv in list {
-        let (k, v) = kv.split_once('=').with_context(|| format!("--param {kv:?}: expected key=value"))?;
+        let (k, v) = kv.split_once('=').ok_or_else(|| Usage(format!("--param {kv:?}: expected key=value")))?;
         p.insert(k.to_string(), v.to_string());
     }
     Ok(p)
@@ -69,11 +77,11 @@ pub struct ReplayArgs {
     input: InputArgs,
     #[command(flatten)]
     ftl: FtlArgs,
-    /// Placement policy: normal, sepgc, warcip, sepbit, sepbit6, bhbdp-pre, bhbdp, fk, zbopt, lifespan.
-    #[arg(long, default_value = "bhbdp")]
+    /// Placement policy (`zonekit policies` lists them with their parameters).
+    #[arg(long, default_value = placement::bhbdp::BHBDP.name)]
     placement: String,
-    /// GC victim policy: greedy, cb, cb-sqrt, cb-ln, cb-sepbit, cbe, cbe-sqrt, cbe-ln, d-choices:D.
-    #[arg(long, default_value = "cbe")]
+    /// GC victim policy, `NAME` or `NAME:VALUE` (`zonekit policies` lists them).
+    #[arg(long, default_value = victim::cbe::CBE.name)]
     victim: String,
     /// Placement parameter, e.g. --param r1=0.5 (repeatable).
     #[arg(long = "param")]
@@ -95,10 +103,10 @@ pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
     let input = a.input.input()?;
     let spec = a.ftl.spec(&a.placement, &a.victim, parse_params(&a.params)?, a.input.seed);
     let bar = progress_bar(None, &format!("replaying {} + {}", a.placement, a.victim));
-    let report = replay(&input, &spec, &mut |n| bar.set_position(n))?;
+    let report = replay(&input, &spec, &mut |n| bar.set_position(n)).map_err(lab)?;
     bar.finish_and_clear();
     print_report(&report);
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    std::fs::create_dir_all(&a.out).map_err(|e| Usage(format!("--out {}: {e}", a.out.display())))?;
     std::fs::write(a.out.join("report.json"), serde_json::to_string_pretty(&report)?)?;
     let classes: Vec<(String, f64)> = report
         .user_blocks_by_class
@@ -142,6 +150,37 @@ fn print_report(r: &ReplayReport) {
 
 // ---- sweep -------------------------------------------------------------------------------
 
+/// Turns a harness error into the CLI's: usage errors exit with status 2, failed runs with 1.
+pub fn lab(e: LabError) -> anyhow::Error {
+    if e.is_usage() {
+        Usage(e.to_string()).into()
+    } else {
+        e.into()
+    }
+}
+
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct SweepCmd {
+    #[command(subcommand)]
+    command: Option<SweepSub>,
+    #[command(flatten)]
+    args: SweepArgs,
+}
+
+#[derive(Subcommand)]
+enum SweepSub {
+    /// Combine the directories of every shard of one sweep (`--shard I/N`) into the results and
+    /// charts one process would have written.
+    Merge {
+        /// The shard directories, one per shard.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long, default_value = "zonekit-out/sweep")]
+        out: PathBuf,
+    },
+}
+
 #[derive(Args)]
 pub struct SweepArgs {
     /// Trace files (text, vscsi or .zkt).
@@ -150,11 +189,13 @@ pub struct SweepArgs {
     /// Generated workloads, separated by ';'.
     #[arg(long, value_delimiter = ';')]
     workloads: Vec<String>,
-    #[arg(long, value_delimiter = ',', default_value = "normal,warcip,sepbit,bhbdp-pre,bhbdp,lifespan,fk,zbopt")]
+    /// Placements (default: every placement of the standard comparison; `zonekit policies`).
+    #[arg(long, value_delimiter = ',')]
     placements: Vec<String>,
-    #[arg(long, value_delimiter = ',', default_value = "cbe")]
+    #[arg(long, value_delimiter = ',', default_value = victim::cbe::CBE.name)]
     victims: Vec<String>,
-    /// Parameter grid for the placement, e.g. "r1=0.25,0.5,1;r2=2,4" (every combination).
+    /// Parameter grid for the placements, e.g. "r1=0.25,0.5,1;r2=2,4" (every combination, for
+    /// each placement that takes those parameters).
     #[arg(long)]
     grid: Option<String>,
     #[command(flatten)]
@@ -165,218 +206,32 @@ pub struct SweepArgs {
     /// Parallel replays.
     #[arg(long, default_value_t = 2)]
     jobs: usize,
+    /// Run only slice I of N of the grid (I from 0), for job arrays; combine with `sweep merge`.
+    #[arg(long)]
+    shard: Option<String>,
     #[arg(long, default_value = "zonekit-out/sweep")]
     out: PathBuf,
 }
 
-/// One point of a sweep.
-#[derive(Clone, Debug)]
-struct Job {
-    workload: String,
-    input: Input,
-    placement: String,
-    victim: String,
-    params: Params,
-}
-
-impl Job {
-    fn key(&self) -> String {
-        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        format!("{}|{}|{}|{}", self.workload, self.placement, self.victim, params.join(" "))
+pub fn sweep_cmd(c: SweepCmd) -> Result<ExitCode> {
+    if let Some(SweepSub::Merge { dirs, out }) = c.command {
+        sweep::merge(&out, &dirs).map_err(lab)?;
+        println!("merged {} shards into {}/results.csv", dirs.len(), out.display());
+        summarize(&out)?;
+        return Ok(ExitCode::SUCCESS);
     }
-}
-
-pub const SWEEP_HEADER: [&str; 16] = [
-    "workload",
-    "placement",
-    "victim",
-    "params",
-    "waf",
-    "user_gib",
-    "gc_gib",
-    "gc_count",
-    "gc_count_vs_zbopt",
-    "gp_mean",
-    "gp_q1",
-    "gp_median",
-    "gp_q3",
-    "blocks_per_s",
-    "gp_p05",
-    "gp_p95",
-];
-
-fn grid(spec: Option<&str>) -> Result<Vec<Params>> {
-    let mut out = vec![Params::new()];
-    for dim in spec.unwrap_or("").split(';').filter(|s| !s.trim().is_empty()) {
-        let (k, values) = dim.split_once('=').with_context(|| format!("--grid {dim:?}: expected key=v1,v2"))?;
-        let mut next = Vec::new();
-        for p in &out {
-            for v in values.split(',') {
-                let mut q = p.clone();
-                q.insert(k.trim().to_string(), v.trim().to_string());
-                next.push(q);
-            }
-        }
-        out = next;
-    }
-    Ok(out)
-}
-
-/// Runs the jobs in parallel, appending a CSV row per finished job to `results`, and skipping
-/// jobs whose key is already there (so an interrupted sweep resumes).
-fn run_jobs(jobs: Vec<Job>, ftl: &FtlArgs, seed: u64, parallel: usize, results: &Path) -> Result<()> {
-    let done: BTreeSet<String> = std::fs::read_to_string(results)
-        .unwrap_or_default()
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f.len() >= 4).then(|| format!("{}|{}|{}|{}", f[0], f[1], f[2], f[3]))
-        })
-        .collect();
-    let todo: Vec<Job> = jobs.into_iter().filter(|j| !done.contains(&j.key())).collect();
-    if !results.exists() {
-        std::fs::write(results, SWEEP_HEADER.join(",") + "\n")?;
-    }
-    if todo.is_empty() {
-        println!("all {} runs already in {}", done.len(), results.display());
-        return Ok(());
-    }
-    println!("{} runs to do ({} already done), {parallel} at a time", todo.len(), done.len());
-    let bar = progress_bar(Some(todo.len() as u64), "sweep");
-    let queue = Arc::new(Mutex::new(todo));
-    let out = Arc::new(Mutex::new(()));
-    let errors = Arc::new(Mutex::new(Vec::new()));
-    std::thread::scope(|s| {
-        for _ in 0..parallel.max(1) {
-            let (queue, out, errors, bar) = (queue.clone(), out.clone(), errors.clone(), bar.clone());
-            s.spawn(move || loop {
-                let Some(job) = queue.lock().unwrap().pop() else { break };
-                let spec = ftl.spec(&job.placement, &job.victim, job.params.clone(), seed);
-                match replay(&job.input, &spec, &mut |_| {}) {
-                    Ok(r) => {
-                        let q = r.reclaimed_gp_q1_median_q3.unwrap_or([0.0; 3]);
-                        let params: Vec<String> = job.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                        let row = [
-                            job.workload.clone(),
-                            job.placement.clone(),
-                            job.victim.clone(),
-                            params.join(" "),
-                            format!("{:.4}", r.waf),
-                            format!("{:.4}", r.user_gib),
-                            format!("{:.4}", r.gc_gib),
-                            r.gc_count.to_string(),
-                            String::new(),
-                            format!("{:.4}", r.reclaimed_gp_mean.unwrap_or(0.0)),
-                            format!("{:.2}", q[0]),
-                            format!("{:.2}", q[1]),
-                            format!("{:.2}", q[2]),
-                            format!("{:.0}", r.blocks_per_s),
-                            format!("{:.2}", percentile(&r.gp_histogram, 0.05)),
-                            format!("{:.2}", percentile(&r.gp_histogram, 0.95)),
-                        ];
-                        let _guard = out.lock().unwrap();
-                        let mut f = std::fs::OpenOptions::new().append(true).open(results).expect("results file");
-                        std::io::Write::write_all(&mut f, (row.join(",") + "\n").as_bytes()).expect("append result");
-                    }
-                    Err(e) => errors.lock().unwrap().push(format!("{}: {e}", job.key())),
-                }
-                bar.inc(1);
-            });
-        }
-    });
-    bar.finish_and_clear();
-    let errors = errors.lock().unwrap();
-    if !errors.is_empty() {
-        bail!("{} runs failed:\n  {}", errors.len(), errors.join("\n  "));
-    }
-    Ok(())
-}
-
-fn percentile(hist: &[u64], q: f64) -> f64 {
-    let total: u64 = hist.iter().sum();
-    let mut seen = 0;
-    for (i, n) in hist.iter().enumerate() {
-        seen += n;
-        if total > 0 && seen as f64 >= q * total as f64 {
-            return i as f64 / 100.0;
-        }
-    }
-    0.0
-}
-
-/// Reads a sweep's results and fills in GC count relative to ZB-OPT on the same workload.
-pub fn load_results(results: &Path) -> Result<Vec<Vec<String>>> {
-    let text = std::fs::read_to_string(results).with_context(|| format!("reading {}", results.display()))?;
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for (i, line) in text.lines().enumerate().skip(1) {
-        let row: Vec<String> = line.split(',').map(String::from).collect();
-        if row.len() != SWEEP_HEADER.len() {
-            bail!(
-                "{}:{}: {} fields, expected {} (a results file from another zonekit version? move it away to start over)",
-                results.display(),
-                i + 1,
-                row.len(),
-                SWEEP_HEADER.len()
-            );
-        }
-        rows.push(row);
-    }
-    let zbopt: std::collections::BTreeMap<(String, String), f64> =
-        rows.iter().filter(|r| r[1] == "zbopt").map(|r| ((r[0].clone(), r[2].clone()), r[7].parse::<f64>().unwrap_or(0.0))).collect();
-    for r in &mut rows {
-        if let Some(&z) = zbopt.get(&(r[0].clone(), r[2].clone())) {
-            if z > 0.0 {
-                r[8] = format!("{:.3}", r[7].parse::<f64>().unwrap_or(0.0) / z);
-            }
-        }
-    }
-    Ok(rows)
-}
-
-/// Tables and charts of a results file, grouped by workload.
-pub fn summarize(rows: &[Vec<String>], out: &Path) -> Result<()> {
-    let workloads: BTreeSet<String> = rows.iter().map(|r| r[0].clone()).collect();
-    for (wi, w) in workloads.iter().enumerate() {
-        let mut mine: Vec<&Vec<String>> = rows.iter().filter(|r| &r[0] == w).collect();
-        // Worst first, as the thesis' tables run from Normal to ZB-OPT.
-        mine.sort_by(|a, b| b[4].parse::<f64>().unwrap_or(0.0).total_cmp(&a[4].parse::<f64>().unwrap_or(0.0)));
-        println!("\n{w}");
-        let table: Vec<Vec<String>> = mine
-            .iter()
-            .map(|r| {
-                let label = if r[3].is_empty() { format!("{} + {}", r[1], r[2]) } else { format!("{} + {} ({})", r[1], r[2], r[3]) };
-                vec![label, r[4].clone(), r[6].clone(), r[7].clone(), if r[8].is_empty() { "-".into() } else { r[8].clone() }, format!("{} / {} / {}", r[10], r[11], r[12])]
-            })
-            .collect();
-        print!("{}", text_table(&["run", "WAF", "GC GiB", "GC count", "vs ZB-OPT", "GP Q1/med/Q3"], &table));
-        let label = |r: &Vec<String>| if r[3].is_empty() { format!("{}+{}", r[1], r[2]) } else { format!("{}+{} {}", r[1], r[2], r[3]) };
-        let bars = |col: usize| mine.iter().map(|r| (label(r), r[col].parse::<f64>().unwrap_or(0.0))).collect::<Vec<_>>();
-        let short = if w.len() > 60 { format!("{}…", &w[..60]) } else { w.clone() };
-        std::fs::write(out.join(format!("waf_{wi}.svg")), bar_chart(&format!("WAF — {short}"), "WAF", &bars(4)))?;
-        std::fs::write(out.join(format!("gc_writes_{wi}.svg")), bar_chart(&format!("GC writes — {short}"), "GiB", &bars(6)))?;
-        if mine.iter().any(|r| !r[8].is_empty()) {
-            std::fs::write(out.join(format!("gc_count_vs_zbopt_{wi}.svg")), bar_chart(&format!("GC count / ZB-OPT — {short}"), "ratio", &bars(8)))?;
-        }
-        let num = |r: &Vec<String>, c: usize| r[c].parse::<f64>().unwrap_or(0.0);
-        let boxes: Vec<(String, [f64; 5])> = mine.iter().map(|r| (label(r), [num(r, 14), num(r, 10), num(r, 11), num(r, 12), num(r, 15)])).collect();
-        std::fs::write(out.join(format!("gp_box_{wi}.svg")), box_chart(&format!("GP of reclaimed zones (P5, Q1, median, Q3, P95) — {short}"), "garbage proportion", 1.0, &boxes))?;
-    }
-    let header: Vec<&str> = SWEEP_HEADER.to_vec();
-    std::fs::write(out.join("results_with_ratios.csv"), csv(&header, rows))?;
-    Ok(())
-}
-
-pub fn sweep_cmd(a: SweepArgs) -> Result<ExitCode> {
+    let a = c.args;
     if a.traces.is_empty() && a.workloads.is_empty() {
-        bail!("name at least one --traces file or --workloads spec");
+        return Err(Usage("name at least one --traces file or --workloads spec".into()).into());
     }
-    run_grid(&a.workloads, &a.traces, &a.placements, &a.victims, a.grid.as_deref(), &a.ftl, a.seed, a.jobs, &a.out)?;
+    let shard = a.shard.as_deref().map(str::parse::<Shard>).transpose().map_err(lab)?;
+    let placements = if a.placements.is_empty() { placement::compared().map(|p| p.name.to_string()).collect() } else { a.placements.clone() };
+    run_grid(&a.workloads, &a.traces, &placements, &a.victims, a.grid.as_deref(), &a.ftl, a.seed, a.jobs, shard, &a.out)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Replays every workload and trace with every placement and victim (and grid point), writes
-/// `results.csv`, prints the tables and writes the charts.
+/// `results.csv`, prints the tables and writes the charts (a shard leaves those to `merge`).
 #[allow(clippy::too_many_arguments)]
 pub fn run_grid(
     workloads: &[String],
@@ -387,44 +242,53 @@ pub fn run_grid(
     ftl: &FtlArgs,
     seed: u64,
     parallel: usize,
+    shard: Option<Shard>,
     out: &Path,
 ) -> Result<()> {
-    let mut inputs: Vec<(String, Input)> = Vec::new();
+    let mut inputs = Vec::new();
     for t in traces {
-        if !t.exists() {
-            bail!("{}: no such file", t.display());
-        }
-        inputs.push((t.display().to_string().replace(',', " "), Input::path(t, None, false)));
+        inputs.push(SweepInput::trace(t).map_err(lab)?);
     }
     for w in workloads {
-        let workload = w.parse().map_err(anyhow::Error::msg).with_context(|| format!("workload {w:?}"))?;
-        // Results are CSV: the label must not contain commas.
-        inputs.push((w.replace(',', " "), Input::generated(workload, seed)));
+        inputs.push(SweepInput::workload(w, seed).map_err(lab)?);
     }
-    let grid = grid(grid_spec)?;
-    let mut jobs = Vec::new();
-    for (name, input) in &inputs {
-        for p in placements {
-            for v in victims {
-                // A grid applies to the placements that take those parameters.
-                let points: Vec<Params> = if grid.len() > 1 && matches!(p.as_str(), "bhbdp" | "bhbdp-pre") { grid.clone() } else { vec![Params::new()] };
-                for params in points {
-                    jobs.push(Job { workload: name.clone(), input: input.clone(), placement: p.clone(), victim: v.clone(), params });
-                }
-            }
-        }
-    }
-    // Validate names before spending time.
-    for j in &jobs {
-        let env = zonekit_ftl::placement::PolicyEnv { zone_blocks: 1024, capacity_blocks: 1 << 20 };
-        zonekit_ftl::placement::create(&j.placement, &mut j.params.clone(), env).map_err(anyhow::Error::msg)?;
-        zonekit_ftl::victim::create(&j.victim, 1).map_err(anyhow::Error::msg)?;
-    }
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let grid = sweep::parse_grid(grid_spec.unwrap_or("")).map_err(lab)?;
+    let base = ftl.spec(placement::bhbdp::BHBDP.name, victim::cbe::CBE.name, Params::new(), seed);
+    let sweep = Sweep { inputs, placements: placements.to_vec(), victims: victims.to_vec(), grid, base };
+    let bar = std::sync::Mutex::new(None::<ProgressBar>);
     let results = out.join("results.csv");
-    run_jobs(jobs, ftl, seed, parallel, &results)?;
-    let rows = load_results(&results)?;
-    summarize(&rows, out)?;
-    println!("\nwrote {}/{{results.csv, results_with_ratios.csv, waf_*.svg, gc_writes_*.svg, gc_count_vs_zbopt_*.svg, gp_box_*.svg}}", out.display());
+    let on_start = |todo: usize, done: usize| {
+        if todo == 0 {
+            println!("all {done} runs already in {}", results.display());
+        } else {
+            println!("{todo} runs to do ({done} already done), {} at a time", parallel.min(todo));
+            *bar.lock().unwrap() = Some(progress_bar(Some(todo as u64), "sweep"));
+        }
+    };
+    let on_done = || {
+        if let Some(b) = bar.lock().unwrap().as_ref() {
+            b.inc(1);
+        }
+    };
+    let outcome = sweep.run(out, parallel, shard, &on_start, &on_done);
+    if let Some(b) = bar.lock().unwrap().take() {
+        b.finish_and_clear();
+    }
+    let outcome = outcome.map_err(lab)?;
+    if outcome.set_aside > 0 {
+        println!("{} rows of other settings or grids moved to {}", outcome.set_aside, out.join("results.previous.csv").display());
+    }
+    match shard {
+        Some(s) => println!("shard {}/{}: {} rows in {} (combine the shards with `zonekit sweep merge`)", s.index, s.count, outcome.rows, results.display()),
+        None => summarize(out)?,
+    }
+    Ok(())
+}
+
+/// Prints the tables of a sweep's results and writes its charts.
+fn summarize(out: &Path) -> Result<()> {
+    let rows = sweep::load_results(&out.join("results.csv")).map_err(lab)?;
+    print!("{}", sweep::summarize(&rows, out).map_err(lab)?);
+    println!("\nwrote {}/{{results.csv, results_with_ratios.csv, speed.csv, waf_*.svg, gc_writes_*.svg, gc_count_vs_zbopt_*.svg, gp_box_*.svg}}", out.display());
     Ok(())
 }

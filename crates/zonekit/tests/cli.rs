@@ -316,3 +316,89 @@ fn kv_bench_refuses_bad_input_before_running_anything() {
     let e = refused(&["kv-bench", "--plugin", plugin, "--db-bench", "/nonexistent/db_bench", "--keys", "0.001", "--out", "out"], d);
     assert!(e.contains("/nonexistent/db_bench") && e.contains("setup kv"), "{e}");
 }
+
+/// A resumed sweep reuses a row only under the same settings: rerunning with another
+/// `--gc-threshold` into the same directory must recompute, not report the old numbers.
+#[test]
+fn resumed_sweep_never_reports_rows_of_other_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = ["sweep", "--workloads", "zipf:blocks=20K,alpha=0.9,writes=150K", "--placements", "sepbit", "--victims", "greedy", "--preset", "tiny", "--out", "s"];
+    ok(&base, d);
+    let waf = |d: &Path| -> String { std::fs::read_to_string(d.join("s/results.csv")).unwrap().lines().nth(1).unwrap().split(',').nth(4).unwrap().to_string() };
+    let first = waf(d);
+    let mut other = base.to_vec();
+    other.extend(["--gc-threshold", "0.3"]);
+    let out = ok(&other, d);
+    assert!(out.contains("1 runs to do (0 already done)"), "{out}");
+    assert!(out.contains("1 rows of other settings or grids moved to"), "{out}");
+    let rows = std::fs::read_to_string(d.join("s/results.csv")).unwrap();
+    assert_eq!(rows.lines().count(), 2, "only the current settings' row is reported: {rows}");
+    assert_ne!(waf(d), first, "a GC threshold of 0.3 cannot give the WAF of 0.15");
+    assert!(std::fs::read_to_string(d.join("s/results.previous.csv")).unwrap().contains(&first), "the old row is kept aside, not lost");
+}
+
+/// A grid axis with one value is used, not dropped; an axis no placement takes and an empty
+/// value are refused; `--jobs 0` and an unwritable `--out` are refused before anything runs.
+#[test]
+fn sweep_grids_and_settings_are_used_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let w = ["sweep", "--workloads", "zipf:blocks=20K,alpha=0.9,writes=150K", "--victims", "cbe", "--preset", "tiny"];
+    let run = |extra: &[&'static str]| cat(&w, extra);
+    ok(&run(&["--placements", "bhbdp,sepbit", "--grid", "r1=0.25", "--out", "g"]), d);
+    let rows = std::fs::read_to_string(d.join("g/results.csv")).unwrap();
+    assert!(rows.lines().any(|l| l.starts_with("zipf") && l.contains(",bhbdp,cbe,r1=0.25,")), "{rows}");
+    assert!(rows.lines().any(|l| l.contains(",sepbit,cbe,,")), "sepbit takes no r1 and runs once: {rows}");
+    let e = refused(&run(&["--placements", "sepbit", "--grid", "r1=0.25,0.5"]), d);
+    assert!(e.contains("no placement of this sweep (sepbit) takes a parameter \"r1\""), "{e}");
+    let e = refused(&run(&["--placements", "bhbdp", "--grid", "r1=0.25,"]), d);
+    assert!(e.contains("no empty key or value"), "{e}");
+    let out = zonekit(&run(&["--placements", "bhbdp", "--jobs", "0"]), d);
+    assert_eq!(out.status.code(), Some(2), "a usage error exits with 2");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--jobs must be at least 1"));
+    std::fs::write(d.join("file"), "").unwrap();
+    let e = refused(&run(&["--placements", "bhbdp", "--out", "file/sub"]), d);
+    assert!(e.contains("--out file/sub: cannot write there"), "{e}");
+    assert!(!d.join("zonekit-out").exists(), "nothing ran");
+}
+
+/// N shards of a sweep merged give the results file one process writes, byte for byte.
+#[test]
+fn sweep_shards_merge_into_the_single_run_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = [
+        "sweep",
+        "--workloads",
+        "zipf:blocks=20K,alpha=0.9,writes=150K;hotcold:blocks=20K,writes=150K",
+        "--placements",
+        "normal,sepbit,bhbdp,zbopt",
+        "--victims",
+        "greedy,cbe",
+        "--preset",
+        "tiny",
+    ];
+    ok(&cat(&args, &["--out", "single"]), d);
+    for i in 0..3 {
+        let shard = format!("{i}/3");
+        let out = format!("shard-{i}");
+        ok(&cat(&args, &["--shard", &shard, "--out", &out]), d);
+    }
+    let e = refused(&["sweep", "merge", "--out", "merged", "shard-0", "shard-1"], d);
+    assert!(e.contains("shard 2/3 is missing"), "{e}");
+    let e = refused(&["sweep", "merge", "--out", "merged", "shard-0", "shard-0", "shard-1"], d);
+    assert!(e.contains("given twice"), "{e}");
+    let out = ok(&["sweep", "merge", "--out", "merged", "shard-2", "shard-0", "shard-1"], d);
+    assert!(out.contains("zbopt + cbe"), "merge prints the tables: {out}");
+    let single = std::fs::read(d.join("single/results.csv")).unwrap();
+    assert_eq!(std::fs::read(d.join("merged/results.csv")).unwrap(), single);
+    assert_eq!(String::from_utf8_lossy(&single).lines().count(), 1 + 2 * 4 * 2);
+    assert_eq!(std::fs::read(d.join("merged/results_with_ratios.csv")).unwrap(), std::fs::read(d.join("single/results_with_ratios.csv")).unwrap());
+    let e = refused(&["sweep", "--workloads", "zipf:blocks=1K,writes=1K", "--shard", "3/3"], d);
+    assert!(e.contains("expected I/N with 0 <= I < N"), "{e}");
+}
+
+fn cat<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<&'a str> {
+    a.iter().chain(b).copied().collect()
+}

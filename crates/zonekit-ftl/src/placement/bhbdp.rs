@@ -14,7 +14,32 @@
 
 use std::collections::VecDeque;
 
-use super::{take_f64, take_u64, BlockCtx, Params, Placement, PolicyEnv, Reclaimed};
+use zonekit_base::policy::{ParamInfo, ParamReader, PolicyError, PolicyInfo, Role};
+
+use super::{BlockCtx, MakePlacement, Placement, PolicyEnv, Reclaimed};
+
+const PARAMS: &[ParamInfo] = &[
+    ParamInfo { name: "classes", default: "7", summary: "classes N (2..=64)" },
+    ParamInfo { name: "c", default: "5", summary: "default heat C of a new block (0 < C < N)" },
+    ParamInfo { name: "r1", default: "0.5", summary: "R1: lifetime that resets a block's history, in device capacities" },
+    ParamInfo { name: "r2", default: "2", summary: "R2: lifetime that sends a block to the coldest class, in device capacities" },
+    ParamInfo { name: "m", default: "8", summary: "reclaimed zones per class in the mean lifetime l" },
+];
+
+pub const BHBDP: PolicyInfo<MakePlacement> = PolicyInfo {
+    name: "bhbdp",
+    summary: "BHB-DP (seed 000): block heat from user/GC write counts, with the lifetime correction",
+    role: Role::Proposed,
+    params: PARAMS,
+    make: |p, env| Ok(Box::new(BhbDp::from_params(p, env, true)?)),
+};
+pub const BHBDP_PRE: PolicyInfo<MakePlacement> = PolicyInfo {
+    name: "bhbdp-pre",
+    summary: "BHB-DP_pre (seed 000): block heat without the correction step",
+    role: Role::Proposed,
+    params: PARAMS,
+    make: |p, env| Ok(Box::new(BhbDp::from_params(p, env, false)?)),
+};
 
 pub struct BhbDp {
     correct: bool,
@@ -30,17 +55,17 @@ pub struct BhbDp {
 }
 
 impl BhbDp {
-    pub fn from_params(p: &mut Params, env: PolicyEnv, correct: bool) -> Result<BhbDp, String> {
-        let classes = take_u64(p, "classes", 7)?;
-        let default_heat = take_u64(p, "c", 5)?;
-        let r1 = take_f64(p, "r1", 0.5)?;
-        let r2 = take_f64(p, "r2", 2.0)?;
-        let window = take_u64(p, "m", 8)? as usize;
+    pub fn from_params(p: &ParamReader, env: PolicyEnv, correct: bool) -> Result<BhbDp, PolicyError> {
+        let classes = p.u64("classes")?;
+        let default_heat = p.u64("c")?;
+        let r1 = p.f64("r1")?;
+        let r2 = p.f64("r2")?;
+        let window = p.u64("m")? as usize;
         if !(2..=64).contains(&classes) || default_heat == 0 || default_heat >= classes {
-            return Err(format!("bhbdp: needs 2 <= classes <= 64 and 0 < c < classes (got classes={classes}, c={default_heat})"));
+            return Err(p.invalid(format!("needs 2 <= classes <= 64 and 0 < c < classes (got classes={classes}, c={default_heat})")));
         }
         if !(r1 > 0.0 && r2 > r1) || window == 0 {
-            return Err(format!("bhbdp: needs 0 < r1 < r2 (capacity multiples) and m > 0 (got r1={r1}, r2={r2}, m={window})"));
+            return Err(p.invalid(format!("needs 0 < r1 < r2 (capacity multiples) and m > 0 (got r1={r1}, r2={r2}, m={window})")));
         }
         Ok(BhbDp {
             correct,
@@ -76,9 +101,9 @@ fn pack(freq_uw: u8, freq_gw: u8) -> u32 {
 impl Placement for BhbDp {
     fn name(&self) -> String {
         if self.correct {
-            "bhbdp".into()
+            BHBDP.name.into()
         } else {
-            "bhbdp-pre".into()
+            BHBDP_PRE.name.into()
         }
     }
     fn classes(&self) -> usize {

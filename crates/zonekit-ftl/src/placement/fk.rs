@@ -4,7 +4,17 @@
 
 use zonekit_base::NEVER;
 
-use super::{store_next_write, stored_next_write, BlockCtx, Placement};
+use zonekit_base::policy::{ParamInfo, PolicyError, PolicyInfo, Role};
+
+use super::{store_next_write, stored_next_write, BlockCtx, MakePlacement, Placement};
+
+pub const FK: PolicyInfo<MakePlacement> = PolicyInfo {
+    name: "fk",
+    summary: "future-knowledge oracle of the SepBIT paper: remaining lifetime in zone sizes",
+    role: Role::Oracle,
+    params: &[ParamInfo { name: "classes", default: "7", summary: "classes (at least 2)" }],
+    make: |p, env| Ok(Box::new(Fk::new(env.zone_blocks, p.u64("classes")? as usize)?)),
+};
 
 pub struct Fk {
     zone_blocks: u64,
@@ -12,9 +22,9 @@ pub struct Fk {
 }
 
 impl Fk {
-    pub fn new(zone_blocks: u64, classes: usize) -> Result<Fk, String> {
+    pub fn new(zone_blocks: u64, classes: usize) -> Result<Fk, PolicyError> {
         if classes < 2 {
-            return Err("fk: needs at least 2 classes".into());
+            return Err(PolicyError::Invalid { policy: FK.name, reason: format!("needs at least 2 classes (got {classes})") });
         }
         Ok(Fk { zone_blocks: zone_blocks.max(1), classes })
     }
@@ -27,4 +37,4 @@ impl Fk {
     }
 }
 
-super::oracle_placement!(Fk, "fk");
+super::oracle_placement!(Fk, FK);

@@ -13,7 +13,17 @@
 //!   bucket max(E, age) one class colder than a user write would, and send blocks never
 //!   rewritten (no estimate) that survive to the last class.
 
-use super::{take_f64, BlockCtx, Params, Placement, PolicyEnv};
+use zonekit_base::policy::{ParamInfo, ParamReader, PolicyError, PolicyInfo, Role};
+
+use super::{BlockCtx, MakePlacement, Placement, PolicyEnv};
+
+pub const LIFESPAN: PolicyInfo<MakePlacement> = PolicyInfo {
+    name: "lifespan",
+    summary: "ours: ZB-OPT's buckets filled with a learnt estimate of each block's lifetime",
+    role: Role::Extension,
+    params: &[ParamInfo { name: "base", default: "4", summary: "bucket growth factor (> 1)" }, ParamInfo { name: "classes", default: "7", summary: "classes (at least 4)" }],
+    make: |p, env| Ok(Box::new(Lifespan::from_params(p, env)?)),
+};
 
 pub struct Lifespan {
     zone_blocks: f64,
@@ -24,11 +34,11 @@ pub struct Lifespan {
 }
 
 impl Lifespan {
-    pub fn from_params(p: &mut Params, env: PolicyEnv) -> Result<Lifespan, String> {
-        let base = take_f64(p, "base", 4.0)?;
-        let classes = take_f64(p, "classes", 7.0)? as usize;
+    pub fn from_params(p: &ParamReader, env: PolicyEnv) -> Result<Lifespan, PolicyError> {
+        let base = p.f64("base")?;
+        let classes = p.u64("classes")? as usize;
         if classes < 4 || !(base > 1.0) {
-            return Err(format!("lifespan: needs at least 4 classes and base > 1 (got classes={classes}, base={base})"));
+            return Err(p.invalid(format!("needs at least 4 classes and base > 1 (got classes={classes}, base={base})")));
         }
         Ok(Lifespan { zone_blocks: env.zone_blocks.max(1) as f64, base_ln: base.ln(), classes, weight_shift: 2 })
     }
@@ -49,7 +59,7 @@ impl Lifespan {
 
 impl Placement for Lifespan {
     fn name(&self) -> String {
-        "lifespan".into()
+        LIFESPAN.name.into()
     }
     fn classes(&self) -> usize {
         self.classes

@@ -1,16 +1,19 @@
 //! Placement policies: which open zone (class) each user write and each GC write goes to.
 //!
-//! One policy per file; [`create`] is the registry. Classes are 0-based here (the thesis
-//! numbers them from 1).
+//! One policy per file, each with its table row(s); [`PLACEMENTS`] is the registry and
+//! [`create`] builds one by name. Classes are 0-based here (the thesis numbers them from 1).
+//!
+//! Adding a policy: a file with the policy and its `PolicyInfo` row, a `mod` line and the row
+//! in [`PLACEMENTS`]. Help text, name and parameter checks and sweep grids come from the row.
 
-mod bhbdp;
-mod fk;
-mod lifespan;
-mod normal;
-mod sepbit;
-mod sepgc;
-mod warcip;
-mod zbopt;
+pub mod bhbdp;
+pub mod fk;
+pub mod lifespan;
+pub mod normal;
+pub mod sepbit;
+pub mod sepgc;
+pub mod warcip;
+pub mod zbopt;
 
 pub use bhbdp::BhbDp;
 pub use fk::Fk;
@@ -21,7 +24,8 @@ pub use sepgc::SepGc;
 pub use warcip::Warcip;
 pub use zbopt::ZbOpt;
 
-use std::collections::BTreeMap;
+use zonekit_base::policy::{self, ParamReader, PolicyError, PolicyInfo};
+pub use zonekit_base::policy::{Params, Role};
 
 /// A block being written, as a placement policy sees it.
 #[derive(Copy, Clone, Debug)]
@@ -79,9 +83,6 @@ pub trait Placement {
     }
 }
 
-/// Parameters given as `key=value` pairs.
-pub type Params = BTreeMap<String, String>;
-
 /// Device facts some policies scale their defaults by.
 #[derive(Copy, Clone, Debug)]
 pub struct PolicyEnv {
@@ -90,7 +91,27 @@ pub struct PolicyEnv {
     pub capacity_blocks: u64,
 }
 
-pub const NAMES: [&str; 10] = ["normal", "sepgc", "warcip", "sepbit", "sepbit6", "bhbdp-pre", "bhbdp", "fk", "zbopt", "lifespan"];
+/// Builds a placement policy from its parameters and the device it will run on.
+pub type MakePlacement = fn(&ParamReader, PolicyEnv) -> Result<Box<dyn Placement>, PolicyError>;
+
+/// The registry: every placement policy, in the order comparisons list them.
+pub const PLACEMENTS: &[PolicyInfo<MakePlacement>] =
+    &[normal::NORMAL, sepgc::SEPGC, warcip::WARCIP, sepbit::SEPBIT, sepbit::SEPBIT6, bhbdp::BHBDP_PRE, bhbdp::BHBDP, lifespan::LIFESPAN, fk::FK, zbopt::ZBOPT];
+
+/// The placements of the standard comparison (every row but the variants), in table order.
+pub fn compared() -> impl Iterator<Item = &'static PolicyInfo<MakePlacement>> {
+    PLACEMENTS.iter().filter(|p| p.role != Role::Variant)
+}
+
+/// Finds a placement policy by name and checks `params` against its row.
+pub fn find(name: &str, params: &Params) -> Result<&'static PolicyInfo<MakePlacement>, PolicyError> {
+    let (info, short) = policy::find(PLACEMENTS, "placement", name)?;
+    if !short.is_empty() {
+        return Err(PolicyError::Unknown { family: "placement", name: name.to_string(), valid: policy::names(PLACEMENTS).join(", ") });
+    }
+    policy::check_params(info, params)?;
+    Ok(info)
+}
 
 /// The oracles keep a block's next-write time in its policy word: logical times stay below
 /// 2^32 (the engine's limit), so `u32::MAX` can mean "never".
@@ -111,10 +132,10 @@ pub(crate) fn stored_next_write(word: u32) -> u64 {
 /// The `Placement` impl shared by the future-knowledge oracles, which differ only in how
 /// their `class(next_write, now)` buckets a remaining lifetime.
 macro_rules! oracle_placement {
-    ($ty:ty, $name:literal) => {
+    ($ty:ty, $info:expr) => {
         impl Placement for $ty {
             fn name(&self) -> String {
-                $name.into()
+                $info.name.into()
             }
             fn classes(&self) -> usize {
                 self.classes
@@ -133,33 +154,10 @@ macro_rules! oracle_placement {
 }
 pub(crate) use oracle_placement;
 
-pub(crate) fn take_f64(p: &mut Params, key: &str, default: f64) -> Result<f64, String> {
-    match p.remove(key) {
-        None => Ok(default),
-        Some(v) => v.parse().map_err(|_| format!("{key}={v}: not a number")),
-    }
-}
-
-pub(crate) fn take_u64(p: &mut Params, key: &str, default: u64) -> Result<u64, String> {
-    match p.remove(key) {
-        None => Ok(default),
-        Some(v) => v.parse().map_err(|_| format!("{key}={v}: not a whole number")),
-    }
-}
-
-/// Creates a placement policy by name, consuming its parameters from `params`.
-pub fn create(name: &str, params: &mut Params, env: PolicyEnv) -> Result<Box<dyn Placement>, String> {
-    let p: Box<dyn Placement> = match name {
-        "normal" => Box::new(Normal::new(6)),
-        "sepgc" => Box::new(SepGc),
-        "warcip" => Box::new(Warcip::new(take_u64(params, "clusters", 6)? as usize, take_u64(params, "adjust-every", 256)?)),
-        "sepbit" => Box::new(SepBit::new(sepbit::Variant::SevenClass)),
-        "sepbit6" => Box::new(SepBit::new(sepbit::Variant::SixClass)),
-        "bhbdp" | "bhbdp-pre" => Box::new(BhbDp::from_params(params, env, name == "bhbdp")?),
-        "fk" => Box::new(Fk::new(env.zone_blocks, take_u64(params, "classes", 7)? as usize)?),
-        "zbopt" => Box::new(ZbOpt::new(env.zone_blocks, take_f64(params, "base", 4.0)?, take_u64(params, "classes", 7)? as usize)?),
-        "lifespan" => Box::new(Lifespan::from_params(params, env)?),
-        other => return Err(format!("unknown placement policy {other:?}; valid: {}", NAMES.join(", "))),
-    };
-    Ok(p)
+/// Creates a placement policy by name with `params` (unknown keys are refused, missing ones
+/// take the table's defaults).
+pub fn create(name: &str, params: &Params, env: PolicyEnv) -> Result<Box<dyn Placement>, PolicyError> {
+    let info = find(name, params)?;
+    let reader = ParamReader::new(info, params)?;
+    (info.make)(&reader, env)
 }

@@ -1,7 +1,17 @@
 //! Normal (no separation): user writes rotate over the user classes in arrival order, GC writes
 //! go to one more class. The thesis' baseline.
 
-use super::{BlockCtx, Placement};
+use zonekit_base::policy::{PolicyInfo, Role};
+
+use super::{BlockCtx, MakePlacement, Placement};
+
+pub const NORMAL: PolicyInfo<MakePlacement> = PolicyInfo {
+    name: "normal",
+    summary: "no separation: user writes rotate over 6 classes, GC writes to a 7th (seed 000's baseline)",
+    role: Role::Baseline,
+    params: &[],
+    make: |_, _| Ok(Box::new(Normal::new(6))),
+};
 
 pub struct Normal {
     user_classes: usize,
@@ -16,7 +26,7 @@ impl Normal {
 
 impl Placement for Normal {
     fn name(&self) -> String {
-        "normal".into()
+        NORMAL.name.into()
     }
     fn classes(&self) -> usize {
         self.user_classes + 1

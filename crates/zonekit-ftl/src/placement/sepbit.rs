@@ -9,7 +9,19 @@
 
 use std::collections::VecDeque;
 
-use super::{BlockCtx, Placement, Reclaimed};
+use zonekit_base::policy::{PolicyInfo, Role};
+
+use super::{BlockCtx, MakePlacement, Placement, Reclaimed};
+
+pub const SEPBIT: PolicyInfo<MakePlacement> = PolicyInfo {
+    name: "sepbit",
+    summary: "SepBIT (FAST'22), the thesis' 7-class variant",
+    role: Role::Baseline,
+    params: &[],
+    make: |_, _| Ok(Box::new(SepBit::new(Variant::SevenClass))),
+};
+pub const SEPBIT6: PolicyInfo<MakePlacement> =
+    PolicyInfo { name: "sepbit6", summary: "SepBIT as the paper has it (6 classes)", role: Role::Variant, params: &[], make: |_, _| Ok(Box::new(SepBit::new(Variant::SixClass))) };
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Variant {
@@ -39,8 +51,8 @@ impl SepBit {
 impl Placement for SepBit {
     fn name(&self) -> String {
         match self.variant {
-            Variant::SevenClass => "sepbit".into(),
-            Variant::SixClass => "sepbit6".into(),
+            Variant::SevenClass => SEPBIT.name.into(),
+            Variant::SixClass => SEPBIT6.name.into(),
         }
     }
     fn classes(&self) -> usize {

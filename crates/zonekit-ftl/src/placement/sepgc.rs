@@ -1,12 +1,17 @@
 //! SepGC: user writes to one class, GC writes to another (the classic separation).
 
-use super::{BlockCtx, Placement};
+use zonekit_base::policy::{PolicyInfo, Role};
+
+use super::{BlockCtx, MakePlacement, Placement};
+
+pub const SEPGC: PolicyInfo<MakePlacement> =
+    PolicyInfo { name: "sepgc", summary: "user writes to one class, GC writes to another", role: Role::Baseline, params: &[], make: |_, _| Ok(Box::new(SepGc)) };
 
 pub struct SepGc;
 
 impl Placement for SepGc {
     fn name(&self) -> String {
-        "sepgc".into()
+        SEPGC.name.into()
     }
     fn classes(&self) -> usize {
         2

@@ -9,7 +9,20 @@
 //! closest clusters merge and the widest (largest variance) splits in two, keeping k clusters
 //! and minimising the variance inside them.
 
-use super::{BlockCtx, Placement};
+use zonekit_base::policy::{ParamInfo, PolicyInfo, Role};
+
+use super::{BlockCtx, MakePlacement, Placement};
+
+pub const WARCIP: PolicyInfo<MakePlacement> = PolicyInfo {
+    name: "warcip",
+    summary: "WARCIP (HotStorage'19): online k-means of rewrite intervals",
+    role: Role::Baseline,
+    params: &[
+        ParamInfo { name: "clusters", default: "6", summary: "user-write clusters (k)" },
+        ParamInfo { name: "adjust-every", default: "256", summary: "sealed zones between split/merge steps" },
+    ],
+    make: |p, _| Ok(Box::new(Warcip::new(p.u64("clusters")? as usize, p.u64("adjust-every")?))),
+};
 
 #[derive(Clone, Copy, Debug)]
 struct Cluster {
@@ -85,7 +98,7 @@ impl Warcip {
 
 impl Placement for Warcip {
     fn name(&self) -> String {
-        "warcip".into()
+        WARCIP.name.into()
     }
     fn classes(&self) -> usize {
         self.clusters.len() + 1

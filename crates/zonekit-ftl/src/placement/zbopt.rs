@@ -5,7 +5,17 @@
 
 use zonekit_base::NEVER;
 
-use super::{store_next_write, stored_next_write, BlockCtx, Placement};
+use zonekit_base::policy::{ParamInfo, PolicyError, PolicyInfo, Role};
+
+use super::{store_next_write, stored_next_write, BlockCtx, MakePlacement, Placement};
+
+pub const ZBOPT: PolicyInfo<MakePlacement> = PolicyInfo {
+    name: "zbopt",
+    summary: "ZB-OPT, seed 000's oracle: exponential remaining-lifetime buckets",
+    role: Role::Oracle,
+    params: &[ParamInfo { name: "base", default: "4", summary: "bucket growth factor (> 1)" }, ParamInfo { name: "classes", default: "7", summary: "classes (at least 3)" }],
+    make: |p, env| Ok(Box::new(ZbOpt::new(env.zone_blocks, p.f64("base")?, p.u64("classes")? as usize)?)),
+};
 
 pub struct ZbOpt {
     zone_blocks: f64,
@@ -14,9 +24,9 @@ pub struct ZbOpt {
 }
 
 impl ZbOpt {
-    pub fn new(zone_blocks: u64, base: f64, classes: usize) -> Result<ZbOpt, String> {
+    pub fn new(zone_blocks: u64, base: f64, classes: usize) -> Result<ZbOpt, PolicyError> {
         if classes < 3 || !(base > 1.0) {
-            return Err(format!("zbopt: needs at least 3 classes and base > 1 (got classes={classes}, base={base})"));
+            return Err(PolicyError::Invalid { policy: ZBOPT.name, reason: format!("needs at least 3 classes and base > 1 (got classes={classes}, base={base})") });
         }
         Ok(ZbOpt { zone_blocks: zone_blocks.max(1) as f64, base_ln: base.ln(), classes })
     }
@@ -35,7 +45,7 @@ impl ZbOpt {
     }
 }
 
-super::oracle_placement!(ZbOpt, "zbopt");
+super::oracle_placement!(ZbOpt, ZBOPT);
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,16 @@
 //! thesis' Table 3.2 compares t, √t and ln t).
 
 use super::cost_benefit::Aging;
-use super::{Victim, VictimCtx};
+use zonekit_base::policy::{PolicyInfo, Role};
+
+use super::{MakeVictim, Victim, VictimCtx};
+
+pub const CBE: PolicyInfo<MakeVictim> =
+    PolicyInfo { name: "cbe", summary: "cost-benefit-enhanced, f(t) = t (seed 000)", role: Role::Proposed, params: &[], make: |_, _| Ok(Box::new(Cbe::new(Aging::Linear))) };
+pub const CBE_SQRT: PolicyInfo<MakeVictim> =
+    PolicyInfo { name: "cbe-sqrt", summary: "CBE with f(t) = sqrt t", role: Role::Variant, params: &[], make: |_, _| Ok(Box::new(Cbe::new(Aging::Sqrt))) };
+pub const CBE_LN: PolicyInfo<MakeVictim> =
+    PolicyInfo { name: "cbe-ln", summary: "CBE with f(t) = ln t", role: Role::Variant, params: &[], make: |_, _| Ok(Box::new(Cbe::new(Aging::Ln))) };
 
 pub struct Cbe {
     aging: Aging,
@@ -19,9 +28,9 @@ impl Cbe {
 impl Victim for Cbe {
     fn name(&self) -> String {
         match self.aging {
-            Aging::Linear => "cbe".into(),
-            Aging::Sqrt => "cbe-sqrt".into(),
-            Aging::Ln => "cbe-ln".into(),
+            Aging::Linear => CBE.name.into(),
+            Aging::Sqrt => CBE_SQRT.name.into(),
+            Aging::Ln => CBE_LN.name.into(),
         }
     }
     fn select(&mut self, ctx: &VictimCtx) -> Option<usize> {

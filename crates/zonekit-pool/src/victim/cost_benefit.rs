@@ -2,7 +2,28 @@
 //! logical time since the zone's last invalidation, f ∈ {t, √t, ln t}. The SepBIT authors'
 //! simulator form is `GP / (1 − GP) × √age` with age = trace time since the zone's last append.
 
-use super::{Victim, VictimCtx};
+use zonekit_base::policy::{PolicyInfo, Role};
+
+use super::{MakeVictim, Victim, VictimCtx};
+
+pub const CB: PolicyInfo<MakeVictim> = PolicyInfo {
+    name: "cb",
+    summary: "cost-benefit (LFS), age since the last invalidation, f(t) = t",
+    role: Role::Baseline,
+    params: &[],
+    make: |_, _| Ok(Box::new(CostBenefit::classic(Aging::Linear))),
+};
+pub const CB_SQRT: PolicyInfo<MakeVictim> =
+    PolicyInfo { name: "cb-sqrt", summary: "cost-benefit with f(t) = sqrt t", role: Role::Variant, params: &[], make: |_, _| Ok(Box::new(CostBenefit::classic(Aging::Sqrt))) };
+pub const CB_LN: PolicyInfo<MakeVictim> =
+    PolicyInfo { name: "cb-ln", summary: "cost-benefit with f(t) = ln t", role: Role::Variant, params: &[], make: |_, _| Ok(Box::new(CostBenefit::classic(Aging::Ln))) };
+pub const CB_SEPBIT: PolicyInfo<MakeVictim> = PolicyInfo {
+    name: "cb-sepbit",
+    summary: "the SepBIT simulator's form: GP/(1-GP) x sqrt(trace time since the last append)",
+    role: Role::Variant,
+    params: &[],
+    make: |_, _| Ok(Box::new(CostBenefit::sepbit())),
+};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Aging {
@@ -18,14 +39,6 @@ impl Aging {
             Aging::Linear => t,
             Aging::Sqrt => t.sqrt(),
             Aging::Ln => (t + 1.0).ln(),
-        }
-    }
-
-    fn suffix(self) -> &'static str {
-        match self {
-            Aging::Linear => "",
-            Aging::Sqrt => "-sqrt",
-            Aging::Ln => "-ln",
         }
     }
 }
@@ -46,10 +59,11 @@ impl CostBenefit {
 
 impl Victim for CostBenefit {
     fn name(&self) -> String {
-        if self.sepbit_form {
-            "cb-sepbit".into()
-        } else {
-            format!("cb{}", self.aging.suffix())
+        match (self.sepbit_form, self.aging) {
+            (true, _) => CB_SEPBIT.name.into(),
+            (false, Aging::Linear) => CB.name.into(),
+            (false, Aging::Sqrt) => CB_SQRT.name.into(),
+            (false, Aging::Ln) => CB_LN.name.into(),
         }
     }
     fn select(&mut self, ctx: &VictimCtx) -> Option<usize> {

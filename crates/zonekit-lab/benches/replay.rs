@@ -1,8 +1,8 @@
-//! Replay throughput, metadata only. Run: `cargo bench -p zonekit-ftl --bench replay`. The
+//! Replay throughput, metadata only. Run: `cargo bench -p zonekit-lab --bench replay`. The
 //! scaling run from 1 M to 100 M writes is `scripts/bench-replay`; figures in docs/benchmarks.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use zonekit_ftl::replay::{replay, ReplaySpec};
+use zonekit_lab::replay::{replay, ReplaySpec};
 use zonekit_trace::input::Input;
 
 fn replay_zipf(c: &mut Criterion) {

@@ -1,17 +1,25 @@
-//! Replaying a block stream through the FTL on an emulated device, and what it measured.
+//! Replaying a trace or workload through the block FTL on an emulated device, and what it
+//! measured: one sizing pass, the future-knowledge pass when the placement needs it, the replay.
 
 use std::time::Instant;
 
 use serde::Serialize;
+use zonekit_base::DistinctCounter;
 use zonekit_device::timing::TimedDevice;
 use zonekit_device::{preset, Geometry, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
+use zonekit_ftl::engine::gp_quantile;
+use zonekit_ftl::placement::{self, Params, PolicyEnv};
+use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig};
 use zonekit_trace::binary::{annotate_next_write, BinaryWriter};
 use zonekit_trace::input::Input;
-use zonekit_trace::{DistinctCounter, Op};
 
-use crate::engine::{gp_quantile, CapacityMode, Ftl, FtlConfig, FtlError};
-use crate::placement::{self, Params, PolicyEnv};
-use crate::victim;
+use crate::driver::{drive, BlockEngine};
+use crate::error::{LabError, Result};
+
+/// The device preset replays size their device from, unless told otherwise.
+pub const DEFAULT_PRESET: &str = "femu-zns";
+/// The share of the device the working set fills in fixed-capacity replays.
+pub const DEFAULT_UTILIZATION: f64 = 0.85;
 
 /// Everything that defines one replay.
 #[derive(Clone, Debug, Serialize)]
@@ -34,15 +42,44 @@ pub struct ReplaySpec {
 impl Default for ReplaySpec {
     fn default() -> Self {
         ReplaySpec {
-            placement: "bhbdp".into(),
+            placement: placement::bhbdp::BHBDP.name.into(),
             params: Params::new(),
-            victim: "cbe".into(),
+            victim: victim::cbe::CBE.name.into(),
             config: FtlConfig::default(),
-            preset: "femu-zns".into(),
-            utilization: Some(0.85),
+            preset: DEFAULT_PRESET.into(),
+            utilization: Some(DEFAULT_UTILIZATION),
             timing: false,
             seed: 1,
         }
+    }
+}
+
+impl ReplaySpec {
+    /// Every setting that changes a replay's result except the input and the policies'
+    /// names and parameters, as one canonical string: a resumed sweep reuses a row only
+    /// when this matches.
+    pub fn settings_key(&self) -> String {
+        let c = &self.config;
+        format!(
+            "preset={} utilization={:?} capacity={:?} gc_threshold={:?} timing={} store_data={} seed={}",
+            self.preset, self.utilization, c.capacity, c.gc_threshold, self.timing, c.store_data, self.seed
+        )
+    }
+
+    /// Checks the settings before anything runs.
+    pub fn validate(&self) -> Result<()> {
+        preset::find(&self.preset).ok_or_else(|| LabError::Usage(format!("unknown device preset {:?}; valid: {}", self.preset, preset::names().join(", "))))?;
+        if let (CapacityMode::Fixed, Some(u)) = (self.config.capacity, self.utilization) {
+            if !(u > 0.0 && u < 1.0) {
+                return Err(LabError::Usage(format!("utilisation {u} must be in (0, 1)")));
+            }
+        }
+        if !(0.0..1.0).contains(&self.config.gc_threshold) {
+            return Err(LabError::Usage(format!("GC threshold {} is not in [0, 1)", self.config.gc_threshold)));
+        }
+        placement::find(&self.placement, &self.params)?;
+        victim::find(&self.victim)?;
+        Ok(())
     }
 }
 
@@ -76,8 +113,8 @@ pub struct ReplayReport {
     pub ftl_bytes_per_block: f64,
 }
 
-fn geometry_for(spec: &ReplaySpec, distinct: u64, classes: usize) -> Result<(Geometry, ZoneBehavior, zonekit_device::timing::FlashConfig), FtlError> {
-    let p = preset::find(&spec.preset).ok_or_else(|| FtlError::Config(format!("unknown device preset {:?}; valid: {}", spec.preset, preset::names().join(", "))))?;
+fn geometry_for(spec: &ReplaySpec, distinct: u64, classes: usize) -> Result<(Geometry, ZoneBehavior, zonekit_device::timing::FlashConfig)> {
+    let p = preset::find(&spec.preset).ok_or_else(|| LabError::Usage(format!("unknown device preset {:?}; valid: {}", spec.preset, preset::names().join(", "))))?;
     let mut g = p.geometry;
     let extra = 2 * classes as u64 + 2;
     match (spec.config.capacity, spec.utilization) {
@@ -89,7 +126,7 @@ fn geometry_for(spec: &ReplaySpec, distinct: u64, classes: usize) -> Result<(Geo
         }
         (CapacityMode::Fixed, Some(u)) => {
             if !(u > 0.0 && u < 1.0) {
-                return Err(FtlError::Config(format!("utilisation {u} must be in (0, 1)")));
+                return Err(LabError::Usage(format!("utilisation {u} must be in (0, 1)")));
             }
             let data_zones = (distinct as f64 / u / g.zone_capacity_blocks as f64).ceil() as u64;
             g.zone_count = (data_zones + extra).max(extra + 4) as u32;
@@ -102,15 +139,15 @@ fn geometry_for(spec: &ReplaySpec, distinct: u64, classes: usize) -> Result<(Geo
 }
 
 /// Writes `input` to a temporary annotated binary trace, for the oracles.
-fn with_future(input: &Input, dir: &std::path::Path) -> Result<Input, FtlError> {
+fn with_future(input: &Input, dir: &std::path::Path) -> Result<Input> {
     let path = dir.join("oracle.zkt");
-    let io = |e: zonekit_trace::TraceError| FtlError::Config(e.to_string());
-    let mut w = BinaryWriter::create(&path, input.filters.split.block_size_bytes as u32, &input.describe()).map_err(io)?;
-    for r in input.records().map_err(io)? {
-        w.push(&r.map_err(io)?.io).map_err(io)?;
+    let io = LabError::input(input);
+    let mut w = BinaryWriter::create(&path, input.filters.split.block_size_bytes as u32, &input.describe()).map_err(&io)?;
+    for r in input.records().map_err(&io)? {
+        w.push(&r.map_err(&io)?.io).map_err(&io)?;
     }
-    w.finish().map_err(io)?;
-    annotate_next_write(&path).map_err(io)?;
+    w.finish().map_err(&io)?;
+    annotate_next_write(&path).map_err(&io)?;
     let mut annotated = Input::path(&path, None, false);
     annotated.filters.split.block_size_bytes = input.filters.split.block_size_bytes;
     Ok(annotated)
@@ -118,26 +155,23 @@ fn with_future(input: &Input, dir: &std::path::Path) -> Result<Input, FtlError> 
 
 /// Replays the writes of `input` under `spec`. `progress` is called now and then with the
 /// number of user block writes so far.
-pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -> Result<ReplayReport, FtlError> {
-    let io = |e: zonekit_trace::TraceError| FtlError::Config(e.to_string());
+pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -> Result<ReplayReport> {
+    spec.validate()?;
+    let io = LabError::input(input);
     // Sizing pass: distinct written blocks.
     let mut hll = DistinctCounter::new();
-    for r in input.writes().map_err(io)? {
-        hll.add(r.map_err(io)?.io.key());
+    for r in input.writes().map_err(&io)? {
+        hll.add(r.map_err(&io)?.io.key());
     }
     let distinct_estimate = (hll.estimate() as f64 * 1.04) as u64 + 16;
-    let p0 = preset::find(&spec.preset).ok_or_else(|| FtlError::Config(format!("unknown device preset {:?}; valid: {}", spec.preset, preset::names().join(", "))))?;
-    let mut params = spec.params.clone();
+    let p0 = preset::find(&spec.preset).expect("validated");
     let provisional_capacity = match spec.utilization {
         Some(u) if spec.config.capacity == CapacityMode::Fixed => (distinct_estimate as f64 / u) as u64,
         _ => (distinct_estimate as f64 / (1.0 - spec.config.gc_threshold)) as u64,
     };
     let env = PolicyEnv { zone_blocks: p0.geometry.zone_capacity_blocks, capacity_blocks: provisional_capacity };
-    let placement = placement::create(&spec.placement, &mut params, env).map_err(FtlError::Config)?;
-    if let Some(k) = params.keys().next() {
-        return Err(FtlError::Config(format!("placement {} has no parameter {k:?}", spec.placement)));
-    }
-    let victim = victim::create(&spec.victim, spec.seed).map_err(FtlError::Config)?;
+    let placement = placement::create(&spec.placement, &spec.params, env)?;
+    let victim = victim::create(&spec.victim, spec.seed)?;
     let (g, behavior, flash) = geometry_for(spec, distinct_estimate, placement.classes())?;
     let temp = tempdir()?;
     let source = if placement.needs_future() { with_future(input, &temp)? } else { input.clone() };
@@ -147,12 +181,12 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
     let (stats, zones, device_time_s, bytes_per_block, distinct, reads) = if spec.timing {
         let dev = TimedDevice::new(mem, flash, 32)?;
         let mut ftl = Ftl::new(dev, placement, victim, spec.config, distinct_estimate as usize)?;
-        let reads = drive(&mut ftl, &source, progress)?;
+        let reads = drive(&mut ftl, &source, progress)?.reads;
         let t = ftl.device().report().elapsed_ns as f64 / 1e9;
         (ftl.stats().clone(), ftl.zones().to_vec(), Some(t), ftl.bytes_per_block(), ftl.live_blocks(), reads)
     } else {
         let mut ftl = Ftl::new(mem, placement, victim, spec.config, distinct_estimate as usize)?;
-        let reads = drive(&mut ftl, &source, progress)?;
+        let reads = drive(&mut ftl, &source, progress)?.reads;
         (ftl.stats().clone(), ftl.zones().to_vec(), None, ftl.bytes_per_block(), ftl.live_blocks(), reads)
     };
     let wall_s = started.elapsed().as_secs_f64();
@@ -190,50 +224,29 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
     })
 }
 
-fn drive<D: ZonedDevice>(ftl: &mut Ftl<D>, input: &Input, progress: &mut dyn FnMut(u64)) -> Result<u64, FtlError> {
-    let io = |e: zonekit_trace::TraceError| FtlError::Config(e.to_string());
-    // A small window of upcoming writes: their map entries are fetched LOOKAHEAD records
-    // ahead and their block records half as far ahead, so the misses overlap.
-    const LOOKAHEAD: usize = 16;
-    const RESOLVE_AT: usize = LOOKAHEAD / 2;
-    // (key, time, next write, dense id once resolved)
-    let mut window: std::collections::VecDeque<(u64, u64, u64, Option<u32>)> = std::collections::VecDeque::with_capacity(LOOKAHEAD + 1);
-    let mut reads = 0u64;
-    let mut n = 0u64;
-    let mut records = input.records().map_err(io)?;
-    loop {
-        while window.len() < LOOKAHEAD {
-            match records.next() {
-                Some(r) => {
-                    let r = r.map_err(io)?;
-                    if r.io.op == Op::Read {
-                        reads += 1;
-                        continue;
-                    }
-                    let key = r.io.key();
-                    ftl.prefetch_key(key);
-                    window.push_back((key, r.io.time_us, r.next_write, None));
-                }
-                None => break,
-            }
-        }
-        if let Some(w) = window.get_mut(RESOLVE_AT) {
-            w.3 = ftl.prefetch_block(w.0);
-        }
-        let Some((key, time_us, next_write, id)) = window.pop_front() else { break };
-        ftl.write_resolved(key, id, None, time_us, next_write)?;
-        n += 1;
-        if n & 0xF_FFFF == 0 {
-            progress(n);
-        }
+/// The FTL as the harness drives it: the dense id found ahead of a write is its hint.
+impl<D: ZonedDevice> BlockEngine for Ftl<D> {
+    type Hint = Option<u32>;
+
+    #[inline]
+    fn prefetch(&mut self, key: u64) {
+        self.prefetch_key(key);
     }
-    progress(n);
-    Ok(reads)
+
+    #[inline]
+    fn resolve(&mut self, key: u64) -> Option<u32> {
+        self.prefetch_block(key)
+    }
+
+    #[inline]
+    fn write(&mut self, key: u64, hint: Option<u32>, time_us: u64, next_write: u64) -> Result<()> {
+        Ok(self.write_resolved(key, hint, None, time_us, next_write)?)
+    }
 }
 
-fn tempdir() -> Result<std::path::PathBuf, FtlError> {
+fn tempdir() -> Result<std::path::PathBuf> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!("zonekit-replay-{}-{}", std::process::id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
-    std::fs::create_dir_all(&dir).map_err(|e| FtlError::Config(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir).map_err(LabError::io(&dir))?;
     Ok(dir)
 }

@@ -3,7 +3,20 @@
 
 use zonekit_base::Rng;
 
-use super::{Victim, VictimCtx};
+use zonekit_base::policy::{ParamInfo, PolicyInfo, Role};
+
+use super::{MakeVictim, Victim, VictimCtx};
+
+pub const D_CHOICES: PolicyInfo<MakeVictim> = PolicyInfo {
+    name: "d-choices",
+    summary: "the most garbage of d zones sampled at random (d-choices:D)",
+    role: Role::Baseline,
+    params: &[ParamInfo { name: "d", default: "2", summary: "zones sampled per choice" }],
+    make: |p, seed| match p.u64("d")? {
+        0 => Err(p.invalid("d must be at least 1")),
+        d => Ok(Box::new(DChoices::new(d as usize, seed))),
+    },
+};
 
 pub struct DChoices {
     d: usize,
@@ -18,10 +31,10 @@ impl DChoices {
 
 impl Victim for DChoices {
     fn name(&self) -> String {
-        format!("d-choices:{}", self.d)
+        format!("{}:{}", D_CHOICES.name, self.d)
     }
     fn select(&mut self, ctx: &VictimCtx) -> Option<usize> {
-        let candidates: Vec<(usize, u32)> = ctx.candidates().map(|(i, z, _)| (i, z.written - z.valid)).collect();
+        let candidates: Vec<(usize, u64)> = ctx.candidates().map(|(i, z, _)| (i, z.written - z.valid)).collect();
         if candidates.is_empty() {
             return None;
         }

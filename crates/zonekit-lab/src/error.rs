@@ -1,0 +1,60 @@
+//! What can go wrong in an experiment, split the way a user needs it: a bad request (fix the
+//! command line) or a run that failed (look at the input or the engine).
+
+use std::path::PathBuf;
+
+use zonekit_base::policy::PolicyError;
+use zonekit_device::DeviceError;
+use zonekit_ftl::FtlError;
+use zonekit_trace::TraceError;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LabError {
+    /// The request itself is wrong: a setting out of range, a name or parameter that does not
+    /// exist, an output directory that cannot be written. Nothing was run.
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// Reading the trace or workload failed.
+    #[error("input {input}: {error}")]
+    Input { input: String, error: Box<TraceError> },
+    #[error(transparent)]
+    Engine(Box<FtlError>),
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// The OS error is part of the message (not a `source()`), so error chains print it once.
+    #[error("{}: {error}", path.display())]
+    Io { path: PathBuf, error: std::io::Error },
+    /// A results file that does not have the shape this version writes.
+    #[error("{}:{line}: {reason}", path.display())]
+    Results { path: PathBuf, line: usize, reason: String },
+    /// Some runs of a grid failed; the others' rows were written.
+    #[error("{} of {total} runs failed:\n  {}", failed.len(), failed.join("\n  "))]
+    Runs { failed: Vec<String>, total: usize },
+}
+
+impl From<FtlError> for LabError {
+    fn from(e: FtlError) -> Self {
+        LabError::Engine(Box::new(e))
+    }
+}
+
+impl LabError {
+    /// Whether the request was at fault (a usage error: exit status 2) rather than the run.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, LabError::Usage(_) | LabError::Policy(_))
+    }
+
+    pub(crate) fn input(input: &zonekit_trace::input::Input) -> impl Fn(TraceError) -> LabError + '_ {
+        move |error| LabError::Input { input: input.describe(), error: Box::new(error) }
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> LabError {
+        let path = path.into();
+        move |error| LabError::Io { path, error }
+    }
+}
+
+pub type Result<T, E = LabError> = std::result::Result<T, E>;

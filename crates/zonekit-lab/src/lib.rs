@@ -1,0 +1,29 @@
+//! Zonekit's experiment harness: what turns an engine into numbers anyone can rerun.
+//!
+//! - [`driver`]: the [`BlockEngine`] trait an engine implements to be replayed, and [`drive`],
+//!   the replay loop with its lookahead window.
+//! - [`replay`]: one replay of a trace or workload through the block FTL: device sizing from a
+//!   preset and the workload, the future-knowledge pass for the oracles, the report.
+//! - [`sweep`]: grids of replays in parallel, resumable only under the same settings,
+//!   shardable (`--shard I/N`) and mergeable byte for byte, with tables and charts.
+//! - [`error`]: [`LabError`], which tells a bad request (usage) from a failed run.
+//!
+//! The CLI only turns flags into these specs and prints; engines know nothing of this crate.
+//!
+//! ```
+//! use zonekit_lab::replay::{replay, ReplaySpec};
+//! use zonekit_trace::input::Input;
+//!
+//! let input = Input::generated("zipf:blocks=20K,alpha=0.9,writes=200K".parse().unwrap(), 1);
+//! let spec = ReplaySpec { preset: "tiny".into(), ..ReplaySpec::default() };
+//! let report = replay(&input, &spec, &mut |_| {}).unwrap();
+//! assert!(report.waf >= 1.0);
+//! ```
+
+pub mod driver;
+pub mod error;
+pub mod replay;
+pub mod sweep;
+
+pub use driver::{drive, BlockEngine};
+pub use error::LabError;

@@ -1,0 +1,501 @@
+//! Grids of replays: every input × placement × victim × parameter point, run in parallel,
+//! resumable, shardable across machines, and summarised as tables and charts.
+//!
+//! Files in the output directory:
+//! - `results.csv`: one row per grid point, in grid order, with the settings fingerprint as
+//!   the last column. Rows are appended as runs finish (so an interrupted sweep resumes) and
+//!   the file is rewritten in grid order at the end; a row is reused only when its point and
+//!   its settings fingerprint both match. Rows of other grids or settings are moved to
+//!   `results.previous.csv`, never reported and never lost.
+//! - `speed.csv`: wall-clock speed of each run (kept apart so `results.csv` is a pure
+//!   function of the grid: shards merge into the same bytes one process writes).
+//! - `shard.json` (shards only): which slice of which grid the directory holds.
+//! - `results_with_ratios.csv` and SVG charts, from [`summarize`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use zonekit_base::policy::Params;
+use zonekit_ftl::placement;
+use zonekit_report::{bar_chart, box_chart, csv, text_table};
+use zonekit_trace::input::Input;
+
+use crate::error::{LabError, Result};
+use crate::replay::{replay, ReplayReport, ReplaySpec};
+
+/// The columns of `results.csv`.
+pub const RESULTS_HEADER: [&str; 16] = [
+    "workload",
+    "placement",
+    "victim",
+    "params",
+    "waf",
+    "user_gib",
+    "gc_gib",
+    "gc_count",
+    "gc_count_vs_zbopt",
+    "gp_mean",
+    "gp_q1",
+    "gp_median",
+    "gp_q3",
+    "gp_p05",
+    "gp_p95",
+    "settings",
+];
+const SPEED_HEADER: [&str; 5] = ["workload", "placement", "victim", "params", "blocks_per_s"];
+// Column indices used below.
+const C_WORKLOAD: usize = 0;
+const C_PLACEMENT: usize = 1;
+const C_VICTIM: usize = 2;
+const C_PARAMS: usize = 3;
+const C_WAF: usize = 4;
+const C_GC_GIB: usize = 6;
+const C_GC_COUNT: usize = 7;
+const C_VS_ZBOPT: usize = 8;
+const C_SETTINGS: usize = 15;
+
+/// One named input of a sweep: a trace file or a generated workload.
+#[derive(Clone, Debug)]
+pub struct SweepInput {
+    /// The label in results (commas are not allowed: results are CSV).
+    pub label: String,
+    pub input: Input,
+}
+
+impl SweepInput {
+    pub fn trace(path: &Path) -> Result<SweepInput> {
+        if !path.exists() {
+            return Err(LabError::Usage(format!("{}: no such file", path.display())));
+        }
+        Ok(SweepInput { label: path.display().to_string().replace(',', " "), input: Input::path(path, None, false) })
+    }
+
+    pub fn workload(spec: &str, seed: u64) -> Result<SweepInput> {
+        let workload = spec.parse().map_err(|e| LabError::Usage(format!("workload {spec:?}: {e}")))?;
+        Ok(SweepInput { label: spec.replace(',', " "), input: Input::generated(workload, seed) })
+    }
+}
+
+/// A sweep: inputs × placements × victims × the grid's parameter points, all under `base`'s
+/// settings (its placement, victim and parameters are replaced per point).
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    pub inputs: Vec<SweepInput>,
+    pub placements: Vec<String>,
+    pub victims: Vec<String>,
+    /// Placement parameter axes: every combination is run, for each placement that takes all
+    /// the axes' parameters it declares.
+    pub grid: Vec<(String, Vec<String>)>,
+    pub base: ReplaySpec,
+}
+
+/// Which slice of a grid one process runs: jobs whose index is `index` modulo `count`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = LabError;
+
+    /// `I/N`, I counted from 0 (Slurm's `SLURM_ARRAY_TASK_ID` with `--array=0-(N-1)`).
+    fn from_str(s: &str) -> Result<Shard> {
+        let bad = || LabError::Usage(format!("--shard {s:?}: expected I/N with 0 <= I < N, e.g. 0/4"));
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (i.trim().parse::<usize>().map_err(|_| bad())?, n.trim().parse::<usize>().map_err(|_| bad())?);
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// What a shard's directory holds, so `merge` can refuse slices of different grids.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct ShardManifest {
+    shard: Shard,
+    /// Fingerprint of the whole grid (every job's point and settings, in order).
+    grid: String,
+    jobs_total: usize,
+}
+
+/// One point of a sweep.
+#[derive(Clone, Debug)]
+struct Job {
+    input: usize,
+    spec: ReplaySpec,
+    workload: String,
+}
+
+impl Job {
+    fn params_cell(&self) -> String {
+        self.spec.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    }
+
+    /// The point's identity in `results.csv`: the first four columns and the settings.
+    fn key(&self) -> (String, String, String, String, String) {
+        (self.workload.clone(), self.spec.placement.clone(), self.spec.victim.clone(), self.params_cell(), fingerprint(&self.spec.settings_key()))
+    }
+}
+
+/// FNV-1a, 64 bits, as 16 hex digits: stable across builds and platforms.
+fn fingerprint(text: &str) -> String {
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01B3);
+    }
+    format!("{h:016x}")
+}
+
+/// Parses `key=v1,v2;key2=v3`: every axis needs a key and at least one value.
+pub fn parse_grid(spec: &str) -> Result<Vec<(String, Vec<String>)>> {
+    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+    for dim in spec.split(';').filter(|s| !s.trim().is_empty()) {
+        let (k, values) = dim.split_once('=').ok_or_else(|| LabError::Usage(format!("--grid {dim:?}: expected key=v1,v2")))?;
+        let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+        let k = k.trim().to_string();
+        if k.is_empty() || values.iter().any(|v| v.is_empty()) {
+            return Err(LabError::Usage(format!("--grid {dim:?}: expected key=v1,v2 with no empty key or value")));
+        }
+        if axes.iter().any(|(a, _)| *a == k) {
+            return Err(LabError::Usage(format!("--grid: {k} is given twice")));
+        }
+        axes.push((k, values));
+    }
+    Ok(axes)
+}
+
+impl Sweep {
+    /// Every job, in grid order (inputs, then placements, victims, parameter points). Refuses
+    /// names and parameters that do not exist and grid axes no placement takes.
+    fn jobs(&self) -> Result<Vec<Job>> {
+        if self.inputs.is_empty() {
+            return Err(LabError::Usage("name at least one trace or workload".into()));
+        }
+        if self.placements.is_empty() || self.victims.is_empty() {
+            return Err(LabError::Usage("name at least one placement and one victim".into()));
+        }
+        for (axis, _) in &self.grid {
+            let takes = |p: &String| placement::find(p, &Params::new()).map(|info| info.params.iter().any(|q| q.name == axis)).unwrap_or(false);
+            if !self.placements.iter().any(takes) {
+                return Err(LabError::Usage(format!("--grid: no placement of this sweep ({}) takes a parameter {axis:?}", self.placements.join(", "))));
+            }
+        }
+        let mut jobs = Vec::new();
+        for (i, input) in self.inputs.iter().enumerate() {
+            for p in &self.placements {
+                let info = placement::find(p, &Params::new())?;
+                // The axes this placement takes, every combination of their values.
+                let mut points = vec![Params::new()];
+                for (axis, values) in self.grid.iter().filter(|(a, _)| info.params.iter().any(|q| q.name == a)) {
+                    points = points
+                        .iter()
+                        .flat_map(|pt| {
+                            values.iter().map(move |v| {
+                                let mut q = pt.clone();
+                                q.insert(axis.clone(), v.clone());
+                                q
+                            })
+                        })
+                        .collect();
+                }
+                for v in &self.victims {
+                    for params in &points {
+                        let spec = ReplaySpec { placement: p.clone(), victim: v.clone(), params: params.clone(), ..self.base.clone() };
+                        spec.validate()?;
+                        jobs.push(Job { input: i, spec, workload: input.label.clone() });
+                    }
+                }
+            }
+        }
+        Ok(jobs)
+    }
+
+    /// Runs the sweep (or one shard of it) into `out`: `results.csv`, `speed.csv`, and for a
+    /// whole sweep the summary (see [`summarize`]). `parallel` replays run at once;
+    /// `on_done(done, total)` is called as runs finish.
+    pub fn run(&self, out: &Path, parallel: usize, shard: Option<Shard>, on_start: &dyn Fn(usize, usize), on_done: &(dyn Fn() + Sync)) -> Result<SweepOutcome> {
+        if parallel == 0 {
+            return Err(LabError::Usage("--jobs must be at least 1".into()));
+        }
+        let all = self.jobs()?;
+        let grid_fingerprint = fingerprint(&all.iter().map(|j| format!("{:?}", j.key())).collect::<Vec<_>>().join("\n"));
+        let jobs: Vec<(usize, Job)> = all.iter().cloned().enumerate().filter(|(i, _)| shard.is_none_or(|s| i % s.count == s.index)).collect();
+        prepare_out(out)?;
+        if let Some(s) = shard {
+            let manifest = ShardManifest { shard: s, grid: grid_fingerprint.clone(), jobs_total: all.len() };
+            write_atomically(&out.join("shard.json"), &(serde_json::to_string_pretty(&manifest).expect("manifest") + "\n"))?;
+        }
+        let results = out.join("results.csv");
+        let previous = read_rows(&results, &RESULTS_HEADER)?;
+        let wanted: BTreeSet<_> = jobs.iter().map(|(_, j)| j.key()).collect();
+        let mut done: BTreeMap<_, Vec<String>> = BTreeMap::new();
+        let mut set_aside = Vec::new();
+        for row in previous {
+            let key = row_key(&row);
+            if wanted.contains(&key) {
+                done.insert(key, row);
+            } else {
+                set_aside.push(row);
+            }
+        }
+        if !set_aside.is_empty() {
+            append_rows(&out.join("results.previous.csv"), &RESULTS_HEADER, &set_aside)?;
+        }
+        // Start the file over with the rows being reused, then append as runs finish.
+        write_rows(&results, &RESULTS_HEADER, &jobs.iter().filter_map(|(_, j)| done.get(&j.key()).cloned()).collect::<Vec<_>>())?;
+        let todo: Vec<&Job> = jobs.iter().map(|(_, j)| j).filter(|j| !done.contains_key(&j.key())).collect();
+        on_start(todo.len(), done.len());
+        let queue = Mutex::new(todo.iter().rev().copied().collect::<Vec<&Job>>());
+        let finished: Mutex<Vec<(Job, ReplayReport)>> = Mutex::new(Vec::new());
+        let failed = Mutex::new(Vec::new());
+        let append_lock = Mutex::new(());
+        std::thread::scope(|s| {
+            for _ in 0..parallel.min(todo.len().max(1)) {
+                s.spawn(|| loop {
+                    let Some(job) = queue.lock().unwrap().pop() else { break };
+                    match replay(&self.inputs[job.input].input, &job.spec, &mut |_| {}) {
+                        Ok(r) => {
+                            let row = result_row(job, &r);
+                            let _guard = append_lock.lock().unwrap();
+                            if let Err(e) = append_rows(&results, &RESULTS_HEADER, &[row]) {
+                                failed.lock().unwrap().push(format!("{}: {e}", describe(job)));
+                            }
+                            finished.lock().unwrap().push((job.clone(), r));
+                        }
+                        Err(e) => failed.lock().unwrap().push(format!("{}: {e}", describe(job))),
+                    }
+                    on_done();
+                });
+            }
+        });
+        for (job, r) in finished.into_inner().unwrap() {
+            done.insert(job.key(), result_row(&job, &r));
+            append_rows(
+                &out.join("speed.csv"),
+                &SPEED_HEADER,
+                &[vec![job.workload.clone(), job.spec.placement.clone(), job.spec.victim.clone(), job.params_cell(), format!("{:.0}", r.blocks_per_s)]],
+            )?;
+        }
+        // Grid order, whatever order the runs finished in.
+        let rows: Vec<Vec<String>> = jobs.iter().filter_map(|(_, j)| done.get(&j.key()).cloned()).collect();
+        write_rows(&results, &RESULTS_HEADER, &rows)?;
+        let failed = failed.into_inner().unwrap();
+        if !failed.is_empty() {
+            return Err(LabError::Runs { failed, total: jobs.len() });
+        }
+        Ok(SweepOutcome { ran: todo.len(), reused: jobs.len() - todo.len(), set_aside: set_aside.len(), rows: rows.len() })
+    }
+}
+
+/// What [`Sweep::run`] did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SweepOutcome {
+    pub ran: usize,
+    pub reused: usize,
+    /// Rows of other grids or settings moved to `results.previous.csv`.
+    pub set_aside: usize,
+    pub rows: usize,
+}
+
+fn describe(job: &Job) -> String {
+    let params = job.params_cell();
+    format!("{} | {} + {}{}", job.workload, job.spec.placement, job.spec.victim, if params.is_empty() { String::new() } else { format!(" ({params})") })
+}
+
+fn row_key(row: &[String]) -> (String, String, String, String, String) {
+    (row[C_WORKLOAD].clone(), row[C_PLACEMENT].clone(), row[C_VICTIM].clone(), row[C_PARAMS].clone(), row[C_SETTINGS].clone())
+}
+
+fn result_row(job: &Job, r: &ReplayReport) -> Vec<String> {
+    let q = r.reclaimed_gp_q1_median_q3.unwrap_or([0.0; 3]);
+    let (workload, placement, victim, params, settings) = job.key();
+    vec![
+        workload,
+        placement,
+        victim,
+        params,
+        format!("{:.4}", r.waf),
+        format!("{:.4}", r.user_gib),
+        format!("{:.4}", r.gc_gib),
+        r.gc_count.to_string(),
+        String::new(),
+        format!("{:.4}", r.reclaimed_gp_mean.unwrap_or(0.0)),
+        format!("{:.2}", q[0]),
+        format!("{:.2}", q[1]),
+        format!("{:.2}", q[2]),
+        format!("{:.2}", percentile(&r.gp_histogram, 0.05)),
+        format!("{:.2}", percentile(&r.gp_histogram, 0.95)),
+        settings,
+    ]
+}
+
+fn percentile(hist: &[u64], q: f64) -> f64 {
+    let total: u64 = hist.iter().sum();
+    let mut seen = 0;
+    for (i, n) in hist.iter().enumerate() {
+        seen += n;
+        if total > 0 && seen as f64 >= q * total as f64 {
+            return i as f64 / 100.0;
+        }
+    }
+    0.0
+}
+
+/// Creates `out` and proves it writable before any run starts.
+fn prepare_out(out: &Path) -> Result<()> {
+    let unwritable = |e: std::io::Error| LabError::Usage(format!("--out {}: cannot write there: {e}", out.display()));
+    std::fs::create_dir_all(out).map_err(unwritable)?;
+    let probe = out.join(format!(".zonekit-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(unwritable)?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).map_err(LabError::io(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(LabError::io(path))
+}
+
+fn write_rows(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {
+    write_atomically(path, &csv(header, rows))
+}
+
+fn append_rows(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {
+    use std::io::Write;
+    let new = !path.exists();
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(LabError::io(path))?;
+    let text = if new { csv(header, rows) } else { csv(header, rows).split_once('\n').map_or(String::new(), |(_, rest)| rest.to_string()) };
+    f.write_all(text.as_bytes()).map_err(LabError::io(path))
+}
+
+/// The rows of a CSV file with exactly `header` (none if the file does not exist).
+fn read_rows(path: &Path, header: &[&str]) -> Result<Vec<Vec<String>>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(LabError::Io { path: path.into(), error: e }),
+    };
+    let mut lines = text.lines();
+    if lines.next() != Some(header.join(",").as_str()) {
+        return Err(LabError::Results {
+            path: path.into(),
+            line: 1,
+            reason: "not the header this zonekit version writes (a results file from another version? move it away to start over)".into(),
+        });
+    }
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let row: Vec<String> = line.split(',').map(String::from).collect();
+        if row.len() != header.len() {
+            return Err(LabError::Results { path: path.into(), line: i + 2, reason: format!("{} fields, expected {}", row.len(), header.len()) });
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Combines the directories of all N shards of one sweep into `out`: the same `results.csv`,
+/// byte for byte, that one process running the whole grid writes, and the same summary.
+pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<()> {
+    if shard_dirs.is_empty() {
+        return Err(LabError::Usage("sweep merge: name the shard directories".into()));
+    }
+    let mut shards: BTreeMap<usize, (ShardManifest, Vec<Vec<String>>)> = BTreeMap::new();
+    for dir in shard_dirs {
+        let path = dir.join("shard.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| LabError::Usage(format!("{}: {e} (not a shard directory of `zonekit sweep --shard`?)", path.display())))?;
+        let m: ShardManifest = serde_json::from_str(&text).map_err(|e| LabError::Results { path: path.clone(), line: 1, reason: e.to_string() })?;
+        let rows = read_rows(&dir.join("results.csv"), &RESULTS_HEADER)?;
+        if let Some((first, _)) = shards.values().next() {
+            if first.grid != m.grid || first.shard.count != m.shard.count {
+                return Err(LabError::Usage(format!("{}: a shard of another sweep (grid or shard count differs)", dir.display())));
+            }
+        }
+        let expected = (m.jobs_total + m.shard.count - 1 - m.shard.index) / m.shard.count;
+        if rows.len() != expected {
+            return Err(LabError::Usage(format!("{}: shard {}/{} has {} of its {expected} rows (not finished?)", dir.display(), m.shard.index, m.shard.count, rows.len())));
+        }
+        if shards.insert(m.shard.index, (m.clone(), rows)).is_some() {
+            return Err(LabError::Usage(format!("{}: shard {}/{} given twice", dir.display(), m.shard.index, m.shard.count)));
+        }
+    }
+    let count = shards.values().next().expect("at least one").0.shard.count;
+    if let Some(missing) = (0..count).find(|i| !shards.contains_key(i)) {
+        return Err(LabError::Usage(format!("sweep merge: shard {missing}/{count} is missing")));
+    }
+    let total = shards[&0].0.jobs_total;
+    let rows: Vec<Vec<String>> = (0..total).map(|k| shards[&(k % count)].1[k / count].clone()).collect();
+    prepare_out(out)?;
+    write_rows(&out.join("results.csv"), &RESULTS_HEADER, &rows)?;
+    let mut speed = Vec::new();
+    for dir in shard_dirs {
+        speed.extend(read_rows(&dir.join("speed.csv"), &SPEED_HEADER)?);
+    }
+    write_rows(&out.join("speed.csv"), &SPEED_HEADER, &speed)
+}
+
+/// A sweep's results with GC count relative to ZB-OPT on the same workload and victim filled in.
+pub fn load_results(results: &Path) -> Result<Vec<Vec<String>>> {
+    let mut rows = read_rows(results, &RESULTS_HEADER)?;
+    let oracle = placement::zbopt::ZBOPT.name;
+    let zbopt: BTreeMap<(String, String), f64> =
+        rows.iter().filter(|r| r[C_PLACEMENT] == oracle).map(|r| ((r[C_WORKLOAD].clone(), r[C_VICTIM].clone()), r[C_GC_COUNT].parse::<f64>().unwrap_or(0.0))).collect();
+    for r in &mut rows {
+        if let Some(&z) = zbopt.get(&(r[C_WORKLOAD].clone(), r[C_VICTIM].clone())) {
+            if z > 0.0 {
+                r[C_VS_ZBOPT] = format!("{:.3}", r[C_GC_COUNT].parse::<f64>().unwrap_or(0.0) / z);
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// Tables (returned as text) and charts (written to `out`) of a sweep's rows, by workload.
+pub fn summarize(rows: &[Vec<String>], out: &Path) -> Result<String> {
+    let mut text = String::new();
+    let workloads: BTreeSet<String> = rows.iter().map(|r| r[C_WORKLOAD].clone()).collect();
+    let write = |name: String, svg: String| {
+        let path = out.join(name);
+        std::fs::write(&path, svg).map_err(LabError::io(&path))
+    };
+    for (wi, w) in workloads.iter().enumerate() {
+        let mut mine: Vec<&Vec<String>> = rows.iter().filter(|r| &r[C_WORKLOAD] == w).collect();
+        // Worst first, as the thesis' tables run from Normal to ZB-OPT.
+        let num = |r: &Vec<String>, c: usize| r[c].parse::<f64>().unwrap_or(0.0);
+        mine.sort_by(|a, b| num(b, C_WAF).total_cmp(&num(a, C_WAF)));
+        text.push_str(&format!("\n{w}\n"));
+        let table: Vec<Vec<String>> = mine
+            .iter()
+            .map(|r| {
+                let label = if r[C_PARAMS].is_empty() { format!("{} + {}", r[1], r[2]) } else { format!("{} + {} ({})", r[1], r[2], r[3]) };
+                vec![
+                    label,
+                    r[C_WAF].clone(),
+                    r[C_GC_GIB].clone(),
+                    r[C_GC_COUNT].clone(),
+                    if r[C_VS_ZBOPT].is_empty() { "-".into() } else { r[C_VS_ZBOPT].clone() },
+                    format!("{} / {} / {}", r[10], r[11], r[12]),
+                ]
+            })
+            .collect();
+        text.push_str(&text_table(&["run", "WAF", "GC GiB", "GC count", "vs ZB-OPT", "GP Q1/med/Q3"], &table));
+        let label = |r: &Vec<String>| if r[C_PARAMS].is_empty() { format!("{}+{}", r[1], r[2]) } else { format!("{}+{} {}", r[1], r[2], r[3]) };
+        let bars = |col: usize| mine.iter().map(|r| (label(r), num(r, col))).collect::<Vec<_>>();
+        let short = if w.chars().count() > 60 { format!("{}…", w.chars().take(60).collect::<String>()) } else { w.clone() };
+        write(format!("waf_{wi}.svg"), bar_chart(&format!("WAF — {short}"), "WAF", &bars(C_WAF)))?;
+        write(format!("gc_writes_{wi}.svg"), bar_chart(&format!("GC writes — {short}"), "GiB", &bars(C_GC_GIB)))?;
+        if mine.iter().any(|r| !r[C_VS_ZBOPT].is_empty()) {
+            write(format!("gc_count_vs_zbopt_{wi}.svg"), bar_chart(&format!("GC count / ZB-OPT — {short}"), "ratio", &bars(C_VS_ZBOPT)))?;
+        }
+        let boxes: Vec<(String, [f64; 5])> = mine.iter().map(|r| (label(r), [num(r, 13), num(r, 10), num(r, 11), num(r, 12), num(r, 14)])).collect();
+        write(format!("gp_box_{wi}.svg"), box_chart(&format!("GP of reclaimed zones (P5, Q1, median, Q3, P95) — {short}"), "garbage proportion", 1.0, &boxes))?;
+    }
+    write("results_with_ratios.csv".into(), csv(&RESULTS_HEADER, rows))?;
+    Ok(text)
+}
