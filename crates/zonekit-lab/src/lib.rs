@@ -6,6 +6,8 @@
 //!   preset and the workload, the future-knowledge pass for the oracles, the report.
 //! - [`sweep`]: grids of replays in parallel, resumable only under the same settings,
 //!   shardable (`--shard I/N`) and mergeable byte for byte, with tables and charts.
+//! - [`kv_bench`]: seed 001's experiment, RocksDB's db_bench on the zoned file system per
+//!   configuration (a table of allocation rule × GC) and key count, resumable, with charts.
 //! - [`error`]: [`LabError`], which tells a bad request (usage) from a failed run.
 //!
 //! The CLI only turns flags into these specs and prints; engines know nothing of this crate.
@@ -22,6 +24,7 @@
 
 pub mod driver;
 pub mod error;
+pub mod kv_bench;
 pub mod replay;
 pub mod sweep;
 
