@@ -29,6 +29,7 @@ use zonekit_pool::{ZoneInfo, ZoneUse};
 
 use crate::alloc::{self, AllocInfo, Allocator};
 use crate::metalog::{Extent, LogError, MetaLog, Record};
+pub use crate::usage::ZoneUsage;
 use crate::FileTable;
 
 #[derive(Copy, Clone, Debug)]
@@ -63,19 +64,6 @@ pub enum FsError {
     Log(#[from] LogError),
     #[error(transparent)]
     Device(#[from] DeviceError),
-}
-
-/// What the file system knows of one data zone.
-#[derive(Clone, Debug, Default)]
-pub struct ZoneUsage {
-    pub lifetime: Option<u8>,
-    /// Bytes of live extents in the zone.
-    pub live_bytes: u64,
-    /// Blocks written (the write pointer).
-    pub written_blocks: u64,
-    pub full: bool,
-    /// Order in which zones filled (GC takes the oldest first).
-    pub filled_seq: u64,
 }
 
 /// An open file's unsynced state.

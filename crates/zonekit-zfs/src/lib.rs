@@ -23,6 +23,7 @@
 pub mod alloc;
 pub mod fs;
 pub mod metalog;
+mod usage;
 
 use std::collections::BTreeMap;
 

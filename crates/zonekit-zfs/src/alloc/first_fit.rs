@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use zonekit_base::policy::{PolicyInfo, Role};
 
 use super::{open_zones, Allocator, MakeAllocator};
-use crate::fs::ZoneUsage;
+use crate::usage::ZoneUsage;
 
 pub const FIRST_FIT: PolicyInfo<MakeAllocator> =
     PolicyInfo { name: "first-fit", summary: "any zone with room, lowest first", role: Role::Baseline, params: &[], make: |_| Ok(Box::new(FirstFit)) };

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use zonekit_base::policy::{PolicyInfo, Role};
 
 use super::{open_zones, Allocator, MakeAllocator};
-use crate::fs::ZoneUsage;
+use crate::usage::ZoneUsage;
 
 pub const LIFETIME: PolicyInfo<MakeAllocator> =
     PolicyInfo { name: "lifetime", summary: "same-lifetime zones only (seed 001's hot/cold separation)", role: Role::Proposed, params: &[], make: |_| Ok(Box::new(Lifetime)) };

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use zonekit_base::policy::{self, ParamReader, PolicyError, PolicyInfo};
 
-use crate::fs::ZoneUsage;
+use crate::usage::ZoneUsage;
 
 /// An allocation rule. The caller guarantees `zones` holds every data zone; the rule returns a
 /// zone that is partly written and not full, or `None` for "open an empty zone".

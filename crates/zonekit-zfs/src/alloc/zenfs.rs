@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use zonekit_base::policy::{PolicyInfo, Role};
 
 use super::{open_zones, Allocator, MakeAllocator};
-use crate::fs::ZoneUsage;
+use crate::usage::ZoneUsage;
 
 pub const ZENFS: PolicyInfo<MakeAllocator> = PolicyInfo {
     name: "zenfs",
