@@ -95,8 +95,19 @@ pub struct PolicyEnv {
 pub type MakePlacement = fn(&ParamReader, PolicyEnv) -> Result<Box<dyn Placement>, PolicyError>;
 
 /// The registry: every placement policy, in the order comparisons list them.
-pub const PLACEMENTS: &[PolicyInfo<MakePlacement>] =
-    &[normal::NORMAL, sepgc::SEPGC, warcip::WARCIP, sepbit::SEPBIT, sepbit::SEPBIT6, bhbdp::BHBDP_PRE, bhbdp::BHBDP, lifespan::LIFESPAN, fk::FK, zbopt::ZBOPT];
+#[rustfmt::skip] // one row per line: adding a policy is a one-line change here
+pub const PLACEMENTS: &[PolicyInfo<MakePlacement>] = &[
+    normal::NORMAL,
+    sepgc::SEPGC,
+    warcip::WARCIP,
+    sepbit::SEPBIT,
+    sepbit::SEPBIT6,
+    bhbdp::BHBDP_PRE,
+    bhbdp::BHBDP,
+    lifespan::LIFESPAN,
+    fk::FK,
+    zbopt::ZBOPT,
+];
 
 /// The placements of the standard comparison (every row but the variants), in table order.
 pub fn compared() -> impl Iterator<Item = &'static PolicyInfo<MakePlacement>> {

@@ -54,6 +54,7 @@ pub trait Victim: Send {
 pub type MakeVictim = fn(&ParamReader, u64) -> Result<Box<dyn Victim>, PolicyError>;
 
 /// The registry: every victim policy, in the order help lists them.
+#[rustfmt::skip] // one row per line: adding a policy is a one-line change here
 pub const VICTIMS: &[PolicyInfo<MakeVictim>] = &[
     greedy::GREEDY,
     cost_benefit::CB,
