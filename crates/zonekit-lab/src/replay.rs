@@ -36,6 +36,10 @@ pub struct ReplaySpec {
     pub utilization: Option<f64>,
     /// Charge every operation to the preset's flash timing model.
     pub timing: bool,
+    /// Replay onto this existing device (an emulated image or a `/dev` zoned device, every
+    /// sequential zone empty) at its own size instead of an in-memory device sized from the
+    /// preset; the preset's size, the utilisation and the timing model then do not apply.
+    pub device: Option<std::path::PathBuf>,
     pub seed: u64,
 }
 
@@ -49,6 +53,7 @@ impl Default for ReplaySpec {
             preset: DEFAULT_PRESET.into(),
             utilization: Some(DEFAULT_UTILIZATION),
             timing: false,
+            device: None,
             seed: 1,
         }
     }
@@ -61,8 +66,15 @@ impl ReplaySpec {
     pub fn settings_key(&self) -> String {
         let c = &self.config;
         format!(
-            "preset={} utilization={:?} capacity={:?} gc_threshold={:?} timing={} store_data={} seed={}",
-            self.preset, self.utilization, c.capacity, c.gc_threshold, self.timing, c.store_data, self.seed
+            "preset={} utilization={:?} capacity={:?} gc_threshold={:?} timing={} store_data={} seed={}{}",
+            self.preset,
+            self.utilization,
+            c.capacity,
+            c.gc_threshold,
+            self.timing,
+            c.store_data,
+            self.seed,
+            self.device.as_ref().map_or(String::new(), |d| format!(" device={}", d.display()))
         )
     }
 
@@ -76,6 +88,14 @@ impl ReplaySpec {
         }
         if !(0.0..1.0).contains(&self.config.gc_threshold) {
             return Err(LabError::Usage(format!("GC threshold {} is not in [0, 1)", self.config.gc_threshold)));
+        }
+        if let Some(d) = &self.device {
+            if self.timing {
+                return Err(LabError::Usage(format!("--timing models an emulated device sized from a preset; {} is used at its own speed", d.display())));
+            }
+            if !d.exists() {
+                return Err(LabError::Usage(format!("{}: no such device or image", d.display())));
+            }
         }
         placement::find(&self.placement, &self.params)?;
         victim::find(&self.victim)?;
@@ -164,31 +184,49 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
         hll.add(r.map_err(&io)?.io.key());
     }
     let distinct_estimate = (hll.estimate() as f64 * 1.04) as u64 + 16;
-    let p0 = preset::find(&spec.preset).expect("validated");
-    let provisional_capacity = match spec.utilization {
-        Some(u) if spec.config.capacity == CapacityMode::Fixed => (distinct_estimate as f64 / u) as u64,
+    let opened = spec.device.as_deref().map(zonekit_device::open_path).transpose()?;
+    let zone_blocks = match &opened {
+        Some(o) => o.device.geometry().zone_capacity_blocks,
+        None => preset::find(&spec.preset).expect("validated").geometry.zone_capacity_blocks,
+    };
+    let provisional_capacity = match (&opened, spec.utilization) {
+        (Some(o), _) => {
+            let g = o.device.geometry();
+            (g.zone_count - g.conventional_zone_count) as u64 * g.zone_capacity_blocks
+        }
+        (None, Some(u)) if spec.config.capacity == CapacityMode::Fixed => (distinct_estimate as f64 / u) as u64,
         _ => (distinct_estimate as f64 / (1.0 - spec.config.gc_threshold)) as u64,
     };
-    let env = PolicyEnv { zone_blocks: p0.geometry.zone_capacity_blocks, capacity_blocks: provisional_capacity };
+    let env = PolicyEnv { zone_blocks, capacity_blocks: provisional_capacity };
     let placement = placement::create(&spec.placement, &spec.params, env)?;
     let victim = victim::create(&spec.victim, spec.seed)?;
-    let (g, behavior, flash) = geometry_for(spec, distinct_estimate, placement.classes())?;
     let temp = tempdir()?;
-    let source = if placement.needs_future() { with_future(input, &temp)? } else { input.clone() };
-    let mode = if spec.config.store_data { StorageMode::Data } else { StorageMode::MetadataOnly };
-    let mem = MemDevice::new(g, behavior, mode)?;
+    let source = if placement.needs_future() { with_future(input, &temp) } else { Ok(input.clone()) };
+    let source = source.inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&temp);
+    })?;
     let started = Instant::now();
-    let (stats, zones, device_time_s, bytes_per_block, distinct, reads) = if spec.timing {
-        let dev = TimedDevice::new(mem, flash, 32)?;
-        let mut ftl = Ftl::new(dev, placement, victim, spec.config, distinct_estimate as usize)?;
-        let reads = drive(&mut ftl, &source, progress)?.reads;
-        let t = ftl.device().report().elapsed_ns as f64 / 1e9;
-        (ftl.stats().clone(), ftl.zones().to_vec(), Some(t), ftl.bytes_per_block(), ftl.live_blocks(), reads)
-    } else {
-        let mut ftl = Ftl::new(mem, placement, victim, spec.config, distinct_estimate as usize)?;
-        let reads = drive(&mut ftl, &source, progress)?.reads;
-        (ftl.stats().clone(), ftl.zones().to_vec(), None, ftl.bytes_per_block(), ftl.live_blocks(), reads)
+    let expected = distinct_estimate as usize;
+    let (g, run) = match opened {
+        Some(o) => {
+            let g = *o.device.geometry();
+            (g, run_ftl(Ftl::new(o.device, placement, victim, spec.config, expected)?, &source, progress, |_| None))
+        }
+        None => {
+            let (g, behavior, flash) = geometry_for(spec, distinct_estimate, placement.classes())?;
+            let mode = if spec.config.store_data { StorageMode::Data } else { StorageMode::MetadataOnly };
+            let mem = MemDevice::new(g, behavior, mode)?;
+            let run = if spec.timing {
+                let dev = TimedDevice::new(mem, flash, 32)?;
+                run_ftl(Ftl::new(dev, placement, victim, spec.config, expected)?, &source, progress, |d| Some(d.report().elapsed_ns as f64 / 1e9))
+            } else {
+                run_ftl(Ftl::new(mem, placement, victim, spec.config, expected)?, &source, progress, |_| None)
+            };
+            (g, run)
+        }
     };
+    let _ = std::fs::remove_dir_all(&temp);
+    let Run { stats, zones, device_time_s, bytes_per_block, distinct, reads } = run?;
     let wall_s = started.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&temp);
     let hist = stats.gp_histogram(None);
@@ -221,6 +259,28 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
         wall_s,
         blocks_per_s: stats.user_blocks as f64 / wall_s.max(1e-9),
         ftl_bytes_per_block: bytes_per_block,
+    })
+}
+
+/// What one FTL run left behind, whatever device it ran on.
+struct Run {
+    stats: zonekit_ftl::FtlStats,
+    zones: Vec<zonekit_ftl::ZoneInfo>,
+    device_time_s: Option<f64>,
+    bytes_per_block: f64,
+    distinct: u64,
+    reads: u64,
+}
+
+fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, source: &Input, progress: &mut dyn FnMut(u64), device_time_s: impl Fn(&D) -> Option<f64>) -> Result<Run> {
+    let reads = drive(&mut ftl, source, progress)?.reads;
+    Ok(Run {
+        stats: ftl.stats().clone(),
+        zones: ftl.zones().to_vec(),
+        device_time_s: device_time_s(ftl.device()),
+        bytes_per_block: ftl.bytes_per_block(),
+        distinct: ftl.live_blocks(),
+        reads,
     })
 }
 

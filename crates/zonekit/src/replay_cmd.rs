@@ -38,12 +38,25 @@ pub struct FtlArgs {
     /// Charge operations to the preset's flash timing model (reports device time).
     #[arg(long)]
     pub timing: bool,
+    /// Replay onto an existing device at its own size: an emulated image (`zonekit device
+    /// create`) or a /dev zoned device, every sequential zone empty (`zonekit device reset --all`).
+    /// Its data is overwritten.
+    #[arg(long, conflicts_with_all = ["preset", "utilization", "preset_size", "timing"])]
+    pub device: Option<PathBuf>,
 }
 
 impl Default for FtlArgs {
     /// The same defaults as the flags (the harness' constants).
     fn default() -> Self {
-        FtlArgs { preset: DEFAULT_PRESET.into(), utilization: DEFAULT_UTILIZATION, preset_size: false, unbounded: false, gc_threshold: DEFAULT_GC_THRESHOLD, timing: false }
+        FtlArgs {
+            preset: DEFAULT_PRESET.into(),
+            utilization: DEFAULT_UTILIZATION,
+            preset_size: false,
+            unbounded: false,
+            gc_threshold: DEFAULT_GC_THRESHOLD,
+            timing: false,
+            device: None,
+        }
     }
 }
 
@@ -55,8 +68,9 @@ impl FtlArgs {
             victim: victim.to_string(),
             config: FtlConfig { gc_threshold: self.gc_threshold, capacity: if self.unbounded { CapacityMode::Unbounded } else { CapacityMode::Fixed }, store_data: false },
             preset: self.preset.clone(),
-            utilization: (!self.unbounded && !self.preset_size).then_some(self.utilization),
+            utilization: (!self.unbounded && !self.preset_size && self.device.is_none()).then_some(self.utilization),
             timing: self.timing,
+            device: self.device.clone(),
             seed,
         }
     }

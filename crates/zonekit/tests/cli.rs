@@ -402,3 +402,18 @@ fn sweep_shards_merge_into_the_single_run_byte_for_byte() {
 fn cat<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<&'a str> {
     a.iter().chain(b).copied().collect()
 }
+
+/// The harness replays onto an existing device at its own size (here an emulated image; the
+/// QEMU test does /dev devices through the same `open_path`).
+#[test]
+fn replay_onto_an_emulated_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "d.zk", "--preset", "tiny"], d);
+    let out = ok(&["replay", "--workload", "zipf:blocks=10K,writes=60K", "--placement", "sepgc", "--victim", "greedy", "--device", "d.zk", "--out", "r"], d);
+    assert!(out.contains("64 zones of 4 MiB"), "{out}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("r/report.json")).unwrap()).unwrap();
+    assert_eq!(report["user_blocks"], 60_000);
+    let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--device", "nothing.zk"], d);
+    assert!(e.contains("nothing.zk: no such device or image"), "{e}");
+}
