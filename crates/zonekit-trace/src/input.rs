@@ -127,7 +127,7 @@ impl Input {
                 unannotated(Box::new(Splitter::new(recs, split)?))
             }
             Source::Generated { workload, seed } => {
-                let recs = workload.records(*seed).map_err(TraceError::Invalid)?;
+                let recs = workload.records(*seed)?;
                 unannotated(Box::new(Splitter::new(recs.map(Ok), split)?))
             }
         };

@@ -32,4 +32,4 @@ pub mod sample;
 pub mod synth;
 
 pub use blocks::{BlockIo, BlockMap, DistinctCounter};
-pub use record::{Op, Record, Result, TraceError};
+pub use record::{Op, Record, Result, SpecError, TraceError};

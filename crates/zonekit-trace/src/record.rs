@@ -1,4 +1,4 @@
-//! The one record type every reader produces, and trace errors.
+//! The one record type every reader produces, trace errors, and spec errors.
 
 use std::path::PathBuf;
 
@@ -35,6 +35,38 @@ pub enum TraceError {
     Io { context: String, error: std::io::Error },
     #[error("{0}")]
     Invalid(String),
+}
+
+/// A spec that cannot be used (a workload, format name, column mapping, sampling or sharding
+/// setting): the message says which and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+impl SpecError {
+    /// The message, as [`Display`](std::fmt::Display) prints it.
+    pub fn message(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for SpecError {
+    fn from(message: String) -> SpecError {
+        SpecError(message)
+    }
+}
+
+impl From<&str> for SpecError {
+    fn from(message: &str) -> SpecError {
+        SpecError(message.to_string())
+    }
+}
+
+/// A spec error met while reading: [`TraceError::Invalid`] with the same message.
+impl From<SpecError> for TraceError {
+    fn from(e: SpecError) -> TraceError {
+        TraceError::Invalid(e.0)
+    }
 }
 
 /// Where in a trace file a record is: a text line or a byte offset.

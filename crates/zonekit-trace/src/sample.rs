@@ -8,6 +8,7 @@
 //!   spreads each volume over its nodes; `node_of` gives node i's share of a cluster trace.
 
 use crate::blocks::BlockIo;
+use crate::record::SpecError;
 
 /// MurmurHash3 x86_32 (Austin Appleby's reference algorithm).
 pub fn murmur3_32(data: &[u8], seed: u32) -> u32 {
@@ -57,9 +58,9 @@ impl Shards {
     /// Seed 000's setting: rate 1/10.
     pub const THESIS: Shards = Shards { modulus: 10, threshold: 1, seed: 0 };
 
-    pub fn new(modulus: u32, threshold: u32, seed: u32) -> Result<Shards, String> {
+    pub fn new(modulus: u32, threshold: u32, seed: u32) -> Result<Shards, SpecError> {
         if modulus == 0 || threshold == 0 || threshold > modulus {
-            return Err(format!("sampling needs 0 < T <= P (got P = {modulus}, T = {threshold})"));
+            return Err(format!("sampling needs 0 < T <= P (got P = {modulus}, T = {threshold})").into());
         }
         Ok(Shards { modulus, threshold, seed })
     }
@@ -89,7 +90,7 @@ pub struct Ring {
 impl Ring {
     /// `nodes` storage nodes, `virtual_nodes` points each, volumes placed in chunks of
     /// `chunk_blocks` blocks.
-    pub fn new(nodes: u32, virtual_nodes: u32, chunk_blocks: u64) -> Result<Ring, String> {
+    pub fn new(nodes: u32, virtual_nodes: u32, chunk_blocks: u64) -> Result<Ring, SpecError> {
         if nodes == 0 || virtual_nodes == 0 || chunk_blocks == 0 {
             return Err("a ring needs at least one node, one virtual node and a positive chunk size".into());
         }

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::LineFormat;
-use crate::record::{parse_scaled, FieldError, Op, Record};
+use crate::record::{parse_scaled, FieldError, Op, Record, SpecError};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delimited {
@@ -34,7 +34,7 @@ pub enum TimeUnit {
 
 impl Delimited {
     /// Parses a column mapping (see the module docs).
-    pub fn parse(mapping: &str, delimiter: Option<char>, header: bool) -> Result<Delimited, String> {
+    pub fn parse(mapping: &str, delimiter: Option<char>, header: bool) -> Result<Delimited, SpecError> {
         let mut time = None;
         let mut offset = None;
         let mut size = None;
@@ -44,13 +44,13 @@ impl Delimited {
             let (key, spec) = entry.split_once('=').ok_or_else(|| format!("{entry:?}: expected NAME=COLUMN[:UNIT]"))?;
             let (col, unit) = spec.split_once(':').unwrap_or((spec, ""));
             let col: usize = col.parse().map_err(|_| format!("{entry:?}: column {col:?} is not a number"))?;
-            let size_unit = |u: &str| -> Result<u64, String> {
+            let size_unit = |u: &str| -> Result<u64, SpecError> {
                 Ok(match u {
                     "" | "byte" | "bytes" | "b" => 1,
                     "sector" | "sectors" | "512" => 512,
                     "kib" | "k" => 1024,
                     "4k" | "block" => 4096,
-                    other => return Err(format!("{entry:?}: unknown size unit {other:?} (byte, sector, kib, 4k)")),
+                    other => return Err(format!("{entry:?}: unknown size unit {other:?} (byte, sector, kib, 4k)").into()),
                 })
             };
             match key {
@@ -60,7 +60,7 @@ impl Delimited {
                         "ms" => TimeUnit::Millis,
                         "" | "us" => TimeUnit::Micros,
                         "ns" => TimeUnit::Nanos,
-                        other => return Err(format!("{entry:?}: unknown time unit {other:?} (s, ms, us, ns)")),
+                        other => return Err(format!("{entry:?}: unknown time unit {other:?} (s, ms, us, ns)").into()),
                     };
                     time = Some((col, u));
                 }
@@ -71,7 +71,7 @@ impl Delimited {
                     op = Some((col, r.to_string(), w.to_string()));
                 }
                 "volume" => volume = Some(col),
-                other => return Err(format!("unknown column name {other:?} (time, offset, size, op, volume)")),
+                other => return Err(format!("unknown column name {other:?} (time, offset, size, op, volume)").into()),
             }
         }
         let need = |name: &str| format!("the column mapping has no {name}");

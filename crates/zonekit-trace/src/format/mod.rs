@@ -14,7 +14,7 @@ use std::str::FromStr;
 pub use delimited::Delimited;
 use text::{LineParser, ParseState};
 
-use crate::record::{FieldError, Location, Record, Result, TraceError};
+use crate::record::{FieldError, Location, Record, Result, SpecError, TraceError};
 
 /// The trace formats Zonekit reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,8 +62,8 @@ impl Format {
 }
 
 impl FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Format, String> {
+    type Err = SpecError;
+    fn from_str(s: &str) -> std::result::Result<Format, SpecError> {
         Ok(match s {
             "alibaba" => Format::Alibaba,
             "tencent" => Format::Tencent,
@@ -74,7 +74,7 @@ impl FromStr for Format {
             "vscsi" => Format::Vscsi,
             "disksim" => Format::DiskSim,
             "delimited" => return Err("the delimited format needs a column mapping (--columns)".into()),
-            other => return Err(format!("unknown trace format {other:?}; valid formats: {}", Format::NAMES.join(", "))),
+            other => return Err(format!("unknown trace format {other:?}; valid formats: {}", Format::NAMES.join(", ")).into()),
         })
     }
 }

@@ -13,7 +13,7 @@
 //! the trace, and lifetime thresholds that move from hour to hour.
 
 use super::zipf::Zipf;
-use crate::record::{Op, Record};
+use crate::record::{Op, Record, SpecError};
 use zonekit_base::Rng;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -70,9 +70,9 @@ const HOUR_US: f64 = 3.6e9;
 const DAY_US: f64 = 24.0 * HOUR_US;
 
 impl CloudNode {
-    pub fn new(config: CloudNodeConfig) -> Result<CloudNode, String> {
+    pub fn new(config: CloudNodeConfig) -> Result<CloudNode, SpecError> {
         if config.volumes == 0 || config.total_blocks < config.volumes as u64 * 64 {
-            return Err(format!("a cloud node needs volumes > 0 and at least 64 blocks per volume ({} blocks for {} volumes)", config.total_blocks, config.volumes));
+            return Err(format!("a cloud node needs volumes > 0 and at least 64 blocks per volume ({} blocks for {} volumes)", config.total_blocks, config.volumes).into());
         }
         if !(config.hours > 0.0) || config.writes == 0 {
             return Err("a cloud node needs positive hours and writes".into());

@@ -21,7 +21,7 @@ pub mod zipf;
 
 use std::str::FromStr;
 
-use crate::record::{Op, Record};
+use crate::record::{Op, Record, SpecError};
 pub use cloud::{CloudNode, CloudNodeConfig};
 pub use hpc::{Hpc, HpcPattern};
 pub use zipf::Zipf;
@@ -48,7 +48,7 @@ const BLOCK: u64 = 4096;
 /// Virtual time between two generated single-block writes.
 const GAP_US: u64 = 100;
 
-fn count(key: &str, v: &str) -> Result<u64, String> {
+fn count(key: &str, v: &str) -> Result<u64, SpecError> {
     let (digits, mult) = match v.chars().last() {
         Some('K' | 'k') => (&v[..v.len() - 1], 1e3),
         Some('M' | 'm') => (&v[..v.len() - 1], 1e6),
@@ -57,15 +57,15 @@ fn count(key: &str, v: &str) -> Result<u64, String> {
     };
     let x: f64 = digits.parse().map_err(|_| format!("{key}={v}: not a number"))?;
     if !(x >= 0.0 && x.is_finite()) {
-        return Err(format!("{key}={v}: not a non-negative number"));
+        return Err(format!("{key}={v}: not a non-negative number").into());
     }
     Ok((x * mult).round() as u64)
 }
 
 impl FromStr for Workload {
-    type Err = String;
+    type Err = SpecError;
 
-    fn from_str(spec: &str) -> Result<Workload, String> {
+    fn from_str(spec: &str) -> Result<Workload, SpecError> {
         let (kind, args) = spec.split_once(':').unwrap_or((spec, ""));
         let mut params = std::collections::BTreeMap::new();
         for kv in args.split(',').filter(|s| !s.is_empty()) {
@@ -74,7 +74,7 @@ impl FromStr for Workload {
         }
         let mut take = |k: &str| params.remove(k);
         let num = |v: Option<String>, k: &str, default: u64| v.map_or(Ok(default), |v| count(k, &v));
-        let float = |v: Option<String>, k: &str, default: f64| v.map_or(Ok(default), |v| v.parse::<f64>().map_err(|_| format!("{k}={v}: not a number")));
+        let float = |v: Option<String>, k: &str, default: f64| v.map_or(Ok(default), |v| v.parse::<f64>().map_err(|_| SpecError(format!("{k}={v}: not a number"))));
         let w = match kind {
             "zipf" => {
                 Workload::Zipf { blocks: num(take("blocks"), "blocks", 1 << 20)?, alpha: float(take("alpha"), "alpha", 0.9)?, writes: num(take("writes"), "writes", 10 << 20)? }
@@ -104,13 +104,13 @@ impl FromStr for Workload {
                     None | Some("zipfian") => YcsbDist::Zipfian,
                     Some("uniform") => YcsbDist::Uniform,
                     Some("latest") => YcsbDist::Latest,
-                    Some(other) => return Err(format!("dist={other}: expected zipfian, uniform or latest")),
+                    Some(other) => return Err(format!("dist={other}: expected zipfian, uniform or latest").into()),
                 },
             },
-            other => return Err(format!("unknown workload {other:?}; valid: zipf, uniform, hotcold, cloud, lammps, macdrp, ycsb")),
+            other => return Err(format!("unknown workload {other:?}; valid: zipf, uniform, hotcold, cloud, lammps, macdrp, ycsb").into()),
         };
         if let Some(k) = params.keys().next() {
-            return Err(format!("{kind}: unknown parameter {k:?}"));
+            return Err(format!("{kind}: unknown parameter {k:?}").into());
         }
         w.validate()?;
         Ok(w)
@@ -118,7 +118,7 @@ impl FromStr for Workload {
 }
 
 impl Workload {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), SpecError> {
         match self {
             Workload::Zipf { blocks, alpha, .. } => {
                 Zipf::new(*blocks, *alpha)?;
@@ -135,7 +135,7 @@ impl Workload {
     }
 
     /// The record stream for `seed`.
-    pub fn records(&self, seed: u64) -> Result<Box<dyn Iterator<Item = Record> + Send>, String> {
+    pub fn records(&self, seed: u64) -> Result<Box<dyn Iterator<Item = Record> + Send>, SpecError> {
         let single = |block: u64, i: u64| Record { time_us: i * GAP_US, volume: 0, offset_bytes: block * BLOCK, len_bytes: BLOCK, op: Op::Write };
         Ok(match self.clone() {
             Workload::Zipf { blocks, alpha, writes } => {
@@ -202,7 +202,7 @@ mod tests {
             ("hotcold:hot=1.5", "hot must be"),
         ] {
             let e = bad.parse::<Workload>().unwrap_err();
-            assert!(e.contains(needle), "{bad}: {e}");
+            assert!(e.to_string().contains(needle), "{bad}: {e}");
         }
     }
 

@@ -2,6 +2,7 @@
 //! inversion to generate variates from monotone discrete distributions", ACM TOMACS 1996):
 //! O(1) time and memory per sample for any exponent s > 0, including s ≥ 1.
 
+use crate::record::SpecError;
 use zonekit_base::Rng;
 
 #[derive(Clone, Debug)]
@@ -14,12 +15,12 @@ pub struct Zipf {
 }
 
 impl Zipf {
-    pub fn new(n: u64, exponent: f64) -> Result<Zipf, String> {
+    pub fn new(n: u64, exponent: f64) -> Result<Zipf, SpecError> {
         if n == 0 {
             return Err("Zipf needs at least one element".into());
         }
         if !(exponent > 0.0 && exponent.is_finite()) {
-            return Err(format!("Zipf exponent must be positive, got {exponent}"));
+            return Err(format!("Zipf exponent must be positive, got {exponent}").into());
         }
         let mut z = Zipf { n: n as f64, s: exponent, h_integral_x1: 0.0, h_integral_n: 0.0, threshold: 0.0 };
         z.h_integral_x1 = z.h_integral(1.5) - 1.0;
