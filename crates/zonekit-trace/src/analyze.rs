@@ -13,7 +13,12 @@ use serde::Serialize;
 use zonekit_base::LogHistogram;
 
 use crate::blocks::{BlockIo, BlockMap, DistinctCounter};
-use crate::record::{Op, Result};
+use crate::record::{Op, Result, TraceError};
+
+/// The longest time span an analysis accepts: ten years. A longer one is timestamps in another
+/// unit than the reader assumed (nanoseconds read as microseconds, say), and sizing per-minute
+/// and per-hour tables by it would ask for hundreds of gigabytes.
+const MAX_SPAN_US: u64 = 10 * 366 * 24 * 3_600_000_000;
 
 /// Something that can stream its blocks again for each pass.
 pub trait BlockSource {
@@ -124,6 +129,13 @@ pub fn analyze(source: &dyn BlockSource, block_size_bytes: u64) -> Result<Analys
         write_requests += b.starts_request as u64;
         let start = *first_us.get_or_insert(b.time_us);
         last_us = last_us.max(b.time_us);
+        if b.time_us.saturating_sub(start) > MAX_SPAN_US {
+            return Err(TraceError::Invalid(format!(
+                "a write at {} µs comes {:.0} years after the first one ({start} µs): are the timestamps in the unit the format assumes? (name it with --format or a column mapping)",
+                b.time_us,
+                (b.time_us - start) as f64 / 3.156e13
+            )));
+        }
         let minute = (b.time_us.saturating_sub(start) / 60_000_000) as usize;
         if minute >= per_minute.len() {
             per_minute.resize(minute + 1, 0);
@@ -134,6 +146,9 @@ pub fn analyze(source: &dyn BlockSource, block_size_bytes: u64) -> Result<Analys
         writes += 1;
     }
     let start_us = first_us.unwrap_or(0);
+    if writes >= u32::MAX as u64 {
+        return Err(TraceError::Invalid(format!("{writes} block writes: the analysis handles at most 2^32 - 2 (sample the trace with --sample)")));
+    }
     let capacity = (hll.estimate() as f64 * 1.04) as usize + 16;
 
     // Pass 1: write count per block.
@@ -194,22 +209,28 @@ pub fn analyze(source: &dyn BlockSource, block_size_bytes: u64) -> Result<Analys
                 let h = index_hour[index_hour.partition_point(|&(first, _)| first <= prev) - 1].1;
                 hourly[h].record(lifetime);
             }
-            *slot = u32::try_from(i + 1).expect("analysis supports up to 2^32 - 1 block writes");
+            // Below 2^32 - 1: checked after pass 0.
+            *slot = (i + 1) as u32;
         }
     }
 
-    // Pass 3: physical lifetimes, in milliseconds since the first write.
+    // Pass 3: physical lifetimes, in ticks since the first write: a tick is a millisecond, or
+    // as many as it takes for the span to fit the map's 32-bit values (beyond 49 days).
     let mut bipt = LogHistogram::default();
     {
-        let mut last_ms: BlockMap<u32> = BlockMap::with_capacity(capacity);
+        let span_ms = last_us.saturating_sub(start_us) / 1000 + 1;
+        let tick_ms = span_ms.div_ceil(u32::MAX as u64 - 2).max(1);
+        let mut last_tick: BlockMap<u32> = BlockMap::with_capacity(capacity);
         for b in writes_of(source)? {
             let b = b?;
-            let now_ms = u32::try_from((b.time_us - start_us) / 1000 + 1).expect("analysis supports traces up to 49 days");
-            let (slot, _) = last_ms.entry(b.key());
+            // Timestamps may run backwards (merged per-volume logs): an earlier one counts as
+            // the first write's time, and a lifetime is never negative.
+            let now = (b.time_us.saturating_sub(start_us) / 1000 / tick_ms + 1) as u32;
+            let (slot, _) = last_tick.entry(b.key());
             if *slot != 0 {
-                bipt.record((now_ms - *slot) as u64);
+                bipt.record(now.saturating_sub(*slot) as u64 * tick_ms);
             }
-            *slot = now_ms;
+            *slot = now;
         }
     }
 
@@ -336,5 +357,23 @@ mod tests {
         assert_eq!(a.write_count_at_percentile[99], (100, 3));
         assert_eq!(a.write_count_at_percentile[0], (1, 1));
         assert!(a.state_bytes_per_block <= 16.0 * 10.0); // tiny maps have a 16-slot floor
+    }
+
+    #[test]
+    fn out_of_order_long_and_absurd_time_spans() {
+        // Backwards timestamps: no panic, no negative lifetime.
+        static BACK: [(u64, u64); 4] = [(5_000_000, 1), (1_000_000, 1), (9_000_000, 2), (0, 2)];
+        let a = analyze(&stream(&BACK), 4096).unwrap();
+        assert_eq!(a.block_writes, 4);
+        // A year-long trace: lifetimes beyond 49 days keep their size (in coarser ticks).
+        const DAY_US: u64 = 86_400_000_000;
+        static LONG: [(u64, u64); 3] = [(0, 1), (300 * DAY_US, 1), (365 * DAY_US, 2)];
+        let a = analyze(&stream(&LONG), 4096).unwrap();
+        let p = a.bipt_ms_cdf.iter().find(|p| p.cdf > 0.0).unwrap();
+        assert!((p.x as f64 - 300.0 * 86_400_000.0).abs() < 0.05 * 300.0 * 86_400_000.0, "{}", p.x);
+        // A timestamp centuries away: an error naming it, not a huge allocation.
+        static ABSURD: [(u64, u64); 2] = [(0, 1), (u64::MAX / 2, 2)];
+        let e = analyze(&stream(&ABSURD), 4096).unwrap_err().to_string();
+        assert!(e.contains("years after the first one") && e.contains("--format"), "{e}");
     }
 }

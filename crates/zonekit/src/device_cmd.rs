@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Deserialize;
 use zonekit_device::conformance::{self, Outcome};
@@ -183,19 +183,29 @@ fn create(a: CreateArgs) -> Result<ExitCode> {
         let (size, cap) = (g.zone_size_bytes(), g.zone_capacity_bytes());
         g.block_size_bytes = bs;
         if bs > 0 {
+            if size % bs as u64 != 0 || cap % bs as u64 != 0 {
+                usage!("--block-size {bs}: the zone size ({size} bytes) and capacity ({cap} bytes) must be whole numbers of blocks");
+            }
             g.zone_size_blocks = size / bs as u64;
             g.zone_capacity_blocks = cap / bs as u64;
         }
     }
-    let mib_blocks = |mib: u64| mib * (1 << 20) / g.block_size_bytes.max(1) as u64;
+    let block_bytes = g.block_size_bytes.max(1) as u64;
+    let mib_blocks = |flag: &str, mib: u64| -> Result<u64> {
+        let Some(bytes) = mib.checked_mul(1 << 20) else { usage!("{flag} {mib}: too large (over 2^64 bytes)") };
+        if bytes % block_bytes != 0 {
+            usage!("{flag} {mib}: not a whole number of {block_bytes}-byte blocks");
+        }
+        Ok(bytes / block_bytes)
+    };
     if let Some(size) = a.zone_size_mib {
-        g.zone_size_blocks = mib_blocks(size);
+        g.zone_size_blocks = mib_blocks("--zone-size-mib", size)?;
         if a.zone_capacity_mib.is_none() {
             g.zone_capacity_blocks = g.zone_size_blocks;
         }
     }
     if let Some(cap) = a.zone_capacity_mib {
-        g.zone_capacity_blocks = mib_blocks(cap);
+        g.zone_capacity_blocks = mib_blocks("--zone-capacity-mib", cap)?;
     }
     g.zone_count = a.zones.unwrap_or(g.zone_count);
     g.conventional_zone_count = a.conventional.unwrap_or(g.conventional_zone_count);
@@ -206,10 +216,10 @@ fn create(a: CreateArgs) -> Result<ExitCode> {
         Some(BehaviorName::NullBlk) => ZoneBehavior::NULL_BLK,
         None => base.behavior,
     };
-    g.validate()?;
+    g.validate().map_err(|e| crate::Usage(e.to_string()))?;
     if a.path.exists() {
         if !a.force {
-            bail!("{} already exists (use --force to replace it)", a.path.display());
+            usage!("{} already exists (use --force to replace it)", a.path.display());
         }
         std::fs::remove_file(&a.path).with_context(|| format!("removing {}", a.path.display()))?;
     }
@@ -291,7 +301,7 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
     let dev = &mut opened.device;
     let g = *dev.geometry();
     if a.start_zone >= g.zone_count {
-        bail!("--start-zone {} is past the last zone ({})", a.start_zone, g.zone_count - 1);
+        usage!("--start-zone {} is past the last zone ({})", a.start_zone, g.zone_count - 1);
     }
     let mut zones = Vec::new();
     dev.report_zones(g.zone_start(ZoneId(a.start_zone)), filter, a.count.unwrap_or(usize::MAX), &mut zones)?;
@@ -329,7 +339,7 @@ fn manage(action: ZoneAction, t: ZoneTargetArgs) -> Result<ExitCode> {
 
 fn run_conformance(a: ConformanceArgs) -> Result<ExitCode> {
     if !a.yes_erase_everything {
-        bail!("the conformance suite erases every zone of {}; pass --yes-erase-everything to run it", a.device.display());
+        usage!("the conformance suite erases every zone of {}; pass --yes-erase-everything to run it", a.device.display());
     }
     let mut opened = open(&a.device)?;
     println!("conformance suite on {} ({})", a.device.display(), opened.backend);

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use zonekit_ftl::placement::{self, bhbdp::BHBDP, fk::FK, zbopt::ZBOPT};
 use zonekit_ftl::victim::cbe::{CBE, CBE_LN, CBE_SQRT};
@@ -100,7 +100,7 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let mut inputs: Vec<(String, Input)> = traces.iter().map(|t| (t.display().to_string(), Input::path(t, None, false))).collect();
     for w in workloads {
-        inputs.push((w.clone(), Input::generated(w.parse().map_err(anyhow::Error::msg)?, 1)));
+        inputs.push((w.clone(), Input::generated(w.parse::<zonekit_trace::synth::Workload>().map_err(|e| crate::Usage(e.to_string()))?, 1)));
     }
     let mut rows = Vec::new();
     for (name, input) in &inputs {
@@ -141,7 +141,7 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
     std::fs::write(out.join("results.csv"), csv(&header, &rows))?;
     println!("\nwrote {}/{{results.csv, gp_cdf_*.svg}}", out.display());
     if rows.is_empty() {
-        bail!("no workloads");
+        usage!("no workloads");
     }
     Ok(())
 }

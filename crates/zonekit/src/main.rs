@@ -1,5 +1,13 @@
 //! `zonekit`: the command-line front door. Parses arguments, wires the crates together, prints.
 
+/// Returns a usage error (exit status 2) from the enclosing function: the request is at fault
+/// (a bad value, name or path), not the run.
+macro_rules! usage {
+    ($($arg:tt)*) => {
+        return Err($crate::Usage(format!($($arg)*)).into())
+    };
+}
+
 mod demo;
 mod device_cmd;
 mod device_demo;
@@ -50,6 +58,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Output piped into `head` and closed early ends the program quietly, as it does every
+    // Unix tool; Rust's runtime ignores SIGPIPE and `println!` would panic on the broken pipe.
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         None => demo::run(&demo::DemoArgs::default()),

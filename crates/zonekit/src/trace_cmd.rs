@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use zonekit_report::{csv, line_chart, text_table, Series};
@@ -77,11 +77,11 @@ impl InputArgs {
                     None => Some(','),
                     Some("ws") => None,
                     Some(d) if d.chars().count() == 1 => d.chars().next(),
-                    Some(d) => bail!("--delimiter {d:?}: one character, or \"ws\""),
+                    Some(d) => usage!("--delimiter {d:?}: one character, or \"ws\""),
                 };
-                Ok(Some(Format::Delimited(Delimited::parse(columns, delimiter, self.header).map_err(anyhow::Error::msg)?)))
+                Ok(Some(Format::Delimited(Delimited::parse(columns, delimiter, self.header).map_err(|e| crate::Usage(e.to_string()))?)))
             }
-            Some(name) => Ok(Some(name.parse::<Format>().map_err(anyhow::Error::msg)?)),
+            Some(name) => Ok(Some(name.parse::<Format>().map_err(|e| crate::Usage(e.to_string()))?)),
         }
     }
 
@@ -89,29 +89,29 @@ impl InputArgs {
         let mut input = match (&self.trace, &self.workload) {
             (Some(path), None) => {
                 if !path.exists() {
-                    bail!("{}: no such file", path.display());
+                    usage!("{}: no such file", path.display());
                 }
                 Input::path(path, self.format()?, self.lenient)
             }
-            (None, Some(spec)) => Input::generated(spec.parse::<Workload>().map_err(anyhow::Error::msg)?, self.seed),
-            (None, None) => bail!("name a trace file or a --workload"),
+            (None, Some(spec)) => Input::generated(spec.parse::<Workload>().map_err(|e| crate::Usage(e.to_string()))?, self.seed),
+            (None, None) => usage!("name a trace file or a --workload"),
             (Some(_), Some(_)) => unreachable!("clap refuses both"),
         };
         if let Some(s) = &self.sample {
             let (p, t) = s.split_once('/').with_context(|| format!("--sample {s:?}: expected P/T, e.g. 10/1"))?;
             let p: u32 = p.parse().with_context(|| format!("--sample {s:?}: P is not a number"))?;
             let t: u32 = t.parse().with_context(|| format!("--sample {s:?}: T is not a number"))?;
-            input.filters.sample = Some(Shards::new(p, t, 0).map_err(anyhow::Error::msg)?);
+            input.filters.sample = Some(Shards::new(p, t, 0).map_err(|e| crate::Usage(e.to_string()))?);
         }
         if let (Some(nodes), Some(node)) = (self.nodes, self.node) {
             if node >= nodes {
-                bail!("--node {node} is not one of --nodes {nodes} (0..{})", nodes.saturating_sub(1));
+                usage!("--node {node} is not one of --nodes {nodes} (0..{})", nodes.saturating_sub(1));
             }
             let chunk_blocks = (self.chunk_mib << 20) / self.block_size.max(1);
             if chunk_blocks == 0 {
-                bail!("--chunk-mib must be at least one block");
+                usage!("--chunk-mib must be at least one block");
             }
-            input.filters.node = Some((Ring::new(nodes, 128, chunk_blocks).map_err(anyhow::Error::msg)?, node));
+            input.filters.node = Some((Ring::new(nodes, 128, chunk_blocks).map_err(|e| crate::Usage(e.to_string()))?, node));
         }
         if let Some(w) = &self.window {
             let parse = |s: &str| s.parse::<f64>().ok().filter(|v| *v >= 0.0);
@@ -288,12 +288,12 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
 }
 
 fn gen(a: GenArgs) -> Result<ExitCode> {
-    let workload: Workload = a.spec.parse().map_err(anyhow::Error::msg)?;
+    let workload: Workload = a.spec.parse::<Workload>().map_err(|e| crate::Usage(e.to_string()))?;
     if a.out.extension().is_some_and(|e| e == "csv") {
         let file = std::fs::File::create(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
         let mut out = std::io::BufWriter::new(file);
         let mut n = 0u64;
-        for r in workload.records(a.seed).map_err(anyhow::Error::msg)? {
+        for r in workload.records(a.seed).map_err(|e| crate::Usage(e.to_string()))? {
             let op = if r.op == Op::Write { 'W' } else { 'R' };
             writeln!(out, "{},{},{},{},{}", r.volume, op, r.offset_bytes, r.len_bytes, r.time_us)?;
             n += 1;

@@ -59,7 +59,12 @@ fn count(key: &str, v: &str) -> Result<u64, SpecError> {
     if !(x >= 0.0 && x.is_finite()) {
         return Err(format!("{key}={v}: not a non-negative number").into());
     }
-    Ok((x * mult).round() as u64)
+    let n = (x * mult).round();
+    // `as u64` would saturate silently; 2^63 is far beyond any count a run could reach.
+    if n >= 9.2e18 {
+        return Err(format!("{key}={v}: too large").into());
+    }
+    Ok(n as u64)
 }
 
 impl FromStr for Workload {
@@ -89,7 +94,10 @@ impl FromStr for Workload {
             "cloud" => {
                 let d = CloudNodeConfig::default();
                 Workload::Cloud(CloudNodeConfig {
-                    volumes: num(take("volumes"), "volumes", d.volumes as u64)? as u32,
+                    volumes: {
+                        let v = num(take("volumes"), "volumes", d.volumes as u64)?;
+                        u32::try_from(v).map_err(|_| SpecError(format!("volumes={v}: at most {} volumes", u32::MAX)))?
+                    },
                     total_blocks: num(take("blocks"), "blocks", d.total_blocks)?,
                     writes: num(take("writes"), "writes", d.writes)?,
                     hours: float(take("hours"), "hours", d.hours)?,
