@@ -48,7 +48,9 @@ fn column_frame(title: &str, y_label: &str, columns: usize, y_max: f64) -> (Stri
 
 /// A vertical bar chart with a labelled y axis and one value label per bar.
 pub fn bar_chart(title: &str, y_label: &str, bars: &[(String, f64)]) -> String {
-    let max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max).max(f64::MIN_POSITIVE);
+    // All-zero (or non-finite) data still needs a finite scale: draw it on 0..1.
+    let max = bars.iter().map(|b| b.1).filter(|v| v.is_finite()).fold(0.0f64, f64::max);
+    let max = if max > 0.0 { max } else { 1.0 };
     let scale = (BOTTOM - TOP) / max;
     let (mut svg, _) = column_frame(title, y_label, bars.len(), max);
     for (i, (label, value)) in bars.iter().enumerate() {
@@ -85,6 +87,7 @@ fn format_value(v: f64) -> String {
 /// A box plot per label: (label, [lower whisker, Q1, median, Q3, upper whisker]) on a
 /// 0..=`y_max` axis.
 pub fn box_chart(title: &str, y_label: &str, y_max: f64, boxes: &[(String, [f64; 5])]) -> String {
+    let y_max = if y_max > 0.0 && y_max.is_finite() { y_max } else { 1.0 };
     let y = |v: f64| BOTTOM - v.clamp(0.0, y_max) / y_max * (BOTTOM - TOP);
     let (mut svg, _) = column_frame(title, y_label, boxes.len(), y_max);
     for (i, (label, [lo, q1, med, q3, hi])) in boxes.iter().enumerate() {

@@ -65,3 +65,29 @@ mod tests {
         assert_eq!(csv(&["a", "b"], &[vec!["x,y".into(), "z".into()]]), "a,b\n\"x,y\",z\n");
     }
 }
+
+#[cfg(test)]
+mod degenerate_tests {
+    use super::*;
+
+    /// All-zero, empty and single-point data still give finite coordinates.
+    #[test]
+    fn degenerate_series_draw_without_nan() {
+        let zeros = vec![("a".to_string(), 0.0), ("b".to_string(), 0.0)];
+        let flat = vec![Series { name: "s".into(), points: vec![(1.0, 0.0), (2.0, 0.0)] }];
+        let one = vec![Series { name: "s".into(), points: vec![(5.0, 3.0)] }];
+        let charts = [
+            bar_chart("t", "y", &zeros),
+            bar_chart("t", "y", &[]),
+            box_chart("t", "y", 1.0, &[("a".into(), [0.0; 5])]),
+            box_chart("t", "y", 0.0, &[("a".into(), [0.0; 5])]),
+            line_chart("t", "x", "y", &flat, false),
+            line_chart("t", "x", "y", &flat, true),
+            line_chart("t", "x", "y", &one, true),
+            line_chart("t", "x", "y", &[], false),
+        ];
+        for (i, svg) in charts.iter().enumerate() {
+            assert!(!svg.contains("NaN") && !svg.contains("inf"), "chart {i}: {svg}");
+        }
+    }
+}

@@ -341,6 +341,12 @@ fn run_conformance(a: ConformanceArgs) -> Result<ExitCode> {
     if !a.yes_erase_everything {
         usage!("the conformance suite erases every zone of {}; pass --yes-erase-everything to run it", a.device.display());
     }
+    if let Some(only) = &a.only {
+        if !conformance::CHECKS.iter().any(|c| c.name.contains(only.as_str())) {
+            let names: Vec<&str> = conformance::CHECKS.iter().map(|c| c.name).collect();
+            usage!("--only {only:?} matches no check; the checks: {}", names.join(", "));
+        }
+    }
     let mut opened = open(&a.device)?;
     println!("conformance suite on {} ({})", a.device.display(), opened.backend);
     let report = conformance::run(&mut *opened.device, a.only.as_deref());

@@ -464,3 +464,13 @@ fn analyze_every_shipped_sample() {
         assert!(out.contains("working set"), "{name}: {out}");
     }
 }
+
+/// `conformance --only` that selects no check is an error, not an empty pass.
+#[test]
+fn conformance_only_matching_nothing_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "c.zk", "--preset", "tiny"], d);
+    let e = refused(&["device", "conformance", "c.zk", "--yes-erase-everything", "--only", "no-such-check"], d);
+    assert!(e.contains("--only \"no-such-check\" matches no check"), "{e}");
+}
