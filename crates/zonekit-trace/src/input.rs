@@ -72,7 +72,7 @@ impl Input {
     pub fn describe(&self) -> String {
         let base = match &self.source {
             Source::Binary(p) | Source::Trace { path: p, .. } => p.display().to_string(),
-            Source::Generated { workload, seed } => format!("{workload:?} seed {seed}"),
+            Source::Generated { workload, seed } => format!("{workload} (seed {seed})"),
         };
         let mut extra = Vec::new();
         if let Some(s) = &self.filters.sample {

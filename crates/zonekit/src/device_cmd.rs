@@ -183,7 +183,8 @@ fn create(a: CreateArgs) -> Result<ExitCode> {
         let (size, cap) = (g.zone_size_bytes(), g.zone_capacity_bytes());
         g.block_size_bytes = bs;
         if bs > 0 {
-            if size % bs as u64 != 0 || cap % bs as u64 != 0 {
+            // (A block size that is not a power of two is refused by the geometry check below.)
+            if bs.is_power_of_two() && (size % bs as u64 != 0 || cap % bs as u64 != 0) {
                 usage!("--block-size {bs}: the zone size ({size} bytes) and capacity ({cap} bytes) must be whole numbers of blocks");
             }
             g.zone_size_blocks = size / bs as u64;

@@ -67,6 +67,27 @@ fn count(key: &str, v: &str) -> Result<u64, SpecError> {
     Ok(n as u64)
 }
 
+/// The spec syntax `FromStr` reads, so a workload prints as the text that makes it again.
+impl std::fmt::Display for Workload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Workload::Zipf { blocks, alpha, writes } => write!(f, "zipf:blocks={blocks},alpha={alpha},writes={writes}"),
+            Workload::Uniform { blocks, writes } => write!(f, "uniform:blocks={blocks},writes={writes}"),
+            Workload::HotCold { blocks, writes, hot_blocks, hot_writes } => write!(f, "hotcold:blocks={blocks},writes={writes},hot={hot_blocks},hot-writes={hot_writes}"),
+            Workload::Cloud(c) => write!(f, "cloud:volumes={},blocks={},writes={},hours={}", c.volumes, c.total_blocks, c.writes, c.hours),
+            Workload::Hpc { pattern, scale } => write!(f, "{}:scale={scale}", if *pattern == HpcPattern::Lammps { "lammps" } else { "macdrp" }),
+            Workload::Ycsb { keys, ops, dist } => {
+                let dist = match dist {
+                    YcsbDist::Zipfian => "zipfian",
+                    YcsbDist::Uniform => "uniform",
+                    YcsbDist::Latest => "latest",
+                };
+                write!(f, "ycsb:keys={keys},ops={ops},dist={dist}")
+            }
+        }
+    }
+}
+
 impl FromStr for Workload {
     type Err = SpecError;
 
@@ -239,5 +260,22 @@ mod tests {
         let w: Workload = "hotcold:blocks=100K,writes=200K,hot=0.1,hot-writes=0.9".parse().unwrap();
         let hot = w.records(1).unwrap().filter(|r| r.offset_bytes / 4096 < 10_000).count();
         assert!((178_000..182_000).contains(&hot), "{hot}");
+    }
+
+    #[test]
+    fn a_workload_prints_as_the_spec_that_makes_it() {
+        for spec in [
+            "zipf:blocks=1K,alpha=0.8,writes=2M",
+            "uniform:blocks=5",
+            "hotcold:hot=0.1",
+            "cloud:volumes=8,blocks=64K,hours=2.5",
+            "lammps:scale=0.5",
+            "macdrp",
+            "ycsb:dist=latest,keys=10",
+        ] {
+            let w: Workload = spec.parse().unwrap();
+            let again: Workload = w.to_string().parse().unwrap_or_else(|e| panic!("{spec} -> {w}: {e}"));
+            assert_eq!(again, w, "{spec} -> {w}");
+        }
     }
 }
