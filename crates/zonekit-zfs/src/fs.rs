@@ -11,6 +11,10 @@
 //!   quarters, oldest first within a level; zones ≥ 75 % live only when no empty zone is left), copies
 //!   its live extents to a zone of the same lifetime, commits the new extents, and resets it. A write fails with [`FsError::NoSpace`] only when no zone
 //!   can take it and GC cannot make room.
+//! - Read-only mounts ([`Zfs::mount_read_only`]): recovery in memory only (no roll-over past a
+//!   torn metadata tail, no reset of orphaned zones); every mutating call returns
+//!   [`FsError::ReadOnly`] before it reaches the device, which is never written, reset,
+//!   finished or flushed. Corrupt committed metadata fails every mount and writes nothing.
 //! - Durability: a file's data is durable once `sync` returns; after a crash every file reads
 //!   back its content as of its last sync; data written since is garbage.
 //! - What RocksDB needs and is here: create, sequential append, positional read, size, rename
@@ -60,6 +64,9 @@ pub enum FsError {
     TooSmall(String),
     #[error("corrupt file system: {0}")]
     Corrupt(String),
+    /// A mutating call on a read-only mount; names the call.
+    #[error("{0}: the file system is mounted read-only")]
+    ReadOnly(&'static str),
     #[error(transparent)]
     Log(#[from] LogError),
     #[error(transparent)]
@@ -109,6 +116,8 @@ pub struct Zfs<D: ZonedDevice> {
     /// Zones holding extents of the write in progress (its state is out of `open` while it
     /// runs): GC must not take them.
     pinned: Vec<u32>,
+    /// Mounted with [`Zfs::mount_read_only`]: nothing may reach the device but reads.
+    read_only: bool,
 }
 
 const META_ZONES: usize = 2;
@@ -129,18 +138,37 @@ impl<D: ZonedDevice> Zfs<D> {
             dev.reset_zone(ZoneId(*z))?;
         }
         let log = MetaLog::format(&mut dev, meta)?;
-        Zfs::assemble(dev, log, FileTable::default(), meta, config)
+        Zfs::assemble(dev, log, FileTable::default(), meta, config, false)
     }
 
-    /// Mounts an existing file system: replays the metadata log and rebuilds zone usage.
-    pub fn mount(mut dev: D, config: FsConfig) -> Result<Zfs<D>, FsError> {
-        let (_, meta) = data_zones(&mut dev)?;
-        let (log, records) = MetaLog::open(&mut dev, meta)?;
-        let table = FileTable::from_records(&records).map_err(FsError::Corrupt)?;
-        Zfs::assemble(dev, log, table, meta, config)
+    /// Mounts an existing file system: replays the metadata log and rebuilds zone usage, then
+    /// repairs what a crash left (a torn metadata tail, zones written but never committed).
+    pub fn mount(dev: D, config: FsConfig) -> Result<Zfs<D>, FsError> {
+        Zfs::mount_with(dev, config, false)
     }
 
-    fn assemble(mut dev: D, log: MetaLog, table: FileTable, meta: [ZoneId; 2], config: FsConfig) -> Result<Zfs<D>, FsError> {
+    /// Mounts without ever writing to the device: recovery happens in memory only, and every
+    /// mutating call returns [`FsError::ReadOnly`]. For inspection (ls, df, fsck, dump, cat).
+    pub fn mount_read_only(dev: D, config: FsConfig) -> Result<Zfs<D>, FsError> {
+        Zfs::mount_with(dev, config, true)
+    }
+
+    fn mount_with(mut dev: D, config: FsConfig, read_only: bool) -> Result<Zfs<D>, FsError> {
+        let (data, meta) = data_zones(&mut dev)?;
+        let (mut log, records) = MetaLog::recover(&mut dev, meta)?;
+        // Checked before any repair writes: inconsistent committed records are corruption,
+        // and must not be copied into a new generation.
+        let table = FileTable::from_records(&records).map_err(|e| FsError::Corrupt(format!("metadata zone {}: {e}", log.active_zone())))?;
+        if let Some((f, e)) = table.files().flat_map(|f| f.extents.iter().map(move |e| (f, e))).find(|(_, e)| !data.contains(&e.zone)) {
+            return Err(FsError::Corrupt(format!("metadata zone {}: {}: extent in zone {} which is not a data zone", log.active_zone(), f.name, e.zone)));
+        }
+        if !read_only {
+            log.make_writable(&mut dev, &records)?;
+        }
+        Zfs::assemble(dev, log, table, meta, config, read_only)
+    }
+
+    fn assemble(mut dev: D, log: MetaLog, table: FileTable, meta: [ZoneId; 2], config: FsConfig, read_only: bool) -> Result<Zfs<D>, FsError> {
         let g = *dev.geometry();
         let (data, _) = data_zones(&mut dev)?;
         let reports = dev.report_all(ZoneFilter::All)?;
@@ -169,6 +197,7 @@ impl<D: ZonedDevice> Zfs<D> {
             in_gc: false,
             stats_relocations: 0,
             pinned: Vec::new(),
+            read_only,
         };
         for f in table.files() {
             fs.next_id = fs.next_id.max(f.id + 1);
@@ -180,7 +209,11 @@ impl<D: ZonedDevice> Zfs<D> {
         }
         fs.table = table;
         // Partly written zones that hold nothing live (writes lost in a crash before their
-        // sync) would never fill or be collected: reset them now.
+        // sync) would never fill or be collected: reset them now (read-write only; read-only
+        // they show as garbage).
+        if fs.read_only {
+            return Ok(fs);
+        }
         let orphaned: Vec<u32> = fs.zones.iter().filter(|(_, u)| u.written_blocks > 0 && u.live_bytes == 0).map(|(z, _)| *z).collect();
         for z in orphaned {
             fs.reset_zone(z)?;
@@ -214,6 +247,18 @@ impl<D: ZonedDevice> Zfs<D> {
         &self.zones
     }
 
+    /// Refuses a mutating call on a read-only mount, before it touches anything.
+    fn writable(&self, call: &'static str) -> Result<(), FsError> {
+        if self.read_only {
+            return Err(FsError::ReadOnly(call));
+        }
+        Ok(())
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     fn snapshot(table: &FileTable) -> Vec<Record> {
         table.snapshot()
     }
@@ -230,6 +275,7 @@ impl<D: ZonedDevice> Zfs<D> {
 
     /// Creates an empty file with a write-lifetime hint.
     pub fn create(&mut self, name: &str, lifetime: u8) -> Result<u64, FsError> {
+        self.writable("create")?;
         if self.table.by_name(name).is_some() {
             return Err(FsError::Exists(name.into()));
         }
@@ -242,6 +288,7 @@ impl<D: ZonedDevice> Zfs<D> {
     /// Sets a file's write-lifetime hint. RocksDB gives it after creating the file; zones are
     /// chosen when data is first written out, so a hint set before that decides placement.
     pub fn set_lifetime(&mut self, name: &str, lifetime: u8) -> Result<(), FsError> {
+        self.writable("set_lifetime")?;
         let id = self.id_of(name)?;
         if self.table.by_name(name).is_some_and(|f| f.lifetime == lifetime) {
             return Ok(());
@@ -255,6 +302,7 @@ impl<D: ZonedDevice> Zfs<D> {
 
     /// Appends bytes to a file (buffered until a block fills or `sync`).
     pub fn append(&mut self, name: &str, data: &[u8]) -> Result<(), FsError> {
+        self.writable("append")?;
         let id = self.id_of(name)?;
         let state = self.open.entry(id).or_default();
         state.buffer.extend_from_slice(data);
@@ -267,6 +315,7 @@ impl<D: ZonedDevice> Zfs<D> {
 
     /// Makes the file's appended data durable.
     pub fn sync(&mut self, name: &str) -> Result<(), FsError> {
+        self.writable("sync")?;
         let id = self.id_of(name)?;
         let Some(state) = self.open.get(&id) else { return Ok(()) };
         let len = state.buffer.len();
@@ -412,6 +461,7 @@ impl<D: ZonedDevice> Zfs<D> {
 
     /// GC: reclaims full zones until enough are empty (or none can be reclaimed).
     pub fn collect(&mut self) -> Result<usize, FsError> {
+        self.writable("collect")?;
         let mut reclaimed = 0;
         while self.empty_zones() < self.config.gc_empty_zones_low {
             let Some(v) = self.choose_victim() else { break };
@@ -560,6 +610,7 @@ impl<D: ZonedDevice> Zfs<D> {
     }
 
     pub fn rename(&mut self, from: &str, to: &str) -> Result<(), FsError> {
+        self.writable("rename")?;
         let id = self.id_of(from)?;
         if let Ok(target) = self.id_of(to) {
             if target != id {
@@ -571,6 +622,7 @@ impl<D: ZonedDevice> Zfs<D> {
     }
 
     pub fn delete(&mut self, name: &str) -> Result<(), FsError> {
+        self.writable("delete")?;
         let id = self.id_of(name)?;
         self.release_extents(id);
         self.commit(&[Record::Delete { id }])?;

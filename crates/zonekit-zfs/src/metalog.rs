@@ -15,12 +15,25 @@
 //! # Recovery
 //!
 //! Mount reads both headers, takes the valid one with the higher generation and replays its log
-//! up to the last `Commit` whose blocks are all intact (right magic, CRC, consecutive sequence
-//! numbers); a torn or unwritten block ends the log. If the newer zone holds no committed batch
-//! (a crash during roll-over, before its snapshot committed) the older zone is used. If blocks
-//! follow the last commit (a batch torn by a crash), mount starts a new generation in the other
-//! zone from the committed records, so that nothing is ever appended after a torn tail. A
-//! device where neither zone has a valid header is not a zonekit file system.
+//! up to the last `Commit`. If the newer zone holds no committed batch (a crash during
+//! roll-over, before its snapshot committed) the older zone is used.
+//!
+//! Torn tail or corruption: blocks are appended one at a time, in order, and a crash stops the
+//! writer, so a crash damages only the end of the zone: uncommitted blocks after the last
+//! `Commit`, and at most a torn (bad magic, CRC or length) block after them with nothing written
+//! behind it. So a bad block is a torn tail only when no intact log block (right magic, CRC and
+//! length) follows it in the zone; an intact block after it means committed batches follow the
+//! damage, and replaying up to it would silently drop them. That, a block whose sequence number
+//! is not its position, an undecodable record in an intact block, and a damaged header in front
+//! of intact log blocks are [`LogError::Corrupt`], naming the zone and the block: mount fails
+//! and writes nothing. (A device that persisted a batch's blocks out of order and tore one in
+//! the middle would be reported as corrupt too: refusing is the side that never loses data.)
+//!
+//! Recovery ([`MetaLog::recover`]) only reads. A read-write mount then calls
+//! [`MetaLog::make_writable`]: if blocks follow the last commit (a torn tail), it starts a new
+//! generation in the other zone from the committed records, so that nothing is ever appended
+//! after a torn tail. A device where neither zone has a valid header is not a zonekit file
+//! system.
 //!
 //! Invariants: a batch is never partly applied; a committed batch is durable (the device is
 //! flushed); the snapshot that starts a generation is committed before the previous zone is
@@ -78,8 +91,14 @@ pub enum Record {
 pub enum LogError {
     #[error("not a zonekit file system: neither metadata zone {0} nor {1} has a valid header (run mkfs)")]
     NotFormatted(u32, u32),
-    #[error("metadata zone {zone}: {reason}")]
-    Corrupt { zone: u32, reason: String },
+    /// Damage in committed metadata (not a torn tail): mount refuses and writes nothing.
+    #[error("corrupt metadata in zone {zone}, block {block} (byte {offset_bytes} of the zone): {reason}")]
+    Corrupt { zone: u32, block: u64, offset_bytes: u64, reason: String },
+    #[error("no committed metadata in either metadata zone ({0} or {1})")]
+    NothingCommitted(u32, u32),
+    /// A commit on a log recovered read-only (see [`MetaLog::make_writable`]).
+    #[error("the metadata log is read-only (mounted read-only)")]
+    ReadOnly,
     #[error("a metadata batch of {bytes} bytes does not fit a metadata zone of {capacity} bytes")]
     TooLarge { bytes: usize, capacity: usize },
     #[error(transparent)]
@@ -218,6 +237,21 @@ pub struct MetaLog {
     /// Blocks written in the active zone, header included.
     used_blocks: u64,
     pending: Vec<u8>,
+    /// Blocks follow the last commit in the active zone: appending there would hide later
+    /// batches from replay, so [`MetaLog::make_writable`] rolls over first.
+    torn_tail: bool,
+    /// False after [`MetaLog::recover`] until [`MetaLog::make_writable`]: commits are refused.
+    writable: bool,
+}
+
+/// What one metadata zone's log holds.
+struct Replayed {
+    records: Vec<Record>,
+    /// Blocks up to and including the last commit, header included.
+    committed_blocks: u64,
+    next_seq: u64,
+    /// Blocks after the last commit (intact but uncommitted, or one torn block).
+    torn_tail: bool,
 }
 
 fn header_block(generation: u64, block_bytes: usize) -> Vec<u8> {
@@ -229,6 +263,14 @@ fn header_block(generation: u64, block_bytes: usize) -> Vec<u8> {
     let crc = crc32fast::hash(&b[..28]);
     b[28..32].copy_from_slice(&crc.to_le_bytes());
     b
+}
+
+/// A log block as it was written: right magic, a payload length that fits, and its CRC.
+fn intact(block: &[u8]) -> bool {
+    let magic = u32::from_le_bytes(block[0..4].try_into().unwrap());
+    let crc = u32::from_le_bytes(block[4..8].try_into().unwrap());
+    let len = u32::from_le_bytes(block[16..20].try_into().unwrap()) as usize;
+    magic == BLOCK_MAGIC && len <= block.len() - BLOCK_HEADER && crc32fast::hash(&block[8..]) == crc
 }
 
 fn parse_header(b: &[u8]) -> Option<u64> {
@@ -245,24 +287,45 @@ impl MetaLog {
             dev.reset_zone(z)?;
         }
         let mut log = MetaLog::empty(dev, zones, 0, 1);
+        log.writable = true;
         log.start_generation(dev, &[])?;
         Ok(log)
     }
 
     fn empty(dev: &dyn ZonedDevice, zones: [ZoneId; 2], active: usize, generation: u64) -> MetaLog {
         let g = dev.geometry();
-        MetaLog { zones, active, generation, next_seq: 0, block_bytes: g.block_size_bytes as usize, zone_blocks: g.zone_capacity_blocks, used_blocks: 0, pending: Vec::new() }
+        MetaLog {
+            zones,
+            active,
+            generation,
+            next_seq: 0,
+            block_bytes: g.block_size_bytes as usize,
+            zone_blocks: g.zone_capacity_blocks,
+            used_blocks: 0,
+            pending: Vec::new(),
+            torn_tail: false,
+            writable: false,
+        }
     }
 
-    /// Mounts: returns the log, positioned for appending, and the committed records to replay.
+    /// Mounts read-write: [`MetaLog::recover`], then [`MetaLog::make_writable`].
     pub fn open(dev: &mut dyn ZonedDevice, zones: [ZoneId; 2]) -> Result<(MetaLog, Vec<Record>), LogError> {
+        let (mut log, records) = MetaLog::recover(dev, zones)?;
+        log.make_writable(dev, &records)?;
+        Ok((log, records))
+    }
+
+    /// Recovers the committed records without writing anything: the log is read-only until
+    /// [`MetaLog::make_writable`]. Corruption in committed records is [`LogError::Corrupt`].
+    pub fn recover(dev: &mut dyn ZonedDevice, zones: [ZoneId; 2]) -> Result<(MetaLog, Vec<Record>), LogError> {
         let bs = dev.geometry().block_size_bytes as usize;
         let mut headers = Vec::new();
         for (i, z) in zones.iter().enumerate() {
             let mut b = vec![0u8; bs];
             dev.read(dev.geometry().zone_start(*z), &mut b)?;
-            if let Some(generation) = parse_header(&b) {
-                headers.push((generation, i));
+            match parse_header(&b) {
+                Some(generation) => headers.push((generation, i)),
+                None => Self::check_headerless(dev, *z)?,
             }
         }
         if headers.is_empty() {
@@ -270,68 +333,102 @@ impl MetaLog {
         }
         headers.sort_unstable_by(|a, b| b.cmp(a));
         for &(generation, i) in &headers {
-            let (records, blocks, next_seq) = Self::replay(dev, zones[i])?;
-            if blocks == 1 {
+            let replayed = Self::replay(dev, zones[i])?;
+            if replayed.committed_blocks == 1 {
                 continue; // no commit after the header: a roll-over that did not complete
             }
             let mut log = MetaLog::empty(dev, zones, i, generation);
-            log.used_blocks = blocks;
-            log.next_seq = next_seq;
-            if dev.zone(zones[i])?.written_blocks() > blocks {
-                // A torn tail follows the last commit; appending after it would hide later
-                // batches from replay. Start a new generation from the committed records.
-                log.active = 1 - i;
-                log.generation = generation + 1;
-                log.start_generation(dev, &records)?;
-            }
-            return Ok((log, records));
+            log.used_blocks = replayed.committed_blocks;
+            log.next_seq = replayed.next_seq;
+            log.torn_tail = replayed.torn_tail;
+            return Ok((log, replayed.records));
         }
-        Err(LogError::Corrupt { zone: zones[headers[0].1].0, reason: "no committed metadata in either zone".into() })
+        Err(LogError::NothingCommitted(zones[0].0, zones[1].0))
     }
 
-    /// Reads a zone's log: committed records, blocks up to the last commit, next sequence number.
-    fn replay(dev: &mut dyn ZonedDevice, zone: ZoneId) -> Result<(Vec<Record>, u64, u64), LogError> {
+    /// Makes a recovered log writable. After a torn tail this writes: it starts a new
+    /// generation in the other zone from `committed` (the records [`MetaLog::recover`]
+    /// returned), so that nothing is ever appended after the torn tail.
+    pub fn make_writable(&mut self, dev: &mut dyn ZonedDevice, committed: &[Record]) -> Result<(), LogError> {
+        self.writable = true;
+        if self.torn_tail {
+            self.active = 1 - self.active;
+            self.generation += 1;
+            self.start_generation(dev, committed)?;
+            self.torn_tail = false;
+        }
+        Ok(())
+    }
+
+    /// A zone without a valid header is empty, foreign, or a roll-over torn at its header; if
+    /// intact log blocks follow, the header of a written log was damaged: corruption.
+    fn check_headerless(dev: &mut dyn ZonedDevice, zone: ZoneId) -> Result<(), LogError> {
+        let g = *dev.geometry();
+        let written = dev.zone(zone)?.written_blocks().min(g.zone_capacity_blocks);
+        let mut block = vec![0u8; g.block_size_bytes as usize];
+        for b in 1..written {
+            dev.read(Lba(g.zone_start(zone).0 + b), &mut block)?;
+            if intact(&block) {
+                return Err(LogError::Corrupt { zone: zone.0, block: 0, offset_bytes: 0, reason: format!("the header is damaged, but log block {b} after it is intact") });
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a zone's log; tells a torn tail from corruption (see the module doc).
+    fn replay(dev: &mut dyn ZonedDevice, zone: ZoneId) -> Result<Replayed, LogError> {
         let g = *dev.geometry();
         let bs = g.block_size_bytes as usize;
         let start = g.zone_start(zone).0;
         let written = dev.zone(zone)?.written_blocks().min(g.zone_capacity_blocks);
+        let corrupt = |block: u64, reason: String| LogError::Corrupt { zone: zone.0, block, offset_bytes: block * bs as u64, reason };
         let mut stream = Vec::new();
         let mut block = vec![0u8; bs];
-        let mut seq = 0u64;
         let mut blocks_read = 1u64; // the header
-        let (mut committed, mut committed_blocks, mut committed_seq) = (Vec::new(), 1u64, 0u64);
+        let mut out = Replayed { records: Vec::new(), committed_blocks: 1, next_seq: 0, torn_tail: false };
         let mut batch = Vec::new();
-        let mut parsed = 0usize;
+        let (mut parsed, mut records_parsed) = (0usize, 0u64);
         for b in 1..written {
             dev.read(Lba(start + b), &mut block)?;
-            let magic = u32::from_le_bytes(block[0..4].try_into().unwrap());
-            let crc = u32::from_le_bytes(block[4..8].try_into().unwrap());
-            let block_seq = u64::from_le_bytes(block[8..16].try_into().unwrap());
-            let len = u32::from_le_bytes(block[16..20].try_into().unwrap()) as usize;
-            if magic != BLOCK_MAGIC || block_seq != seq || len > bs - BLOCK_HEADER || crc32fast::hash(&block[8..]) != crc {
-                break; // a torn or foreign block ends the log
+            if !intact(&block) {
+                // A torn block is the last thing a crash leaves; anything intact after it was
+                // written later, so this damage is not a torn tail.
+                for later in b + 1..written {
+                    dev.read(Lba(start + later), &mut block)?;
+                    if intact(&block) {
+                        return Err(corrupt(b, format!("bad magic, length or checksum, but block {later} after it is intact: committed records follow the damage")));
+                    }
+                }
+                break;
             }
+            // Blocks are written in order from sequence number 0 at block 1.
+            let block_seq = u64::from_le_bytes(block[8..16].try_into().unwrap());
+            if block_seq != b - 1 {
+                return Err(corrupt(b, format!("sequence number {block_seq} where {} belongs", b - 1)));
+            }
+            let len = u32::from_le_bytes(block[16..20].try_into().unwrap()) as usize;
             stream.extend_from_slice(&block[BLOCK_HEADER..BLOCK_HEADER + len]);
-            seq += 1;
             blocks_read += 1;
             loop {
                 match Record::decode(&stream[parsed..]) {
                     Ok(Some((rec, n))) => {
                         parsed += n;
+                        records_parsed += 1;
                         if rec == Record::Commit {
-                            committed.append(&mut batch);
-                            committed_blocks = blocks_read;
-                            committed_seq = seq;
+                            out.records.append(&mut batch);
+                            out.committed_blocks = blocks_read;
+                            out.next_seq = b;
                         } else {
                             batch.push(rec);
                         }
                     }
                     Ok(None) => break,
-                    Err(reason) => return Err(LogError::Corrupt { zone: zone.0, reason: format!("block {b}: {reason}") }),
+                    Err(reason) => return Err(corrupt(b, format!("record {records_parsed} of the log: {reason}"))),
                 }
             }
         }
-        Ok((committed, committed_blocks, committed_seq))
+        out.torn_tail = written > out.committed_blocks;
+        Ok(out)
     }
 
     /// Queues a record for the next commit.
@@ -352,6 +449,9 @@ impl MetaLog {
     /// with a snapshot (`snapshot` returns the records that rebuild the whole file table,
     /// including the batch being committed).
     pub fn commit(&mut self, dev: &mut dyn ZonedDevice, snapshot: &dyn Fn() -> Vec<Record>) -> Result<(), LogError> {
+        if !self.writable {
+            return Err(LogError::ReadOnly);
+        }
         Record::Commit.encode(&mut self.pending);
         let needed = self.blocks_for(self.pending.len());
         if self.used_blocks + needed > self.zone_blocks {

@@ -57,6 +57,12 @@ fn mount(path: &Path) -> Result<Zfs<Box<dyn ZonedDevice>>> {
     Zfs::mount(dev, FsConfig::default()).with_context(|| format!("mounting {}", path.display()))
 }
 
+/// For the commands that only look: recovery stays in memory, the device is never written.
+fn mount_read_only(path: &Path) -> Result<Zfs<Box<dyn ZonedDevice>>> {
+    let dev = zonekit_device::open_path(path)?.device;
+    Zfs::mount_read_only(dev, FsConfig::default()).with_context(|| format!("mounting {} read-only", path.display()))
+}
+
 fn mib(bytes: u64) -> String {
     format!("{:.1}", bytes as f64 / (1 << 20) as f64)
 }
@@ -70,13 +76,13 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
             println!("created a zonekit file system on {}: {} data zones, {} MiB", a.device.display(), fs.zones().len(), mib(s.capacity_bytes));
         }
         FsCommand::Ls(a) => {
-            let fs = mount(&a.device)?;
+            let fs = mount_read_only(&a.device)?;
             let rows: Vec<Vec<String>> =
                 fs.table().files().map(|f| vec![f.name.clone(), f.size_bytes().to_string(), f.lifetime.to_string(), f.extents.len().to_string()]).collect();
             print!("{}", text_table(&["name", "bytes", "lifetime", "extents"], &rows));
         }
         FsCommand::Df(a) => {
-            let fs = mount(&a.device)?;
+            let fs = mount_read_only(&a.device)?;
             let cap = fs.space().capacity_bytes / fs.zones().len().max(1) as u64;
             let block = fs.device().geometry().block_size_bytes as u64;
             let rows: Vec<Vec<String>> = fs
@@ -110,7 +116,7 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
             );
         }
         FsCommand::Fsck(a) => {
-            let mut fs = mount(&a.device)?;
+            let mut fs = mount_read_only(&a.device)?;
             let problems = fs.fsck()?;
             if problems.is_empty() {
                 println!("{}: clean ({} files)", a.device.display(), fs.table().files().count());
@@ -123,7 +129,7 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
             }
         }
         FsCommand::Dump(a) => {
-            let fs = mount(&a.device)?;
+            let fs = mount_read_only(&a.device)?;
             for f in fs.table().files() {
                 println!("{} (id {}, lifetime {}, {} bytes)", f.name, f.id, f.lifetime, f.size_bytes());
                 for e in &f.extents {
@@ -141,7 +147,7 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
             println!("{name}: {} bytes", data.len());
         }
         FsCommand::Cat(a) => {
-            let mut fs = mount(&a.device)?;
+            let mut fs = mount_read_only(&a.device)?;
             let size = fs.size(&a.name)? as usize;
             let mut buf = vec![0u8; size];
             fs.read_at(&a.name, 0, &mut buf)?;

@@ -474,3 +474,38 @@ fn conformance_only_matching_nothing_is_refused() {
     let e = refused(&["device", "conformance", "c.zk", "--yes-erase-everything", "--only", "no-such-check"], d);
     assert!(e.contains("--only \"no-such-check\" matches no check"), "{e}");
 }
+
+/// A flipped byte in committed metadata is corruption, not a torn tail: the read-only commands
+/// report it (naming the zone) and leave the image byte for byte as it was; a writer refuses too.
+#[test]
+fn fs_corrupt_metadata_is_reported_and_the_image_is_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "c.zk", "--zones", "16", "--zone-size-mib", "2"], d);
+    ok(&["fs", "mkfs", "c.zk"], d);
+    std::fs::write(d.join("a.txt"), vec![b'a'; 10_000]).unwrap();
+    std::fs::write(d.join("b.txt"), vec![b'b'; 20_000]).unwrap();
+    ok(&["fs", "put", "c.zk", "a.txt"], d);
+    ok(&["fs", "put", "c.zk", "b.txt"], d);
+    // The image layout (crates/zonekit-device/src/emu/file.rs): block size u32 at byte 20 of the
+    // header, zone data from the offset u64 at byte 104. Without conventional zones metadata
+    // zone 0 is the first zone: block 0 the log header, block 1 mkfs's empty snapshot, block 2
+    // the first put's creation record, with three committed batches after it.
+    let mut image = std::fs::read(d.join("c.zk")).unwrap();
+    let block_bytes = u32::from_le_bytes(image[20..24].try_into().unwrap()) as usize;
+    let data_offset = u64::from_le_bytes(image[104..112].try_into().unwrap()) as usize;
+    image[data_offset + 2 * block_bytes + 25] ^= 0x01;
+    std::fs::write(d.join("c.zk"), &image).unwrap();
+    for args in [
+        &["fs", "ls", "c.zk"][..],
+        &["fs", "fsck", "c.zk"],
+        &["fs", "df", "c.zk"],
+        &["fs", "dump", "c.zk"],
+        &["fs", "cat", "c.zk", "b.txt"],
+        &["fs", "put", "c.zk", "a.txt", "--name", "c"],
+    ] {
+        let e = refused(args, d);
+        assert!(e.contains("corrupt") && e.contains("zone 0"), "zonekit {args:?}: {e}");
+        assert!(std::fs::read(d.join("c.zk")).unwrap() == image, "zonekit {args:?} changed the image");
+    }
+}
