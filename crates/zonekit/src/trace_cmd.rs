@@ -188,8 +188,13 @@ pub fn run(cmd: TraceCommand) -> Result<ExitCode> {
 }
 
 fn info(a: InfoArgs) -> Result<ExitCode> {
-    let path = a.input.trace.clone().context("trace info needs a trace file")?;
     let input = a.input.input()?;
+    // A generated workload or any filter (window, volumes, sampling, node sharding) is
+    // described as the block stream the filters leave, so every flag listed is honoured.
+    if a.input.workload.is_some() || input.filters.drops_blocks() {
+        return block_info(&input, a.json);
+    }
+    let path = a.input.trace.clone().context("trace info needs a trace file or a --workload")?;
     if let Source::Binary(p) = &input.source {
         let t = BinaryTrace::open(p)?;
         if a.json {
@@ -235,13 +240,14 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("trace            {}", path.display());
-    println!("format           {}", fmt.name());
+    println!("format           {}{}", fmt.name(), if a.input.format.is_none() { " (detected)" } else { "" });
+    println!("fields, units    {}", fmt.units());
     println!("records          {total}");
     println!("writes           {writes} ({:.1} % of records), {:.1} MiB", 100.0 * writes as f64 / total.max(1) as f64, write_bytes as f64 / 1048576.0);
     println!("reads            {reads}, {:.1} MiB", read_bytes as f64 / 1048576.0);
     println!("volumes          {}", volumes.len());
     if total > 0 {
-        println!("time span        {:.3} s", (t1 - t0) as f64 / 1e6);
+        println!("time span        {:.3} s{}", (t1 - t0) as f64 / 1e6, span_warning(total, t1 - t0));
     }
     if stats.non_data > 0 {
         println!("non-data         {} entries that are not reads or writes (ignored)", stats.non_data);
@@ -251,6 +257,49 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
         for e in &stats.skipped_examples {
             println!("                 e.g. {e}");
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A note on a time span no real trace has: every record at one instant, or centuries.
+fn span_warning(records: u64, span_us: u64) -> &'static str {
+    const CENTURY_US: u64 = 100 * 365 * 24 * 3_600_000_000;
+    if records > 1 && span_us == 0 {
+        "  (WARNING: every record has the same time: are the timestamps in the unit above?)"
+    } else if span_us > CENTURY_US {
+        "  (WARNING: over a century: are the timestamps in the unit above?)"
+    } else {
+        ""
+    }
+}
+
+/// `trace info` of the block stream an input yields after its filters (or of a workload).
+fn block_info(input: &Input, json: bool) -> Result<ExitCode> {
+    let (mut reads, mut writes) = (0u64, 0u64);
+    let (mut t0, mut t1) = (u64::MAX, 0u64);
+    let mut volumes = std::collections::BTreeSet::new();
+    for r in input.records()? {
+        let io = r?.io;
+        match io.op {
+            Op::Read => reads += 1,
+            Op::Write => writes += 1,
+        }
+        (t0, t1) = (t0.min(io.time_us), t1.max(io.time_us));
+        volumes.insert(io.volume);
+    }
+    let total = reads + writes;
+    let span_s = if total > 0 { (t1 - t0) as f64 / 1e6 } else { 0.0 };
+    let block = input.filters.split.block_size_bytes;
+    if json {
+        let v = serde_json::json!({"input": input.describe(), "block_size_bytes": block, "block_accesses": total, "writes": writes, "reads": reads, "volumes": volumes.len(), "span_s": span_s});
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("input            {}", input.describe());
+    println!("block accesses   {total} of {block} B ({writes} writes, {reads} reads), after the filters");
+    println!("volumes          {}", volumes.len());
+    if total > 0 {
+        println!("time span        {span_s:.3} s{}", span_warning(total, t1 - t0));
     }
     Ok(ExitCode::SUCCESS)
 }

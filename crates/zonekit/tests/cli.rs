@@ -509,3 +509,40 @@ fn fs_corrupt_metadata_is_reported_and_the_image_is_untouched() {
         assert!(std::fs::read(d.join("c.zk")).unwrap() == image, "zonekit {args:?} changed the image");
     }
 }
+
+/// Format detection is sure or refuses: five whitespace-separated numbers with byte sizes (as
+/// other tools write them) are not taken for DiskSim's sectors; `trace info` says which format
+/// and units it assumed, and flags a zero time span.
+#[test]
+fn format_detection_is_sure_or_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let lines: String = (0..50).map(|i| format!("{} {} {} 4096 {}\n", i * 3, i % 4, i * 8192, i % 2)).collect();
+    std::fs::write(d.join("bytes.trace"), &lines).unwrap();
+    let e = refused(&["trace", "info", "bytes.trace"], d);
+    assert!(e.contains("every size is a multiple of 512") && e.contains("--format"), "{e}");
+    let info = ok(&["trace", "info", "bytes.trace", "--format", "disksim"], d);
+    assert!(info.contains("disksim") && info.contains("time ns") && info.contains("512-B sectors"), "{info}");
+    let info = ok(&["trace", "info", &shared_trace("tpcc-small.trace")], d);
+    assert!(info.contains("disksim (detected)") && info.contains("fields, units"), "{info}");
+    // Every record at one instant: flagged.
+    std::fs::write(d.join("flat.csv"), "1,W,0,4096,5\n1,W,4096,4096,5\n").unwrap();
+    let info = ok(&["trace", "info", "flat.csv"], d);
+    assert!(info.contains("WARNING: every record has the same time"), "{info}");
+}
+
+/// `trace info` honours every input flag it lists: filters and generated workloads.
+#[test]
+fn trace_info_honours_filters_and_workloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let info = ok(&["trace", "info", "--workload", "zipf:blocks=1K,writes=10K"], d);
+    assert!(info.contains("block accesses   10000 of 4096 B (10000 writes, 0 reads)"), "{info}");
+    let sampled = ok(&["trace", "info", "--workload", "zipf:blocks=1K,writes=10K", "--sample", "10/1"], d);
+    assert!(!sampled.contains("block accesses   10000 ") && sampled.contains("after the filters"), "{sampled}");
+    let csv = shared_trace("cloud_storage-sample.bz2");
+    let whole = ok(&["trace", "info", &csv], d);
+    assert!(whole.contains("volumes          2038"), "{whole}");
+    let one = ok(&["trace", "info", &csv, "--volume", "1000"], d);
+    assert!(one.contains("volumes          1\n") || one.contains("volumes          0\n"), "{one}");
+}

@@ -47,6 +47,21 @@ impl Format {
         }
     }
 
+    /// The fields and units the reader assumes, for `trace info` to print beside the format.
+    pub fn units(&self) -> &'static str {
+        match self {
+            Format::Alibaba => "device,op R/W,offset bytes,length bytes,time µs",
+            Format::Tencent => "time s,offset 512-B sectors,size sectors,op 0 read/1 write,volume",
+            Format::Msr => "time Windows FILETIME (100 ns),host,disk,op Read/Write,offset bytes,size bytes,response",
+            Format::Umass => "ASU,LBA 512-B sectors,size bytes,op R/W,time s",
+            Format::Systor => "time s,response s,op R/W,LUN,offset bytes,size bytes",
+            Format::CloudPhysicsCsv => "version,time s,SCSI opcode (hex),size bytes,LBN 512-B sectors",
+            Format::Vscsi => "vscsi v1 binary records: length bytes, SCSI command, LBN 512-B sectors, time µs",
+            Format::DiskSim => "time ns, device, LBA 512-B sectors, size sectors, flag (bit 0: read), whitespace-separated",
+            Format::Delimited(_) => "as the column mapping says",
+        }
+    }
+
     fn line_parser(&self) -> Option<LineParser> {
         Some(match self {
             Format::Alibaba => text::alibaba,
@@ -179,19 +194,55 @@ pub fn detect(path: &Path) -> Result<Format> {
     if first.starts_with("Timestamp,Response,IOType") {
         return Ok(Format::Systor);
     }
-    let data = if first.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) { lines.next().unwrap_or("") } else { first };
-    let commas: Vec<&str> = data.split(',').map(str::trim).collect();
-    let ws: Vec<&str> = data.split_ascii_whitespace().collect();
-    let num = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-    match commas.len() {
-        7 if matches!(commas[3], "Read" | "Write") => return Ok(Format::Msr),
-        5 if matches!(commas[1], "R" | "W") => return Ok(Format::Alibaba),
-        5 if matches!(commas[3], "R" | "W" | "r" | "w") => return Ok(Format::Umass),
-        5 if matches!(commas[3], "0" | "1") && commas.iter().all(|c| num(c)) => return Ok(Format::Tencent),
-        1 if ws.len() == 5 && ws.iter().all(|c| num(c)) => return Ok(Format::DiskSim),
-        _ => {}
+    // Every data line of the head (the last may be cut short) must fit one format, and the
+    // content must rule the others out: a guess read 512× too large is a silent wrong answer.
+    let skip_header = first.bytes().next().is_some_and(|b| b.is_ascii_alphabetic());
+    let mut data: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).skip(skip_header as usize).collect();
+    if head.len() == 64 << 10 && data.len() > 1 {
+        data.pop();
     }
-    Err(unknown(&format!("first data line {:?}", data.chars().take(80).collect::<String>())))
+    let Some(&sample) = data.first() else { return Err(unknown("no data lines")) };
+    let num = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    let int = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let all = |shape: &dyn Fn(&[&str]) -> bool, split: fn(&str) -> Vec<&str>| data.iter().all(|l| shape(&split(l)));
+    let field_count = commas(sample).len();
+    let candidates: [(Format, bool); 5] = [
+        (Format::Msr, field_count == 7 && all(&|f| f.len() == 7 && matches!(f[3], "Read" | "Write") && int(f[4]) && int(f[5]), commas)),
+        (Format::Alibaba, field_count == 5 && all(&|f| f.len() == 5 && matches!(f[1], "R" | "W") && int(f[2]) && int(f[3]) && int(f[4]), commas)),
+        (Format::Umass, field_count == 5 && all(&|f| f.len() == 5 && matches!(f[3], "R" | "W" | "r" | "w") && int(f[1]) && int(f[2]) && num(f[4]), commas)),
+        (Format::Tencent, field_count == 5 && all(&|f| f.len() == 5 && matches!(f[3], "0" | "1") && f.iter().all(|c| num(c)), commas)),
+        (Format::DiskSim, field_count == 1 && all(&|f| f.len() == 5 && f.iter().all(|c| int(c)) && matches!(f[4], "0" | "1"), spaces)),
+    ];
+    let Some((found, _)) = candidates.into_iter().find(|(_, fits)| *fits) else {
+        return Err(unknown(&format!("first data line {:?} fits no format on every line", sample.chars().take(80).collect::<String>())));
+    };
+    // Sector-based formats give sizes in 512-byte sectors: a head whose every size is a whole
+    // multiple of 512 holds byte sizes, which another tool wrote in this layout.
+    let size_column = match found {
+        Format::Tencent => Some((2, commas as fn(&str) -> Vec<&str>)),
+        Format::DiskSim => Some((3, spaces as fn(&str) -> Vec<&str>)),
+        _ => None,
+    };
+    if let Some((col, split)) = size_column {
+        let sizes: Vec<u64> = data.iter().filter_map(|l| split(l).get(col).and_then(|v| v.parse().ok())).collect();
+        if !sizes.is_empty() && sizes.iter().all(|s| s % 512 == 0) {
+            return Err(unknown(&format!(
+                "the lines look like {} ({}), but every size is a multiple of 512, as byte sizes are: another tool's layout? give --format {} if the sizes really are sectors, or --format delimited --columns",
+                found.name(),
+                found.units(),
+                found.name()
+            )));
+        }
+    }
+    Ok(found)
+}
+
+fn commas(line: &str) -> Vec<&str> {
+    line.split(',').map(str::trim).collect()
+}
+
+fn spaces(line: &str) -> Vec<&str> {
+    line.split_ascii_whitespace().collect()
 }
 
 fn decompress_error(path: &Path, e: std::io::Error) -> TraceError {
