@@ -98,10 +98,11 @@ impl InputArgs {
             (Some(_), Some(_)) => unreachable!("clap refuses both"),
         };
         if let Some(s) = &self.sample {
-            let (p, t) = s.split_once('/').with_context(|| format!("--sample {s:?}: expected P/T, e.g. 10/1"))?;
-            let p: u32 = p.parse().with_context(|| format!("--sample {s:?}: P is not a number"))?;
-            let t: u32 = t.parse().with_context(|| format!("--sample {s:?}: T is not a number"))?;
-            input.filters.sample = Some(Shards::new(p, t, 0).map_err(|e| crate::Usage(e.to_string()))?);
+            let bad = |why: &str| crate::Usage(format!("--sample {s}: {why}"));
+            let (p, t) = s.split_once('/').ok_or_else(|| bad("expected P/T, e.g. 10/1"))?;
+            let p: u32 = p.parse().map_err(|_| bad("P is not a number"))?;
+            let t: u32 = t.parse().map_err(|_| bad("T is not a number"))?;
+            input.filters.sample = Some(Shards::new(p, t, 0).map_err(|e| bad(&e.to_string()))?);
         }
         if let (Some(nodes), Some(node)) = (self.nodes, self.node) {
             if node >= nodes {

@@ -1,0 +1,140 @@
+//! The CLI robustness suite: a table of bad inputs, hand-made and generated (truncations, bit
+//! flips, overflowing numbers, wrong formats, directories, missing files), run against every
+//! subcommand. Each must exit non-zero with a message that names the input, and never panic.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Seed of the generated rows; a failure prints it (`ZK_SEED=<n>` reruns that case).
+fn seed() -> u64 {
+    std::env::var("ZK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED)
+}
+
+/// xorshift64*: enough to pick bytes to flip; the project's own RNG is not a dependency here.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
+
+/// Runs zonekit and checks the refusal: non-zero exit, no panic, and `names` in the message.
+fn refused(d: &Path, args: &[&str], names: &str, seed: u64) -> Result<(), String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(d).output().expect("run zonekit");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        return Err(format!("zonekit {args:?} succeeded (ZK_SEED={seed})"));
+    }
+    if stderr.contains("panicked") || out.status.code().is_none() {
+        return Err(format!("zonekit {args:?} panicked or was killed (ZK_SEED={seed}): {stderr}"));
+    }
+    if !stderr.contains(names) {
+        return Err(format!("zonekit {args:?}: the message does not name {names:?} (ZK_SEED={seed}): {stderr}"));
+    }
+    Ok(())
+}
+
+fn run(d: &Path, args: &[&str]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(d).output().expect("run zonekit");
+    assert!(out.status.success(), "zonekit {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn every_subcommand_refuses_bad_input_clearly() {
+    let seed = seed();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Material: a good image with a file system, a good binary trace, a good CSV trace.
+    run(d, &["device", "create", "good.zk", "--zones", "16", "--zone-size-mib", "2"]);
+    run(d, &["fs", "mkfs", "good.zk"]);
+    std::fs::write(d.join("data.bin"), vec![7u8; 50_000]).unwrap();
+    run(d, &["fs", "put", "good.zk", "data.bin", "--name", "f"]);
+    run(d, &["trace", "gen", "zipf:blocks=2K,writes=20K", "-o", "good.zkt"]);
+    let csv: String = (0..200).map(|i| format!("{},W,{},4096,{}\n", i % 3, (i * 7919 % 500) * 4096, i * 1000)).collect();
+    std::fs::write(d.join("good.csv"), &csv).unwrap();
+    std::fs::create_dir(d.join("adir")).unwrap();
+    std::fs::write(d.join("empty"), b"").unwrap();
+    std::fs::write(d.join("text.txt"), b"hello, this is not a trace\nnor an image\n").unwrap();
+
+    // Generated damage: truncations and bit flips of the binary trace and of the image.
+    let mut state = seed | 1;
+    let zkt = std::fs::read(d.join("good.zkt")).unwrap();
+    let image = std::fs::read(d.join("good.zk")).unwrap();
+    std::fs::write(d.join("cut.zkt"), &zkt[..(next(&mut state) as usize % 100).max(1)]).unwrap();
+    std::fs::write(d.join("cut.zk"), &image[..(next(&mut state) as usize % 4000).max(1)]).unwrap();
+    let mut flipped = zkt.clone();
+    for _ in 0..4 {
+        // Only in the header (the first 128 bytes): record flips may still be valid records.
+        let at = next(&mut state) as usize % 24;
+        flipped[at] ^= 1 << (next(&mut state) % 8);
+    }
+    std::fs::write(d.join("flip.zkt"), &flipped).unwrap();
+    let mut bad_csv = csv.clone().into_bytes();
+    bad_csv.truncate(bad_csv.len() / 2 + (next(&mut state) as usize % 40));
+    bad_csv.extend_from_slice(b"\n1,X,zz,4096,5\n");
+    std::fs::write(d.join("bad.csv"), &bad_csv).unwrap();
+
+    let table: &[(&[&str], &str)] = &[
+        // device
+        (&["device", "info", "missing.zk"], "missing.zk"),
+        (&["device", "info", "adir"], "adir"),
+        (&["device", "info", "text.txt"], "text.txt"),
+        (&["device", "info", "cut.zk"], "cut.zk"),
+        (&["device", "report", "empty"], "empty"),
+        (&["device", "report", "good.zk", "--start-zone", "99"], "--start-zone 99"),
+        (&["device", "reset", "good.zk", "--zone", "4294967295"], "4294967295"),
+        (&["device", "create", "good.zk"], "good.zk"),
+        (&["device", "create", "n.zk", "--zones", "99999999999"], "99999999999"),
+        (&["device", "create", "n.zk", "--zone-size-mib", "18446744073709551615"], "18446744073709551615"),
+        (&["device", "create", "n.zk", "--config", "text.txt"], "text.txt"),
+        (&["device", "conformance", "good.zk"], "--yes-erase-everything"),
+        // trace
+        (&["trace", "info", "missing.csv"], "missing.csv"),
+        (&["trace", "info", "adir"], "adir"),
+        (&["trace", "info", "text.txt"], "text.txt"),
+        (&["trace", "info", "empty"], "empty"),
+        (&["trace", "info", "cut.zkt"], "cut.zkt"),
+        (&["trace", "info", "flip.zkt"], "flip.zkt"),
+        (&["trace", "info", "bad.csv"], "bad.csv"),
+        (&["trace", "info", "good.csv", "--format", "nope"], "nope"),
+        (&["trace", "info", "good.csv", "--sample", "0/0"], "0/0"),
+        (&["trace", "info", "good.csv", "--window", "9:1"], "9:1"),
+        (&["trace", "convert", "bad.csv", "-o", "x.zkt"], "bad.csv"),
+        (&["trace", "convert", "good.csv", "-o", "adir"], "adir"),
+        (&["trace", "gen", "zipf:blocks=-1", "-o", "x.zkt"], "blocks=-1"),
+        (&["trace", "gen", "zipf:blocks=1K,writes=1e40", "-o", "x.zkt"], "writes=1e40"),
+        (&["trace", "gen", "warp:speed=9", "-o", "x.zkt"], "warp"),
+        (&["analyze", "bad.csv", "--out", "an"], "bad.csv"),
+        (&["analyze", "cut.zkt", "--out", "an"], "cut.zkt"),
+        // replay, sweep, experiment
+        (&["replay", "missing.zkt"], "missing.zkt"),
+        (&["replay", "bad.csv", "--preset", "tiny"], "bad.csv"),
+        (&["replay", "good.zkt", "--placement", "oracle"], "oracle"),
+        (&["replay", "good.zkt", "--victim", "d-choices:0"], "d-choices"),
+        (&["replay", "good.zkt", "--param", "r1=abc"], "r1=abc"),
+        (&["replay", "good.zkt", "--gc-threshold", "1.5"], "1.5"),
+        (&["replay", "good.zkt", "--device", "text.txt"], "text.txt"),
+        (&["sweep", "--traces", "missing.zkt"], "missing.zkt"),
+        (&["sweep", "--workloads", "zipf:blocks=1K", "--placements", "nope"], "nope"),
+        (&["sweep", "--workloads", "zipf:blocks=1K", "--grid", "r1"], "r1"),
+        (&["sweep", "--workloads", "zipf:blocks=1K", "--shard", "1/0"], "1/0"),
+        (&["sweep", "merge", "--out", "m", "adir"], "adir"),
+        (&["experiment", "table-4.3", "--traces", "missing.csv", "--quick"], "missing.csv"),
+        // fs
+        (&["fs", "ls", "missing.zk"], "missing.zk"),
+        (&["fs", "ls", "cut.zk"], "cut.zk"),
+        (&["fs", "cat", "good.zk", "nothing"], "nothing"),
+        (&["fs", "put", "good.zk", "missing.bin"], "missing.bin"),
+        (&["fs", "put", "good.zk", "adir"], "adir"),
+        // kv-bench
+        (&["kv-bench", "--keys", "-3"], "-3"),
+    ];
+    let mut failures = Vec::new();
+    for (args, names) in table {
+        if let Err(e) = refused(d, args, names, seed) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} bad inputs were not refused clearly:\n{}", failures.len(), table.len(), failures.join("\n"));
+    eprintln!("robustness: {} bad inputs refused clearly (ZK_SEED={seed})", table.len());
+}
