@@ -278,8 +278,9 @@ impl KvBench {
 
     /// Runs every configuration at growing key counts (each stops at its first failure) and
     /// the reference, reusing rows already in `results.csv`; `on_run` sees each new run.
-    /// Returns the summary table as text; charts are written beside the results.
-    pub fn run(&self, on_run: &mut dyn FnMut(&str, f64, &RunResult)) -> Result<String> {
+    /// Returns the summary table as text and the runs that failed for another reason than
+    /// running out of space (a result of the experiment); charts are written beside the results.
+    pub fn run(&self, on_run: &mut dyn FnMut(&str, f64, &RunResult)) -> Result<KvOutcome> {
         self.validate()?;
         std::fs::create_dir_all(&self.out).map_err(|e| LabError::Usage(format!("--out {}: {e}", self.out.display())))?;
         let mut keys = self.keys.clone();
@@ -349,8 +350,25 @@ impl KvBench {
                 by_config.entry(REFERENCE.into()).or_default().push((k, r));
             }
         }
-        report(&self.out, profile, &by_config, capacity)
+        let table = report(&self.out, profile, &by_config, capacity)?;
+        // Running out of space is what the experiment measures; anything else (a bad option,
+        // a crash, a missing library) means the numbers are not the experiment's.
+        let failed = by_config
+            .iter()
+            .flat_map(|(c, runs)| runs.iter().map(move |(k, r)| (c, k, r)))
+            .filter(|(_, _, r)| !r.completed && !r.detail.contains("No space left") && !r.detail.contains("no space"))
+            .map(|(c, k, r)| format!("{c} at {k} M keys: {}", if r.detail.is_empty() { "failed" } else { &r.detail }))
+            .collect();
+        Ok(KvOutcome { table, failed })
     }
+}
+
+/// What [`KvBench::run`] leaves for the caller to print and judge.
+#[derive(Debug)]
+pub struct KvOutcome {
+    pub table: String,
+    /// Runs that failed for another reason than space: the caller should exit non-zero.
+    pub failed: Vec<String>,
 }
 
 /// One line about a finished run, as the experiment prints it.

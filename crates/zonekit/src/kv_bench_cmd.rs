@@ -59,7 +59,10 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
     };
     let bench =
         KvBench { configs, keys: args.keys, device: args.device, profile, reference: !args.no_reference, tmpfs: args.tmpfs, plugin, db_bench: args.db_bench, out: args.out };
-    let table = bench.run(&mut |config, k, r| println!("{}", describe_run(config, k, r))).map_err(lab)?;
-    print!("{table}");
+    let outcome = bench.run(&mut |config, k, r| println!("{}", describe_run(config, k, r))).map_err(lab)?;
+    print!("{}", outcome.table);
+    if !outcome.failed.is_empty() {
+        anyhow::bail!("{} runs failed for another reason than space (see their logs in the output directory):\n  {}", outcome.failed.len(), outcome.failed.join("\n  "));
+    }
     Ok(ExitCode::SUCCESS)
 }

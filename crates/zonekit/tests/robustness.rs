@@ -138,3 +138,21 @@ fn every_subcommand_refuses_bad_input_clearly() {
     assert!(failures.is_empty(), "{} of {} bad inputs were not refused clearly:\n{}", failures.len(), table.len(), failures.join("\n"));
     eprintln!("robustness: {} bad inputs refused clearly (ZK_SEED={seed})", table.len());
 }
+
+/// kv-bench exits non-zero when db_bench fails for another reason than space (here a
+/// "db_bench" that fails at once), instead of reporting a key count of zero as a result.
+#[test]
+fn kv_bench_fails_when_its_runs_fail_for_another_reason_than_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("plugin.so"), b"").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_zonekit"))
+        .args(["kv-bench", "--plugin", "plugin.so", "--db-bench", "/bin/false", "--configs", "both", "--keys", "0.001", "--no-reference", "--out", "kv"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("1 runs failed for another reason than space") && stderr.contains("both at 0.001 M keys"), "{stderr}");
+    assert!(d.join("kv/results.csv").exists(), "the rows are still written");
+}
