@@ -3,6 +3,7 @@
 
 use std::io;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::{Lba, ZoneId, ZoneState};
 
@@ -29,6 +30,24 @@ impl ZoneAction {
 impl std::fmt::Display for ZoneAction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// Who holds an image's lock, as far as flock can tell.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LockHolder {
+    /// An exclusive lock: a read-write open.
+    Writer,
+    /// Shared locks only: read-only opens.
+    Readers,
+}
+
+impl std::fmt::Display for LockHolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LockHolder::Writer => "a writer",
+            LockHolder::Readers => "readers",
+        })
     }
 }
 
@@ -77,6 +96,13 @@ pub enum DeviceError {
     /// An emulated device image that is not ours, from another version, or damaged.
     #[error("{}: {reason}", path.display())]
     BadImage { path: PathBuf, reason: String },
+    /// An emulated device image another open holds locked: readers share an image, a writer
+    /// has it alone.
+    #[error("{}: the image is in use by {holder}{}", path.display(), waited.map_or(String::new(), |w| format!(" (waited {:.1} s for it)", w.as_secs_f64())))]
+    ImageInUse { path: PathBuf, holder: LockHolder, waited: Option<Duration> },
+    /// A mutating call on a device opened read-only; refused before anything changes.
+    #[error("{}: {what} refused: the device is open read-only", path.display())]
+    ReadOnlyDevice { path: PathBuf, what: &'static str },
     /// A path that is not a zoned block device.
     #[error("{}: not a zoned block device ({reason})", path.display())]
     NotZoned { path: PathBuf, reason: String },
@@ -122,6 +148,8 @@ impl DeviceError {
             DeviceError::InvalidGeometry(_) => "invalid-geometry",
             DeviceError::InjectedFault { .. } => "injected-fault",
             DeviceError::BadImage { .. } => "bad-image",
+            DeviceError::ImageInUse { .. } => "image-in-use",
+            DeviceError::ReadOnlyDevice { .. } => "read-only-device",
             DeviceError::NotZoned { .. } => "not-zoned",
             DeviceError::Io { .. } => "io",
         }

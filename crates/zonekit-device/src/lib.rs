@@ -40,7 +40,7 @@ mod types;
 
 pub use device::{DeviceStats, OpCounter, ZonedDevice};
 pub use emu::{FileDevice, MemDevice, StorageMode};
-pub use error::{DeviceError, Result, ZoneAction};
+pub use error::{DeviceError, LockHolder, Result, ZoneAction};
 pub use types::{AutoClose, Geometry, Lba, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZoneType};
 
 /// A device opened by path, with a line saying which backend serves it.
@@ -51,8 +51,31 @@ pub struct OpenedDevice {
     pub preset: Option<String>,
 }
 
-/// Opens a device by path: a Linux zoned block device (`/dev/...`) or an emulated device image.
+/// How [`open_path_with`] opens a device.
+///
+/// An emulated image is locked for as long as the device lives: a read-only open takes a
+/// shared lock (other readers may open it too, no writer may), a read-write open an exclusive
+/// one. A lock someone else holds fails the open with [`DeviceError::ImageInUse`], unless
+/// `wait` allows waiting for it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Open for reading only: every mutating call fails with [`DeviceError::ReadOnlyDevice`].
+    pub read_only: bool,
+    /// Wait this long for a lock someone else holds (`Duration::MAX`: as long as it takes);
+    /// `None` fails at once.
+    pub wait: Option<std::time::Duration>,
+}
+
+/// Opens a device by path, read-write: a Linux zoned block device (`/dev/...`) or an emulated
+/// device image. Fails at once if another open holds the image.
 pub fn open_path(path: &std::path::Path) -> Result<OpenedDevice> {
+    open_path_with(path, &OpenOptions::default())
+}
+
+/// Opens a device by path as `options` says. Linux zoned block devices are always opened
+/// read-write with `O_EXCL` (the kernel's exclusive open, which fails at once while someone
+/// else has the device open exclusively): `options` apply to emulated images only.
+pub fn open_path_with(path: &std::path::Path, options: &OpenOptions) -> Result<OpenedDevice> {
     if linux::is_block_device(path) {
         let dev = linux::LinuxZonedDevice::open(path)?;
         let backend = format!("linux {} (scheduler: {})", dev.driver(), dev.scheduler());
@@ -62,7 +85,7 @@ pub fn open_path(path: &std::path::Path) -> Result<OpenedDevice> {
     if !meta.is_file() {
         return Err(DeviceError::NotZoned { path: path.to_path_buf(), reason: "neither a block device nor a zonekit device image".into() });
     }
-    let dev = FileDevice::open(path)?;
+    let dev = FileDevice::open_with_options(path, options)?;
     let preset = Some(dev.media().preset().to_string()).filter(|p| !p.is_empty());
     Ok(OpenedDevice { device: Box::new(dev), backend: "emulated (file image)".into(), preset })
 }

@@ -15,6 +15,18 @@
 //!   torn metadata tail, no reset of orphaned zones); every mutating call returns
 //!   [`FsError::ReadOnly`] before it reaches the device, which is never written, reset,
 //!   finished or flushed. Corrupt committed metadata fails every mount and writes nothing.
+//! - Data checksums: every extent carries the CRC-32 of exactly its bytes (computed as they are
+//!   written, continued when an unsynced extent grows by appends, recomputed from verified data
+//!   when GC copies it). Every read verifies the whole extents it touches, GC verifies before it
+//!   copies, and fsck verifies every extent; a mismatch is [`FsError::Checksum`] naming file,
+//!   zone and LBA, and an extent reaching past its zone's write pointer is
+//!   [`FsError::PastWritePointer`] (never zeros). Cost: 4 bytes per extent in the metadata
+//!   (24 instead of 20); extents are cut at [`EXTENT_MAX_BYTES`] (1 MiB) so that a positional
+//!   read verifies at most 1 MiB per extent it touches (a 4 KiB read of a large file reads up
+//!   to 2 MiB when it straddles two extents); CPU: one CRC-32 pass over the bytes read
+//!   (crc32fast, several GB/s with SSE4.2/PCLMUL) and over the bytes written. Per-block CRCs
+//!   would read less per small read but cost 4 bytes of metadata per block (1 MiB per GiB),
+//!   which the snapshot of a metadata zone would have to hold.
 //! - Durability: a file's data is durable once `sync` returns; after a crash every file reads
 //!   back its content as of its last sync; data written since is garbage.
 //! - What RocksDB needs and is here: create, sequential append, positional read, size, rename
@@ -26,7 +38,7 @@
 
 use std::collections::BTreeMap;
 
-use zonekit_device::{DeviceError, Lba, ZoneAction, ZoneFilter, ZoneId, ZoneState, ZoneType, ZonedDevice};
+use zonekit_device::{AutoClose, DeviceError, Lba, ZoneAction, ZoneFilter, ZoneId, ZoneState, ZoneType, ZonedDevice};
 
 use zonekit_pool::victim::{Levels, Victim, VictimCtx};
 use zonekit_pool::{ZoneInfo, ZoneUse};
@@ -62,8 +74,22 @@ pub enum FsError {
     Exists(String),
     #[error("the device is too small: {0}")]
     TooSmall(String),
+    /// The device's open/active zone limits are below what the file system keeps open.
+    #[error("the device's zone limits cannot run the file system: {0}")]
+    Limits(String),
+    #[error("file name {name:?}: {reason}")]
+    BadName { name: String, reason: String },
+    #[error("lifetime hint {0} is out of range: RocksDB's hints are 0 (not set) to {LIFETIME_MAX} (extreme)")]
+    BadLifetime(u8),
     #[error("corrupt file system: {0}")]
     Corrupt(String),
+    /// Data that does not match its extent's checksum: never returned.
+    #[error("{name}: data checksum mismatch in the extent at zone {zone}, LBA {lba} ({len_bytes} bytes): stored {stored:08x}, read {computed:08x}")]
+    Checksum { name: String, zone: u32, lba: u64, len_bytes: u64, stored: u32, computed: u32 },
+    /// An extent whose blocks are not all below its zone's write pointer (the zone was reset or
+    /// lost data behind the file system's back).
+    #[error("{name}: the extent at zone {zone}, LBA {lba} (+{blocks} blocks) reaches past the write pointer of the zone (LBA {write_pointer}): its data is gone")]
+    PastWritePointer { name: String, zone: u32, lba: u64, blocks: u64, write_pointer: u64 },
     /// A mutating call on a read-only mount; names the call.
     #[error("{0}: the file system is mounted read-only")]
     ReadOnly(&'static str),
@@ -122,6 +148,63 @@ pub struct Zfs<D: ZonedDevice> {
 
 const META_ZONES: usize = 2;
 
+/// Longest extent: a read verifies whole extents, so this bounds what a small read reads.
+pub const EXTENT_MAX_BYTES: u64 = 1 << 20;
+
+/// Longest file name, in bytes (RocksDB names are paths well below this).
+pub const NAME_MAX_BYTES: usize = 1024;
+/// Highest write-lifetime hint (RocksDB's `WLTH_EXTREME`).
+pub const LIFETIME_MAX: u8 = 5;
+/// Names of files a [`Zfs::put`] is still writing: user names never start with it, so an
+/// unfinished put never blocks a name; a read-write mount deletes leftovers of killed puts.
+pub const PUT_TEMP_PREFIX: &str = ".zk-partial.";
+/// Active zones the file system needs: both metadata zones stay partly written after the
+/// first roll-over (the older one until the next), plus one data zone.
+const ACTIVE_ZONES_MIN: u32 = META_ZONES as u32 + 1;
+
+/// Refuses names that cannot be told apart from paths elsewhere or from put's temporaries.
+fn check_name(name: &str) -> Result<(), FsError> {
+    let bad = |reason: String| Err(FsError::BadName { name: name.into(), reason });
+    if name.is_empty() {
+        return bad("empty".into());
+    }
+    if name.len() > NAME_MAX_BYTES {
+        return bad(format!("{} bytes long, at most {NAME_MAX_BYTES}", name.len()));
+    }
+    if name.contains('\0') {
+        return bad("contains a NUL byte".into());
+    }
+    if name.split('/').any(|c| c == "." || c == "..") {
+        return bad("has a `.` or `..` component".into());
+    }
+    if name.starts_with(PUT_TEMP_PREFIX) {
+        return bad(format!("names starting with {PUT_TEMP_PREFIX:?} are reserved for unfinished puts"));
+    }
+    Ok(())
+}
+
+fn check_lifetime(lifetime: u8) -> Result<(), FsError> {
+    if lifetime > LIFETIME_MAX {
+        return Err(FsError::BadLifetime(lifetime));
+    }
+    Ok(())
+}
+
+/// Refuses a device whose limits the file system would exceed at its first writes.
+fn check_limits(dev: &dyn ZonedDevice) -> Result<(), FsError> {
+    let g = dev.geometry();
+    if let Some(active) = g.active_zones_max.filter(|a| *a < ACTIVE_ZONES_MIN) {
+        return Err(FsError::Limits(format!("the device allows {active} active zones; the file system needs at least {ACTIVE_ZONES_MIN} (2 metadata zones and 1 data zone)")));
+    }
+    // Without auto-close, zones it implicitly opened stay open: the open limit binds as well.
+    if dev.behavior().auto_close == AutoClose::Off {
+        if let Some(open) = g.open_zones_max.filter(|o| *o < ACTIVE_ZONES_MIN) {
+            return Err(FsError::Limits(format!("the device allows {open} open zones and never closes one itself; the file system needs at least {ACTIVE_ZONES_MIN}")));
+        }
+    }
+    Ok(())
+}
+
 fn data_zones(dev: &mut dyn ZonedDevice) -> Result<(Vec<u32>, [ZoneId; 2]), FsError> {
     let seq: Vec<u32> = dev.report_all(ZoneFilter::All)?.iter().filter(|z| z.zone_type == ZoneType::SequentialWriteRequired).map(|z| z.id.0).collect();
     if seq.len() < META_ZONES + 4 {
@@ -134,6 +217,7 @@ impl<D: ZonedDevice> Zfs<D> {
     /// Creates an empty file system (erases the device).
     pub fn mkfs(mut dev: D, config: FsConfig) -> Result<Zfs<D>, FsError> {
         let (data, meta) = data_zones(&mut dev)?;
+        check_limits(&dev)?;
         for z in &data {
             dev.reset_zone(ZoneId(*z))?;
         }
@@ -153,8 +237,27 @@ impl<D: ZonedDevice> Zfs<D> {
         Zfs::mount_with(dev, config, true)
     }
 
+    /// Whether the device holds a zonekit file system (a valid metadata header, even if what
+    /// follows is damaged): what mkfs would erase. Only reads.
+    pub fn is_formatted(dev: &mut D) -> Result<bool, FsError> {
+        let meta = match data_zones(dev) {
+            Ok((_, meta)) => meta,
+            Err(FsError::TooSmall(_)) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        match MetaLog::recover(dev, meta) {
+            Ok(_) => Ok(true),
+            Err(LogError::NotFormatted(..)) => Ok(false),
+            Err(LogError::Device(e)) => Err(e.into()),
+            Err(_) => Ok(true),
+        }
+    }
+
     fn mount_with(mut dev: D, config: FsConfig, read_only: bool) -> Result<Zfs<D>, FsError> {
         let (data, meta) = data_zones(&mut dev)?;
+        if !read_only {
+            check_limits(&dev)?;
+        }
         let (mut log, records) = MetaLog::recover(&mut dev, meta)?;
         // Checked before any repair writes: inconsistent committed records are corruption,
         // and must not be copied into a new generation.
@@ -213,6 +316,12 @@ impl<D: ZonedDevice> Zfs<D> {
         // they show as garbage).
         if fs.read_only {
             return Ok(fs);
+        }
+        // Unfinished puts (killed, or failed on a device that kept failing) are deleted; their
+        // zones then count as orphaned below.
+        let unfinished: Vec<String> = fs.table.files().filter(|f| f.name.starts_with(PUT_TEMP_PREFIX)).map(|f| f.name.clone()).collect();
+        for name in unfinished {
+            fs.delete(&name)?;
         }
         let orphaned: Vec<u32> = fs.zones.iter().filter(|(_, u)| u.written_blocks > 0 && u.live_bytes == 0).map(|(z, _)| *z).collect();
         for z in orphaned {
@@ -276,6 +385,13 @@ impl<D: ZonedDevice> Zfs<D> {
     /// Creates an empty file with a write-lifetime hint.
     pub fn create(&mut self, name: &str, lifetime: u8) -> Result<u64, FsError> {
         self.writable("create")?;
+        check_name(name)?;
+        self.create_unchecked(name, lifetime)
+    }
+
+    /// [`Zfs::create`] without the name check (put's temporaries have reserved names).
+    fn create_unchecked(&mut self, name: &str, lifetime: u8) -> Result<u64, FsError> {
+        check_lifetime(lifetime)?;
         if self.table.by_name(name).is_some() {
             return Err(FsError::Exists(name.into()));
         }
@@ -289,6 +405,7 @@ impl<D: ZonedDevice> Zfs<D> {
     /// chosen when data is first written out, so a hint set before that decides placement.
     pub fn set_lifetime(&mut self, name: &str, lifetime: u8) -> Result<(), FsError> {
         self.writable("set_lifetime")?;
+        check_lifetime(lifetime)?;
         let id = self.id_of(name)?;
         if self.table.by_name(name).is_some_and(|f| f.lifetime == lifetime) {
             return Ok(());
@@ -354,7 +471,7 @@ impl<D: ZonedDevice> Zfs<D> {
             let zone = zone?;
             state.zone = Some(zone);
             let room_blocks = self.zone_blocks - self.zones[&zone].written_blocks;
-            let take = (bytes.len() - at).min(room_blocks as usize * bs);
+            let take = (bytes.len() - at).min(room_blocks as usize * bs).min(self.extent_max_bytes() as usize);
             let blocks = take.div_ceil(bs);
             let mut buf = bytes[at..at + take].to_vec();
             if buf.len() % bs != 0 {
@@ -372,16 +489,52 @@ impl<D: ZonedDevice> Zfs<D> {
                 self.fill_seq += 1;
                 state.zone = None;
             }
-            // Contiguous with the last unlogged extent: extend it.
+            // Contiguous with the last unlogged extent and within the extent limit: extend it;
+            // its checksum continues over the new bytes, so it covers exactly its bytes.
+            let piece = &bytes[at..at + take];
+            let max = self.extent_max_bytes();
             match state.unlogged.last_mut() {
-                Some(e) if e.zone == zone && e.lba * self.block_bytes + e.len_bytes == lba.0 * self.block_bytes && e.len_bytes % self.block_bytes == 0 => {
-                    e.len_bytes += take as u64
+                Some(e)
+                    if e.zone == zone
+                        && e.lba * self.block_bytes + e.len_bytes == lba.0 * self.block_bytes
+                        && e.len_bytes % self.block_bytes == 0
+                        && e.len_bytes + take as u64 <= max =>
+                {
+                    let mut h = crc32fast::Hasher::new_with_initial(e.crc32);
+                    h.update(piece);
+                    e.crc32 = h.finalize();
+                    e.len_bytes += take as u64;
                 }
-                _ => state.unlogged.push(Extent { zone, lba: lba.0, len_bytes: take as u64 }),
+                _ => state.unlogged.push(Extent { zone, lba: lba.0, len_bytes: take as u64, crc32: crc32fast::hash(piece) }),
             }
             at += take;
         }
         Ok(())
+    }
+
+    /// [`EXTENT_MAX_BYTES`] in whole blocks (at least one).
+    fn extent_max_bytes(&self) -> u64 {
+        (EXTENT_MAX_BYTES / self.block_bytes).max(1) * self.block_bytes
+    }
+
+    /// Reads a whole extent of file `name` and verifies it: below the zone's write pointer and
+    /// matching its checksum. Returns exactly its `len_bytes` bytes.
+    fn read_extent(&mut self, name: &str, e: &Extent) -> Result<Vec<u8>, FsError> {
+        let bs = self.block_bytes;
+        let blocks = e.len_bytes.div_ceil(bs);
+        let zone_start = self.dev.geometry().zone_start(ZoneId(e.zone)).0;
+        let written = self.zones.get(&e.zone).map_or(0, |u| u.written_blocks);
+        if e.lba < zone_start || e.lba + blocks > zone_start + written {
+            return Err(FsError::PastWritePointer { name: name.into(), zone: e.zone, lba: e.lba, blocks, write_pointer: zone_start + written });
+        }
+        let mut data = vec![0u8; (blocks * bs) as usize];
+        self.dev.read(Lba(e.lba), &mut data)?;
+        data.truncate(e.len_bytes as usize);
+        let computed = crc32fast::hash(&data);
+        if computed != e.crc32 {
+            return Err(FsError::Checksum { name: name.into(), zone: e.zone, lba: e.lba, len_bytes: e.len_bytes, stored: e.crc32, computed });
+        }
+        Ok(data)
     }
 
     /// Zones that are partly written and not full (they hold active resources).
@@ -508,17 +661,18 @@ impl<D: ZonedDevice> Zfs<D> {
     /// Copies every live extent of zone `v` (committed ones and open files' unsynced ones) to
     /// zones of the same lifetime, commits the new extents, then resets `v`.
     fn relocate_zone_inner(&mut self, v: u32) -> Result<(), FsError> {
-        let files: Vec<(u64, u8, Vec<Extent>)> = self.table.files().filter(|f| f.extents.iter().any(|e| e.zone == v)).map(|f| (f.id, f.lifetime, f.extents.clone())).collect();
+        let files: Vec<(u64, String, u8, Vec<Extent>)> =
+            self.table.files().filter(|f| f.extents.iter().any(|e| e.zone == v)).map(|f| (f.id, f.name.clone(), f.lifetime, f.extents.clone())).collect();
         let mut records = Vec::new();
-        for (id, lifetime, extents) in files {
-            let moved = self.move_out_of_zone(v, extents, lifetime)?;
+        for (id, name, lifetime, extents) in files {
+            let moved = self.move_out_of_zone(&name, v, extents, lifetime)?;
             records.push(Record::SetExtents { id, extents: moved });
         }
         let open_ids: Vec<u64> = self.open.iter().filter(|(_, s)| s.unlogged.iter().any(|e| e.zone == v)).map(|(id, _)| *id).collect();
         for id in open_ids {
-            let lifetime = self.table.by_id(id).map_or(0, |f| f.lifetime);
+            let (name, lifetime) = self.table.by_id(id).map_or((String::new(), 0), |f| (f.name.clone(), f.lifetime));
             let unlogged = std::mem::take(&mut self.open.get_mut(&id).unwrap().unlogged);
-            let moved = self.move_out_of_zone(v, unlogged, lifetime)?;
+            let moved = self.move_out_of_zone(&name, v, unlogged, lifetime)?;
             let state = self.open.get_mut(&id).unwrap();
             state.unlogged = moved;
             if state.zone == Some(v) {
@@ -535,11 +689,11 @@ impl<D: ZonedDevice> Zfs<D> {
     }
 
     /// A file's extents with those in zone `v` replaced by copies elsewhere (same order).
-    fn move_out_of_zone(&mut self, v: u32, extents: Vec<Extent>, lifetime: u8) -> Result<Vec<Extent>, FsError> {
+    fn move_out_of_zone(&mut self, name: &str, v: u32, extents: Vec<Extent>, lifetime: u8) -> Result<Vec<Extent>, FsError> {
         let mut moved = Vec::with_capacity(extents.len());
         for e in extents {
             if e.zone == v {
-                moved.extend(self.copy_extent(e, lifetime)?);
+                moved.extend(self.copy_extent(name, e, lifetime)?);
             } else {
                 moved.push(e);
             }
@@ -547,12 +701,11 @@ impl<D: ZonedDevice> Zfs<D> {
         Ok(moved)
     }
 
-    /// Writes a copy of an extent's data to a zone of `lifetime`; returns the new extents.
-    fn copy_extent(&mut self, e: Extent, lifetime: u8) -> Result<Vec<Extent>, FsError> {
-        let bs = self.block_bytes;
-        let mut data = vec![0u8; (e.len_bytes.div_ceil(bs) * bs) as usize];
-        self.dev.read(Lba(e.lba), &mut data)?;
-        data.truncate(e.len_bytes as usize);
+    /// Writes a copy of an extent's data to a zone of `lifetime`; returns the new extents, their
+    /// checksums computed as they are written. The source is verified first: a copy must never
+    /// give damaged data a valid checksum (GC then fails with [`FsError::Checksum`]).
+    fn copy_extent(&mut self, name: &str, e: Extent, lifetime: u8) -> Result<Vec<Extent>, FsError> {
+        let data = self.read_extent(name, &e)?;
         let mut state = WriteState::default();
         self.write_bytes(&mut state, lifetime, &data, true)?;
         Ok(state.unlogged)
@@ -572,7 +725,6 @@ impl<D: ZonedDevice> Zfs<D> {
         if let Some(s) = self.open.get(&id) {
             pieces.extend(s.unlogged.iter().copied());
         }
-        let bs = self.block_bytes;
         let mut file_pos = 0u64;
         let mut done = 0usize;
         for e in pieces {
@@ -580,12 +732,9 @@ impl<D: ZonedDevice> Zfs<D> {
             if offset + (done as u64) < end && done < buf.len() {
                 let from = offset + done as u64 - file_pos;
                 let n = ((e.len_bytes - from) as usize).min(buf.len() - done);
-                let first_block = from / bs;
-                let last_block = (from + n as u64 - 1) / bs;
-                let mut tmp = vec![0u8; ((last_block - first_block + 1) * bs) as usize];
-                self.dev.read(Lba(e.lba + first_block), &mut tmp)?;
-                let skip = (from - first_block * bs) as usize;
-                buf[done..done + n].copy_from_slice(&tmp[skip..skip + n]);
+                // The whole extent (at most EXTENT_MAX_BYTES): its checksum covers all of it.
+                let data = self.read_extent(name, &e)?;
+                buf[done..done + n].copy_from_slice(&data[from as usize..from as usize + n]);
                 done += n;
             }
             file_pos = end;
@@ -609,8 +758,52 @@ impl<D: ZonedDevice> Zfs<D> {
         Ok(f.size_bytes() + pending)
     }
 
+    /// Writes a whole file, all or nothing: the data goes to a temporary name (see
+    /// [`PUT_TEMP_PREFIX`]), is synced, then renamed to `name` in one metadata commit. A crash
+    /// or an error before that commit leaves no file named `name`; the temporary is deleted
+    /// (here, or by the next read-write mount if the device failed). A put that cannot fit is
+    /// refused before anything is written; `name` must not exist.
+    pub fn put(&mut self, name: &str, lifetime: u8, data: &[u8]) -> Result<(), FsError> {
+        self.writable("put")?;
+        check_name(name)?;
+        check_lifetime(lifetime)?;
+        if self.table.by_name(name).is_some() {
+            return Err(FsError::Exists(name.into()));
+        }
+        self.check_room(data.len() as u64)?;
+        let temp = format!("{PUT_TEMP_PREFIX}{}", self.next_id);
+        self.create_unchecked(&temp, lifetime)?;
+        let written = self.append(&temp, data).and_then(|()| self.sync(&temp)).and_then(|()| self.rename_unchecked(&temp, name));
+        if let Err(e) = written {
+            // Best effort: after a device failure this may fail too, and mount cleans up.
+            let _ = self.delete(&temp);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Refuses a write of `bytes` that cannot fit even if GC reclaimed every garbage byte.
+    /// Passing is necessary, not sufficient (allocation rules keep lifetimes apart, so free
+    /// tails of other lifetimes' zones may be unusable): a put that still runs out of space
+    /// fails mid-way and leaves nothing, as any failed put does.
+    fn check_room(&self, bytes: u64) -> Result<(), FsError> {
+        let needed = bytes.div_ceil(self.block_bytes) * self.block_bytes;
+        let s = self.space();
+        let available = s.free_bytes + if self.config.gc { s.garbage_bytes } else { 0 };
+        if needed > available {
+            return Err(FsError::NoSpace { empty_zones: self.empty_zones(), live_bytes: s.live_bytes });
+        }
+        Ok(())
+    }
+
+    /// Renames `from` to `to` atomically, replacing `to` if it exists (as POSIX rename does).
     pub fn rename(&mut self, from: &str, to: &str) -> Result<(), FsError> {
         self.writable("rename")?;
+        check_name(to)?;
+        self.rename_unchecked(from, to)
+    }
+
+    fn rename_unchecked(&mut self, from: &str, to: &str) -> Result<(), FsError> {
         let id = self.id_of(from)?;
         if let Ok(target) = self.id_of(to) {
             if target != id {
@@ -666,26 +859,49 @@ impl<D: ZonedDevice> Zfs<D> {
         s
     }
 
-    /// Checks every extent and the zone accounting against the device; returns the problems.
+    /// Checks every extent (below its zone's write pointer, in a zone neither offline nor
+    /// read-only, matching its checksum) and the zone accounting against the device; returns
+    /// the problems.
     pub fn fsck(&mut self) -> Result<Vec<String>, FsError> {
         let mut problems = Vec::new();
         let reports = self.dev.report_all(ZoneFilter::All)?;
         let mut live: BTreeMap<u32, u64> = BTreeMap::new();
         let mut used: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
         let g = *self.dev.geometry();
-        for f in self.table.files() {
-            for e in &f.extents {
+        let files: Vec<(String, Vec<Extent>)> = self.table.files().map(|f| (f.name.clone(), f.extents.clone())).collect();
+        for (name, extents) in &files {
+            for e in extents {
                 let Some(d) = reports.get(e.zone as usize) else {
-                    problems.push(format!("{}: extent in zone {} past the device", f.name, e.zone));
+                    problems.push(format!("{name}: extent in zone {} past the device", e.zone));
                     continue;
                 };
                 let blocks = e.len_bytes.div_ceil(self.block_bytes);
                 let wp = if d.state == ZoneState::Full { d.start.0 + g.zone_capacity_blocks } else { d.write_pointer.0 };
+                let mut readable = true;
+                match d.state {
+                    ZoneState::Offline => {
+                        problems.push(format!("zone {} is offline and holds live data of {name} (the extent at LBA {}, {} bytes)", e.zone, e.lba, e.len_bytes));
+                        readable = false;
+                    }
+                    ZoneState::ReadOnly => {
+                        problems.push(format!("zone {} is read-only and holds live data of {name} (the extent at LBA {}, {} bytes): copy the file out", e.zone, e.lba, e.len_bytes))
+                    }
+                    _ => {}
+                }
                 if e.lba < d.start.0 || e.lba + blocks > wp {
-                    problems.push(format!("{}: extent at LBA {} (+{blocks}) outside the written part of zone {}", f.name, e.lba, e.zone));
+                    problems.push(format!("{name}: the extent at LBA {} (+{blocks} blocks) reaches past the write pointer of zone {} (LBA {wp})", e.lba, e.zone));
+                    readable = false;
                 }
                 if self.meta_zones.contains(&ZoneId(e.zone)) {
-                    problems.push(format!("{}: extent in metadata zone {}", f.name, e.zone));
+                    problems.push(format!("{name}: extent in metadata zone {}", e.zone));
+                    readable = false;
+                }
+                if readable {
+                    match self.read_extent(name, e) {
+                        Ok(_) => {}
+                        Err(err @ (FsError::Checksum { .. } | FsError::PastWritePointer { .. })) => problems.push(err.to_string()),
+                        Err(err) => problems.push(format!("{name}: the extent at zone {}, LBA {} cannot be read: {err}", e.zone, e.lba)),
+                    }
                 }
                 *live.entry(e.zone).or_default() += e.len_bytes;
                 used.entry(e.zone).or_default().push((e.lba, e.lba + blocks));

@@ -10,7 +10,30 @@
 //! The rest of the zone is log blocks, each: `0` magic `ZKML` u32; `4` CRC-32 of bytes 8..end
 //! of block; `8` block sequence number u64 (counting from 0 in each generation); `16` payload
 //! length u32; `20` payload. Payloads concatenate into a byte stream of records (a record may
-//! span blocks): `type u8, length u32, body`. A `Commit` record ends every batch.
+//! span blocks): `type u8, length u32, body`. A `Commit` record ends every batch. Bodies
+//! (integers little-endian, a string is `length u32, UTF-8 bytes`, an extent is `zone u32,
+//! lba u64, len_bytes u64, crc32 u32` = 24 bytes):
+//!
+//! | type | record         | body                                   |
+//! |------|----------------|----------------------------------------|
+//! | 1    | `CreateFile`   | `id u64, lifetime u8, name string`     |
+//! | 2    | `AppendExtent` | `id u64, extent`                       |
+//! | 3    | `SetExtents`   | `id u64, count u32, count × extent`    |
+//! | 4    | `Rename`       | `id u64, name string`                  |
+//! | 5    | `Delete`       | `id u64`                               |
+//! | 6    | `SetLifetime`  | `id u64, lifetime u8`                  |
+//! | 7    | `Commit`       | empty                                  |
+//!
+//! An extent's `crc32` is the CRC-32 (IEEE, as `crc32fast`) of exactly its `len_bytes` bytes,
+//! not of the padding after them in its last block (see [`crate::fs`] for what it costs).
+//!
+//! # Format versions
+//!
+//! Version 2 (this one) added the extent's `crc32`; version 1 extents were 20 bytes. A header
+//! with a valid CRC and another version is [`LogError::Version`]: mount refuses the device with
+//! a message naming both versions rather than decode records of another layout (reading a
+//! version-1 image without checksums was not kept: one decoder, and no file that reads
+//! unverified).
 //!
 //! # Recovery
 //!
@@ -42,16 +65,21 @@
 use zonekit_device::{DeviceError, Lba, ZoneId, ZonedDevice};
 
 const HEADER_MAGIC: &[u8; 12] = b"ZKFS-META\0\0\0";
-const VERSION: u32 = 1;
+/// The on-device format version (see the module doc's "Format versions").
+pub const VERSION: u32 = 2;
+/// Bytes of one encoded [`Extent`].
+const EXTENT_BYTES: usize = 24;
 const BLOCK_MAGIC: u32 = u32::from_le_bytes(*b"ZKML");
 const BLOCK_HEADER: usize = 20;
 
-/// Where a piece of a file lives: `len_bytes` from `lba` in `zone` (never crossing zones).
+/// Where a piece of a file lives: `len_bytes` from `lba` in `zone` (never crossing zones),
+/// and the CRC-32 of exactly those bytes as they were written.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Extent {
     pub zone: u32,
     pub lba: u64,
     pub len_bytes: u64,
+    pub crc32: u32,
 }
 
 /// One change to the file table.
@@ -94,6 +122,9 @@ pub enum LogError {
     /// Damage in committed metadata (not a torn tail): mount refuses and writes nothing.
     #[error("corrupt metadata in zone {zone}, block {block} (byte {offset_bytes} of the zone): {reason}")]
     Corrupt { zone: u32, block: u64, offset_bytes: u64, reason: String },
+    /// A valid header of another format version.
+    #[error("metadata zone {zone} holds format version {found}; this zonekit reads format version {VERSION} only (version 2 added data checksums): copy the files out with the zonekit that wrote them, then mkfs")]
+    Version { zone: u32, found: u32 },
     #[error("no committed metadata in either metadata zone ({0} or {1})")]
     NothingCommitted(u32, u32),
     /// A commit on a log recovered read-only (see [`MetaLog::make_writable`]).
@@ -114,6 +145,7 @@ fn put_extent(out: &mut Vec<u8>, e: &Extent) {
     out.extend_from_slice(&e.zone.to_le_bytes());
     out.extend_from_slice(&e.lba.to_le_bytes());
     out.extend_from_slice(&e.len_bytes.to_le_bytes());
+    out.extend_from_slice(&e.crc32.to_le_bytes());
 }
 
 impl Record {
@@ -179,7 +211,7 @@ impl Record {
             3 => {
                 let id = r.u64()?;
                 let n = r.u32()? as usize;
-                if n > body.len() / 20 {
+                if n > body.len() / EXTENT_BYTES {
                     return Err(format!("extent count {n} exceeds the record"));
                 }
                 Record::SetExtents { id, extents: (0..n).map(|_| r.extent()).collect::<Result<_, _>>()? }
@@ -222,7 +254,7 @@ impl Reader<'_> {
         String::from_utf8(self.take(n)?.to_vec()).map_err(|_| "file name is not UTF-8".to_string())
     }
     fn extent(&mut self) -> Result<Extent, String> {
-        Ok(Extent { zone: self.u32()?, lba: self.u64()?, len_bytes: self.u64()? })
+        Ok(Extent { zone: self.u32()?, lba: self.u64()?, len_bytes: self.u64()?, crc32: self.u32()? })
     }
 }
 
@@ -273,11 +305,16 @@ fn intact(block: &[u8]) -> bool {
     magic == BLOCK_MAGIC && len <= block.len() - BLOCK_HEADER && crc32fast::hash(&block[8..]) == crc
 }
 
-fn parse_header(b: &[u8]) -> Option<u64> {
+/// A header block's generation; `Err(version)` for a valid header of another format version;
+/// `Ok(None)` for no valid header.
+fn parse_header(b: &[u8]) -> Result<Option<u64>, u32> {
     if &b[0..12] != HEADER_MAGIC || crc32fast::hash(&b[..28]) != u32::from_le_bytes(b[28..32].try_into().unwrap()) {
-        return None;
+        return Ok(None);
     }
-    (u32::from_le_bytes(b[12..16].try_into().unwrap()) == VERSION).then(|| u64::from_le_bytes(b[16..24].try_into().unwrap()))
+    match u32::from_le_bytes(b[12..16].try_into().unwrap()) {
+        VERSION => Ok(Some(u64::from_le_bytes(b[16..24].try_into().unwrap()))),
+        other => Err(other),
+    }
 }
 
 impl MetaLog {
@@ -324,8 +361,9 @@ impl MetaLog {
             let mut b = vec![0u8; bs];
             dev.read(dev.geometry().zone_start(*z), &mut b)?;
             match parse_header(&b) {
-                Some(generation) => headers.push((generation, i)),
-                None => Self::check_headerless(dev, *z)?,
+                Ok(Some(generation)) => headers.push((generation, i)),
+                Ok(None) => Self::check_headerless(dev, *z)?,
+                Err(found) => return Err(LogError::Version { zone: z.0, found }),
             }
         }
         if headers.is_empty() {

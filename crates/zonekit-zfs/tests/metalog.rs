@@ -42,14 +42,14 @@ fn random_batch(rng: &mut Rng, table: &mut FileTable, next_id: &mut u64) -> Vec<
             _ if ids.is_empty() => continue,
             3..=6 => Record::AppendExtent {
                 id: ids[rng.below(ids.len() as u64) as usize],
-                extent: Extent { zone: 2 + rng.below(6) as u32, lba: rng.below(1 << 20), len_bytes: 1 + rng.below(1 << 20) },
+                extent: Extent { zone: 2 + rng.below(6) as u32, lba: rng.below(1 << 20), len_bytes: 1 + rng.below(1 << 20), crc32: 0x1234_5678 },
             },
             7 => Record::Delete { id: ids[rng.below(ids.len() as u64) as usize] },
             8 => Record::Rename { id: ids[rng.below(ids.len() as u64) as usize], name: format!("renamed-{}", rng.below(1000)) },
             _ => {
                 let id = ids[rng.below(ids.len() as u64) as usize];
                 let n = rng.below(4) as usize;
-                Record::SetExtents { id, extents: (0..n).map(|k| Extent { zone: 3, lba: k as u64 * 64, len_bytes: 4096 }).collect() }
+                Record::SetExtents { id, extents: (0..n).map(|k| Extent { zone: 3, lba: k as u64 * 64, len_bytes: 4096, crc32: k as u32 }).collect() }
             }
         };
         table.apply(&r).unwrap();
@@ -67,8 +67,8 @@ fn mount(dev: &mut dyn ZonedDevice) -> (MetaLog, FileTable) {
 fn records_round_trip_and_bad_bytes_are_refused() {
     let records = vec![
         Record::CreateFile { id: 7, name: "MANIFEST-000001".into(), lifetime: 0 },
-        Record::AppendExtent { id: 7, extent: Extent { zone: 4, lba: 1234, len_bytes: 9000 } },
-        Record::SetExtents { id: 7, extents: vec![Extent { zone: 5, lba: 1, len_bytes: 2 }, Extent { zone: 6, lba: 3, len_bytes: 4 }] },
+        Record::AppendExtent { id: 7, extent: Extent { zone: 4, lba: 1234, len_bytes: 9000, crc32: 0xDEAD_BEEF } },
+        Record::SetExtents { id: 7, extents: vec![Extent { zone: 5, lba: 1, len_bytes: 2, crc32: 7 }, Extent { zone: 6, lba: 3, len_bytes: 4, crc32: 8 }] },
         Record::Rename { id: 7, name: "CURRENT".into() },
         Record::SetLifetime { id: 7, lifetime: 3 },
         Record::Delete { id: 7 },
@@ -139,7 +139,7 @@ fn a_crash_at_any_write_leaves_the_state_before_or_after_the_batch() {
             let mut batch = random_batch(&mut batch_rng, &mut table, &mut next_id);
             next_id += 1;
             let big = Record::CreateFile { id: next_id, name: format!("big-{next_id}.sst"), lifetime: 3 };
-            let extents = Record::SetExtents { id: next_id, extents: (0..500).map(|k| Extent { zone: 4, lba: k * 8, len_bytes: 32768 }).collect() };
+            let extents = Record::SetExtents { id: next_id, extents: (0..500).map(|k| Extent { zone: 4, lba: k * 8, len_bytes: 32768, crc32: 0 }).collect() };
             for r in [big, extents] {
                 table.apply(&r).unwrap();
                 batch.push(r);

@@ -1,6 +1,6 @@
 //! `zonekit device ...`: create, inspect and manage zoned devices.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -69,7 +69,7 @@ pub struct CreateArgs {
     active_max: Option<u32>,
     #[arg(long, value_enum)]
     behavior: Option<BehaviorName>,
-    /// Replace an existing image file.
+    /// Replace an existing image file (refused while another process uses it; see --wait).
     #[arg(long)]
     force: bool,
 }
@@ -152,10 +152,6 @@ pub fn run(cmd: DeviceCommand) -> Result<ExitCode> {
     }
 }
 
-fn open(path: &Path) -> Result<zonekit_device::OpenedDevice> {
-    Ok(zonekit_device::open_path(path)?)
-}
-
 fn find_preset(name: &str) -> Result<preset::Preset> {
     preset::find(name).with_context(|| format!("unknown preset {name:?}; valid presets: {}", preset::names().join(", ")))
 }
@@ -218,15 +214,18 @@ fn create(a: CreateArgs) -> Result<ExitCode> {
         None => base.behavior,
     };
     g.validate().map_err(|e| crate::Usage(e.to_string()))?;
-    if a.path.exists() {
-        if !a.force {
-            usage!("{} already exists (use --force to replace it)", a.path.display());
-        }
-        std::fs::remove_file(&a.path).with_context(|| format!("removing {}", a.path.display()))?;
+    let exists = a.path.exists();
+    if exists && !a.force {
+        usage!("{} already exists (use --force to replace it)", a.path.display());
     }
     // The image remembers the preset only if its geometry is the preset's (for timing).
     let preset_name = if g == base.geometry { base.name } else { "" };
-    FileDevice::create(&a.path, g, behavior, preset_name)?;
+    if exists {
+        // Never under a process using it: replace takes the old image's exclusive lock first.
+        FileDevice::replace(&a.path, g, behavior, preset_name, crate::open::lock_wait()).with_context(|| format!("not replacing {}", a.path.display()))?;
+    } else {
+        FileDevice::create(&a.path, g, behavior, preset_name)?;
+    }
     println!(
         "created {}: {} zones of {} MiB ({} MiB capacity), {} conventional, {} B blocks",
         a.path.display(),
@@ -244,7 +243,7 @@ fn fmt_limit(v: Option<u32>) -> String {
 }
 
 fn info(a: InfoArgs) -> Result<ExitCode> {
-    let mut opened = open(&a.device)?;
+    let mut opened = crate::open::open_read_only(&a.device)?;
     let dev = &mut opened.device;
     let g = *dev.geometry();
     let b = dev.behavior();
@@ -298,7 +297,7 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
             format!("unknown zone state {name:?}; valid states: {}", names.join(", "))
         })?),
     };
-    let mut opened = open(&a.device)?;
+    let mut opened = crate::open::open_read_only(&a.device)?;
     let dev = &mut opened.device;
     let g = *dev.geometry();
     if a.start_zone >= g.zone_count {
@@ -323,7 +322,7 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
 }
 
 fn manage(action: ZoneAction, t: ZoneTargetArgs) -> Result<ExitCode> {
-    let mut opened = open(&t.device)?;
+    let mut opened = crate::open::open_read_write(&t.device)?;
     let dev = &mut opened.device;
     if t.all {
         let n = dev.manage_all(action)?;
@@ -348,7 +347,7 @@ fn run_conformance(a: ConformanceArgs) -> Result<ExitCode> {
             usage!("--only {only:?} matches no check; the checks: {}", names.join(", "));
         }
     }
-    let mut opened = open(&a.device)?;
+    let mut opened = crate::open::open_read_write(&a.device)?;
     println!("conformance suite on {} ({})", a.device.display(), opened.backend);
     let report = conformance::run(&mut *opened.device, a.only.as_deref());
     for (name, outcome) in &report.results {

@@ -11,8 +11,8 @@ use zonekit_zfs::fs::{FsConfig, Zfs};
 
 #[derive(Subcommand)]
 pub enum FsCommand {
-    /// Create an empty file system (erases the device).
-    Mkfs(DevArg),
+    /// Create an empty file system (erases the device; over an existing one only with --force).
+    Mkfs(MkfsArgs),
     /// List files: name, size, lifetime hint, extents.
     Ls(DevArg),
     /// Live, garbage and free space per zone and overall, and space amplification.
@@ -25,6 +25,26 @@ pub enum FsCommand {
     Put(PutArgs),
     /// Write a file's content to standard output.
     Cat(CatArgs),
+    /// Delete a file.
+    Rm(CatArgs),
+    /// Rename a file atomically, replacing TO if it exists.
+    Mv(MvArgs),
+}
+
+#[derive(Args)]
+pub struct MkfsArgs {
+    /// Emulated device image or /dev zoned block device.
+    device: PathBuf,
+    /// Erase an existing zonekit file system.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Args)]
+pub struct MvArgs {
+    device: PathBuf,
+    from: String,
+    to: String,
 }
 
 #[derive(Args)]
@@ -53,13 +73,14 @@ pub struct CatArgs {
 }
 
 fn mount(path: &Path) -> Result<Zfs<Box<dyn ZonedDevice>>> {
-    let dev = zonekit_device::open_path(path)?.device;
+    let dev = crate::open::open_read_write(path)?.device;
     Zfs::mount(dev, FsConfig::default()).with_context(|| format!("mounting {}", path.display()))
 }
 
 /// For the commands that only look: recovery stays in memory, the device is never written.
 fn mount_read_only(path: &Path) -> Result<Zfs<Box<dyn ZonedDevice>>> {
-    let dev = zonekit_device::open_path(path)?.device;
+    // Shared lock: readers run beside each other, never beside a writer.
+    let dev = crate::open::open_read_only(path)?.device;
     Zfs::mount_read_only(dev, FsConfig::default()).with_context(|| format!("mounting {} read-only", path.display()))
 }
 
@@ -70,8 +91,12 @@ fn mib(bytes: u64) -> String {
 pub fn run(cmd: FsCommand) -> Result<ExitCode> {
     match cmd {
         FsCommand::Mkfs(a) => {
-            let dev = zonekit_device::open_path(&a.device)?.device;
-            let fs = Zfs::mkfs(dev, FsConfig::default())?;
+            let dev = crate::open::open_read_write(&a.device)?.device;
+            let mut dev = dev;
+            if !a.force && Zfs::is_formatted(&mut dev)? {
+                anyhow::bail!("{} already holds a zonekit file system: mkfs would erase it (add --force to erase it)", a.device.display());
+            }
+            let fs = Zfs::mkfs(dev, FsConfig::default()).with_context(|| format!("mkfs on {}", a.device.display()))?;
             let s = fs.space();
             println!("created a zonekit file system on {}: {} data zones, {} MiB", a.device.display(), fs.zones().len(), mib(s.capacity_bytes));
         }
@@ -141,10 +166,17 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
             let data = std::fs::read(&a.source).with_context(|| format!("reading {}", a.source.display()))?;
             let name = a.name.clone().unwrap_or_else(|| a.source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
             let mut fs = mount(&a.device)?;
-            fs.create(&name, a.lifetime)?;
-            fs.append(&name, &data)?;
-            fs.sync(&name)?;
+            // All or nothing: a temporary name, synced, then one atomic rename (Zfs::put).
+            fs.put(&name, a.lifetime, &data).with_context(|| format!("putting {} ({} bytes) as {name:?}", a.source.display(), data.len()))?;
             println!("{name}: {} bytes", data.len());
+        }
+        FsCommand::Rm(a) => {
+            let mut fs = mount(&a.device)?;
+            fs.delete(&a.name)?;
+        }
+        FsCommand::Mv(a) => {
+            let mut fs = mount(&a.device)?;
+            fs.rename(&a.from, &a.to)?;
         }
         FsCommand::Cat(a) => {
             let mut fs = mount_read_only(&a.device)?;

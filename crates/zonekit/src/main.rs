@@ -14,6 +14,7 @@ mod device_demo;
 mod experiment_cmd;
 mod fs_cmd;
 mod kv_bench_cmd;
+mod open;
 mod replay_cmd;
 mod trace_cmd;
 
@@ -33,8 +34,7 @@ enum Command {
     /// The main job on built-in defaults (what `zonekit` with no arguments runs).
     Demo(demo::DemoArgs),
     /// Create, inspect and manage zoned devices: emulated images and /dev zoned block devices.
-    #[command(subcommand)]
-    Device(device_cmd::DeviceCommand),
+    Device(DeviceGroup),
     /// Read, convert and generate block traces.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCommand),
@@ -50,11 +50,28 @@ enum Command {
     /// Reproduce a seed-000 experiment (table-4.3, table-2.2, table-3.2, bhbdp-sensitivity).
     Experiment(experiment_cmd::ExperimentArgs),
     /// The zoned file system: mkfs, ls, df, fsck, dump, put, cat.
-    #[command(subcommand)]
-    Fs(fs_cmd::FsCommand),
+    Fs(FsGroup),
     /// Seed 001's experiment: RocksDB's db_bench on the zoned file system, four configurations,
     /// growing key counts, against RocksDB on tmpfs (needs db_bench and the plugin).
     KvBench(kv_bench_cmd::KvBenchArgs),
+}
+
+/// `zonekit device ...` with the lock flag its commands share.
+#[derive(clap::Args)]
+struct DeviceGroup {
+    #[command(flatten)]
+    lock: open::LockArgs,
+    #[command(subcommand)]
+    command: device_cmd::DeviceCommand,
+}
+
+/// `zonekit fs ...` with the lock flag its commands share.
+#[derive(clap::Args)]
+struct FsGroup {
+    #[command(flatten)]
+    lock: open::LockArgs,
+    #[command(subcommand)]
+    command: fs_cmd::FsCommand,
 }
 
 fn main() -> ExitCode {
@@ -69,14 +86,20 @@ fn main() -> ExitCode {
     let result = match cli.command {
         None => demo::run(&demo::DemoArgs::default()),
         Some(Command::Demo(args)) => demo::run(&args),
-        Some(Command::Device(cmd)) => device_cmd::run(cmd),
+        Some(Command::Device(group)) => {
+            open::set_lock(group.lock);
+            device_cmd::run(group.command)
+        }
         Some(Command::Trace(cmd)) => trace_cmd::run(cmd),
         Some(Command::Analyze(args)) => trace_cmd::analyze_cmd(args),
         Some(Command::Replay(args)) => replay_cmd::replay_cmd(args),
         Some(Command::Sweep(args)) => replay_cmd::sweep_cmd(args),
         Some(Command::Policies) => policies(),
         Some(Command::Experiment(args)) => experiment_cmd::run(args),
-        Some(Command::Fs(cmd)) => fs_cmd::run(cmd),
+        Some(Command::Fs(group)) => {
+            open::set_lock(group.lock);
+            fs_cmd::run(group.command)
+        }
         Some(Command::KvBench(args)) => kv_bench_cmd::run(args),
     };
     match result {

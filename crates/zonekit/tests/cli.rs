@@ -546,3 +546,259 @@ fn trace_info_honours_filters_and_workloads() {
     let one = ok(&["trace", "info", &csv, "--volume", "1000"], d);
     assert!(one.contains("volumes          1\n") || one.contains("volumes          0\n"), "{one}");
 }
+
+// ---- image locks: shared for readers, exclusive for writers --------------------------------
+
+/// Holds a flock on an image from the test process, as another zonekit process would; the lock
+/// lasts while the file stays open.
+struct HeldLock {
+    _file: std::fs::File,
+}
+
+impl HeldLock {
+    fn take(path: &Path, op: libc::c_int) -> HeldLock {
+        use std::os::unix::io::AsRawFd;
+        let f = std::fs::File::open(path).unwrap();
+        // SAFETY: flock on an fd we own.
+        assert_eq!(unsafe { libc::flock(f.as_raw_fd(), op | libc::LOCK_NB) }, 0, "the test could not lock {}", path.display());
+        HeldLock { _file: f }
+    }
+}
+
+#[test]
+fn image_locks_let_readers_share_and_keep_writers_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let img = d.join("l.zk");
+    ok(&["device", "create", "l.zk", "--zones", "16", "--zone-size-mib", "2"], d);
+    ok(&["fs", "mkfs", "l.zk"], d);
+    std::fs::write(d.join("a.txt"), vec![b'a'; 5000]).unwrap();
+    ok(&["fs", "put", "l.zk", "a.txt"], d);
+    let before = std::fs::read(&img).unwrap();
+
+    // Another process writing: readers and writers are refused, naming the image.
+    let held = HeldLock::take(&img, libc::LOCK_EX);
+    for args in [&["fs", "ls", "l.zk"][..], &["fs", "cat", "l.zk", "a.txt"], &["device", "info", "l.zk"], &["fs", "put", "l.zk", "a.txt", "--name", "b"]] {
+        let e = refused(args, d);
+        assert!(e.contains("l.zk") && e.contains("in use by a writer"), "zonekit {args:?}: {e}");
+    }
+    // --force never replaces an image someone holds; the image stays as it was.
+    let e = refused(&["device", "create", "l.zk", "--zones", "8", "--force"], d);
+    assert!(e.contains("l.zk") && e.contains("in use"), "{e}");
+    drop(held);
+    assert!(std::fs::read(&img).unwrap() == before, "a refused create --force changed the image");
+
+    // Other readers: every read-only command runs beside them; writers are refused.
+    let held = HeldLock::take(&img, libc::LOCK_SH);
+    assert!(ok(&["fs", "ls", "l.zk"], d).contains("a.txt"));
+    ok(&["fs", "df", "l.zk"], d);
+    ok(&["fs", "fsck", "l.zk"], d);
+    ok(&["fs", "dump", "l.zk"], d);
+    assert_eq!(ok(&["fs", "cat", "l.zk", "a.txt"], d).len(), 5000);
+    ok(&["device", "info", "l.zk"], d);
+    ok(&["device", "report", "l.zk"], d);
+    for args in [&["fs", "put", "l.zk", "a.txt", "--name", "b"][..], &["device", "reset", "l.zk", "--all"], &["fs", "mkfs", "l.zk"]] {
+        let e = refused(args, d);
+        assert!(e.contains("l.zk") && e.contains("in use by readers"), "zonekit {args:?}: {e}");
+    }
+    let e = refused(&["device", "create", "l.zk", "--zones", "8", "--force"], d);
+    assert!(e.contains("in use by readers"), "{e}");
+    drop(held);
+    assert!(std::fs::read(&img).unwrap() == before, "refused writers changed the image");
+    // Nobody holds it: --force replaces it.
+    ok(&["device", "create", "l.zk", "--zones", "8", "--force"], d);
+    assert!(ok(&["device", "info", "l.zk"], d).contains("zones            8 "));
+}
+
+#[test]
+fn wait_flag_waits_for_the_lock_instead_of_failing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let img = d.join("w.zk");
+    ok(&["device", "create", "w.zk", "--zones", "16", "--zone-size-mib", "2"], d);
+    ok(&["fs", "mkfs", "w.zk"], d);
+    for args in [&["fs", "ls", "w.zk", "--wait"][..], &["device", "--wait", "open", "w.zk", "--zone", "3"], &["device", "create", "w.zk", "--force", "--wait"]] {
+        let held = HeldLock::take(&img, libc::LOCK_EX);
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(held);
+        });
+        let started = std::time::Instant::now();
+        ok(args, d);
+        assert!(started.elapsed() >= std::time::Duration::from_millis(250), "zonekit {args:?} did not wait for the lock");
+        release.join().unwrap();
+    }
+    // A bounded wait gives up with the same clear message.
+    let _held = HeldLock::take(&img, libc::LOCK_EX);
+    let started = std::time::Instant::now();
+    let e = refused(&["fs", "ls", "w.zk", "--wait=0.2"], d);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200), "--wait=0.2 gave up early");
+    assert!(e.contains("w.zk") && e.contains("in use by a writer") && e.contains("waited"), "{e}");
+}
+
+#[test]
+fn a_failed_create_leaves_no_file_and_keeps_the_old_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A file-size limit makes sizing the image fail after its file exists (SIGXFSZ ignored,
+    // so the write fails with EFBIG instead of killing the process).
+    let limited = |args: &str| {
+        Command::new("sh").arg("-c").arg(format!("trap '' XFSZ; ulimit -f 1024; exec \"$0\" {args}")).arg(env!("CARGO_BIN_EXE_zonekit")).current_dir(d).output().unwrap()
+    };
+    let out = limited("device create big.zk --zones 64 --zone-size-mib 8");
+    assert!(!out.status.success(), "create under a 1 MiB file-size limit should fail");
+    assert!(!d.join("big.zk").exists(), "a failed create left a file behind");
+    ok(&["device", "create", "old.zk", "--zones", "4", "--zone-size-mib", "1"], d);
+    let before = std::fs::read(d.join("old.zk")).unwrap();
+    let out = limited("device create old.zk --zones 64 --zone-size-mib 8 --force");
+    assert!(!out.status.success(), "create --force under a 1 MiB file-size limit should fail");
+    assert!(std::fs::read(d.join("old.zk")).unwrap() == before, "a failed create --force lost the old image");
+    let names: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 1, "a failed create --force left files behind: {names:?}");
+}
+
+/// A put is all or nothing: one that does not fit is refused before it writes and leaves the
+/// name free; `fs rm` and `fs mv` remove and rename (replacing, like mv(1)).
+#[test]
+fn fs_put_is_all_or_nothing_and_rm_mv_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "p.zk", "--zones", "16", "--zone-size-mib", "2"], d);
+    ok(&["fs", "mkfs", "p.zk"], d);
+    std::fs::write(d.join("huge"), vec![7u8; 40 << 20]).unwrap();
+    std::fs::write(d.join("small"), vec![9u8; 5000]).unwrap();
+    std::fs::write(d.join("other"), vec![3u8; 7000]).unwrap();
+    let e = refused(&["fs", "put", "p.zk", "huge", "--name", "f"], d);
+    assert!(e.contains("no space") && e.contains("f"), "{e}");
+    assert!(!ok(&["fs", "ls", "p.zk"], d).contains(" f "), "the refused put left a file");
+    ok(&["fs", "put", "p.zk", "small", "--name", "f"], d);
+    ok(&["fs", "put", "p.zk", "other", "--name", "g"], d);
+    ok(&["fs", "mv", "p.zk", "g", "h"], d);
+    let e = refused(&["fs", "cat", "p.zk", "g"], d);
+    assert!(e.contains("g: no such file"), "{e}");
+    assert_eq!(zonekit(&["fs", "cat", "p.zk", "h"], d).stdout, vec![3u8; 7000]);
+    ok(&["fs", "mv", "p.zk", "h", "f"], d);
+    assert_eq!(zonekit(&["fs", "cat", "p.zk", "f"], d).stdout, vec![3u8; 7000], "mv replaces its target");
+    ok(&["fs", "rm", "p.zk", "f"], d);
+    let e = refused(&["fs", "rm", "p.zk", "f"], d);
+    assert!(e.contains("f: no such file"), "{e}");
+    let e = refused(&["fs", "mv", "p.zk", "nope", "x"], d);
+    assert!(e.contains("nope: no such file"), "{e}");
+    assert!(ok(&["fs", "fsck", "p.zk"], d).contains("clean (0 files)"));
+}
+
+/// SIGKILL during `fs put` of a large file, at seeded random moments: afterwards the name either
+/// does not exist or holds the whole content, fsck is clean, and the name can be put again.
+#[test]
+fn fs_put_killed_at_random_moments_is_all_or_nothing() {
+    let seed: u64 = std::env::var("ZK_SEED").map_or(0x5EED_0012, |s| s.parse().unwrap());
+    println!("seed {seed} (ZK_SEED={seed})");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "k.zk", "--zones", "64", "--zone-size-mib", "2"], d);
+    ok(&["fs", "mkfs", "k.zk"], d);
+    let data: Vec<u8> = (0..24u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(d.join("big"), &data).unwrap();
+    // How long a whole put takes here, so the kills land inside it.
+    let started = std::time::Instant::now();
+    ok(&["fs", "put", "k.zk", "big", "--name", "timed"], d);
+    let put_ms = started.elapsed().as_millis().max(2) as u64;
+    ok(&["fs", "rm", "k.zk", "timed"], d);
+    let mut state = seed;
+    let mut outcomes = [0u32; 2];
+    for round in 0..6 {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        let delay_ms = (state >> 33) % put_ms;
+        let ctx = format!("seed {seed} (ZK_SEED={seed}), round {round}, kill after {delay_ms} of {put_ms} ms");
+        let name = format!("f{round}");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_zonekit"))
+            .args(["fs", "put", "k.zk", "big", "--name", &name])
+            .current_dir(d)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let fsck = ok(&["fs", "fsck", "k.zk"], d);
+        assert!(fsck.contains("clean"), "{ctx}: {fsck}");
+        let cat = zonekit(&["fs", "cat", "k.zk", &name], d);
+        if cat.status.success() {
+            assert!(cat.stdout == data, "{ctx}: {name} holds {} bytes, not the whole file", cat.stdout.len());
+            outcomes[1] += 1;
+        } else {
+            assert!(String::from_utf8_lossy(&cat.stderr).contains("no such file"), "{ctx}: {}", String::from_utf8_lossy(&cat.stderr));
+            outcomes[0] += 1;
+            ok(&["fs", "put", "k.zk", "big", "--name", &name], d);
+        }
+        ok(&["fs", "rm", "k.zk", &name], d);
+    }
+    println!("seed {seed}: killed puts left nothing {} times, the whole file {} times", outcomes[0], outcomes[1]);
+    assert!(ok(&["fs", "fsck", "k.zk"], d).contains("clean (0 files)"));
+}
+
+/// mkfs over a file system asks for --force; a device whose active-zone limit cannot run the
+/// file system is refused at mkfs; names and lifetime hints are validated.
+#[test]
+fn fs_mkfs_needs_force_and_bad_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "m.zk", "--zones", "16", "--zone-size-mib", "2"], d);
+    ok(&["fs", "mkfs", "m.zk"], d);
+    std::fs::write(d.join("a"), b"hello").unwrap();
+    ok(&["fs", "put", "m.zk", "a"], d);
+    let e = refused(&["fs", "mkfs", "m.zk"], d);
+    assert!(e.contains("m.zk") && e.contains("already holds a zonekit file system") && e.contains("--force"), "{e}");
+    assert!(ok(&["fs", "ls", "m.zk"], d).contains("a "), "a refused mkfs erased the file system");
+    ok(&["fs", "mkfs", "m.zk", "--force"], d);
+    assert!(ok(&["fs", "fsck", "m.zk"], d).contains("clean (0 files)"));
+    ok(&["device", "create", "l.zk", "--zones", "16", "--zone-size-mib", "2", "--open-max", "2", "--active-max", "2"], d);
+    let e = refused(&["fs", "mkfs", "l.zk"], d);
+    assert!(e.contains("2 active zones") && e.contains("at least 3"), "{e}");
+    let long = "n".repeat(5000);
+    for name in ["", "..", "x/../y", long.as_str()] {
+        let e = refused(&["fs", "put", "m.zk", "a", "--name", name], d);
+        assert!(e.contains("name"), "{name:?}: {e}");
+    }
+    let e = refused(&["fs", "put", "m.zk", "a", "--lifetime", "9"], d);
+    assert!(e.contains("lifetime") && e.contains('9'), "{e}");
+    assert!(ok(&["fs", "fsck", "m.zk"], d).contains("clean (0 files)"));
+}
+
+/// A flipped data byte is not returned: `fs cat` fails naming the file and the checksum, and
+/// `fs fsck` reports it (exit 1); the other files still read.
+#[test]
+fn fs_flipped_data_byte_fails_cat_and_fsck() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "s.zk", "--zones", "16", "--zone-size-mib", "2"], d);
+    ok(&["fs", "mkfs", "s.zk"], d);
+    std::fs::write(d.join("a.txt"), vec![b'a'; 10_000]).unwrap();
+    std::fs::write(d.join("b.txt"), vec![b'b'; 20_000]).unwrap();
+    ok(&["fs", "put", "s.zk", "a.txt"], d);
+    ok(&["fs", "put", "s.zk", "b.txt"], d);
+    let dump = ok(&["fs", "dump", "s.zk"], d);
+    // "b.txt (id …)" then its extents: "    zone Z  LBA L  N bytes".
+    let lba: usize = dump
+        .split("b.txt (")
+        .nth(1)
+        .and_then(|rest| rest.split("LBA").nth(1))
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .expect("the extent of b.txt in the dump");
+    // The image layout (crates/zonekit-device/src/emu/file.rs): block size u32 at byte 20 of the
+    // header, zone data (addressed by LBA) from the offset u64 at byte 104.
+    let mut image = std::fs::read(d.join("s.zk")).unwrap();
+    let block_bytes = u32::from_le_bytes(image[20..24].try_into().unwrap()) as usize;
+    let data_offset = u64::from_le_bytes(image[104..112].try_into().unwrap()) as usize;
+    image[data_offset + lba * block_bytes + 777] ^= 0x04;
+    std::fs::write(d.join("s.zk"), &image).unwrap();
+    let e = refused(&["fs", "cat", "s.zk", "b.txt"], d);
+    assert!(e.contains("b.txt") && e.contains("checksum"), "{e}");
+    assert_eq!(zonekit(&["fs", "cat", "s.zk", "a.txt"], d).stdout, vec![b'a'; 10_000]);
+    let out = zonekit(&["fs", "fsck", "s.zk"], d);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "fsck passed a damaged extent: {report}");
+    assert!(report.contains("b.txt") && report.contains("checksum"), "{report}");
+}

@@ -24,15 +24,24 @@
 //! zone's written blocks is never read (it reads as zeros), so a torn write past the write
 //! pointer is harmless. Reset punches a hole over the zone only after its record is durable
 //! (and not at all when the behaviour keeps old data past the write pointer, as null_blk does).
+//!
+//! Locks: an open device holds a `flock` on its image for as long as it lives, taken before
+//! anything is read: shared when opened read-only (the file is opened `O_RDONLY` and every
+//! mutating call is refused), exclusive when read-write or just created. A held lock fails the
+//! open with [`DeviceError::ImageInUse`], or is waited for when the caller asks. Replacing an
+//! image ([`FileDevice::replace`]) takes the old image's exclusive lock, builds the new one
+//! beside it and renames it over the name; an open that locked a file the name no longer
+//! refers to opens the name again.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
+use std::fs::{self, File};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::zones::{DurableZone, ZoneTable};
 use super::{Emulator, FileDevice, Media, ZoneRecord};
-use crate::{AutoClose, DeviceError, Geometry, Result, ZoneBehavior, ZoneState};
+use crate::{AutoClose, DeviceError, Geometry, LockHolder, OpenOptions, Result, ZoneBehavior, ZoneState};
 
 const MAGIC: &[u8; 16] = b"ZONEKIT-EMU-DEV\0";
 const VERSION: u32 = 1;
@@ -165,11 +174,17 @@ pub struct FileMedia {
     file: File,
     path: PathBuf,
     header: ImageHeader,
+    /// Opened read-only (under a shared lock): every mutating call is refused.
+    read_only: bool,
 }
 
 impl FileMedia {
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// The preset the image was created from (may be empty).
@@ -208,6 +223,9 @@ impl Media for FileMedia {
     }
 
     fn sync_data(&mut self) -> Result<()> {
+        if self.read_only {
+            return Ok(()); // nothing was written through this handle
+        }
         self.file.sync_data().map_err(|e| self.err("sync", e))
     }
 
@@ -218,28 +236,145 @@ impl Media for FileMedia {
         }
         self.file.sync_data().map_err(|e| self.err("sync zone records", e))
     }
+
+    fn check_writable(&self, what: &'static str) -> Result<()> {
+        if self.read_only {
+            return Err(DeviceError::ReadOnlyDevice { path: self.path.clone(), what });
+        }
+        Ok(())
+    }
 }
 
-fn lock_exclusive(file: &File, path: &Path) -> Result<()> {
+/// How often a waiting open retries the lock: flock has no timeout of its own.
+const LOCK_POLL: Duration = Duration::from_millis(20);
+
+/// Takes `file`'s flock, shared or exclusive, waiting up to `wait` (None: not at all).
+///
+/// flock locks belong to the open file, so they hold between two opens in one process as
+/// between two processes, and the kernel drops them when a process dies, however it dies.
+/// (The wall clock here only bounds a wait for another process; nothing simulated reads it.)
+fn lock(file: &File, path: &Path, exclusive: bool, wait: Option<Duration>) -> Result<()> {
+    let op = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH };
+    let started = Instant::now();
+    // A wait too long for an Instant is a wait without a deadline.
+    let deadline = wait.map(|w| started.checked_add(w));
+    loop {
+        // SAFETY: flock on an fd we own; it touches no memory of ours.
+        if unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) } == 0 {
+            return Ok(());
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(DeviceError::io(format!("{}: lock", path.display()), error));
+        }
+        let now = Instant::now();
+        match deadline {
+            Some(Some(deadline)) if now < deadline => std::thread::sleep(LOCK_POLL.min(deadline - now)),
+            Some(None) => std::thread::sleep(LOCK_POLL),
+            _ => return Err(DeviceError::ImageInUse { path: path.to_path_buf(), holder: holder(file, exclusive), waited: wait.map(|_| started.elapsed()) }),
+        }
+    }
+}
+
+/// Who holds the lock we could not take. A shared request is refused only by a writer; for an
+/// exclusive one, a shared probe tells readers (it succeeds) from a writer. Only the message
+/// depends on it, so the race with holders coming and going does not matter.
+fn holder(file: &File, exclusive: bool) -> LockHolder {
+    if !exclusive {
+        return LockHolder::Writer;
+    }
     // SAFETY: flock on an fd we own.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc != 0 {
-        return Err(DeviceError::BadImage { path: path.to_path_buf(), reason: "the image is in use by another process".into() });
+    unsafe {
+        if libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) == 0 {
+            libc::flock(file.as_raw_fd(), libc::LOCK_UN);
+            return LockHolder::Readers;
+        }
+    }
+    LockHolder::Writer
+}
+
+/// Opens the image at `path` and locks it: shared to read, exclusive to write.
+///
+/// If the name was given to a new image while we waited ([`FileDevice::replace`] renames one
+/// over it), the lock we got is on the old, unlinked file: open the name again, so the lock
+/// held is always on the image the name refers to.
+fn open_locked(path: &Path, write: bool, exclusive: bool, wait: Option<Duration>) -> Result<File> {
+    let started = Instant::now();
+    loop {
+        let file = fs::OpenOptions::new().read(true).write(write).open(path).map_err(|e| DeviceError::io(format!("{}: open", path.display()), e))?;
+        let left = wait.map(|w| w.saturating_sub(started.elapsed()));
+        lock(&file, path, exclusive, left).map_err(|e| match e {
+            // Name the whole wait, not the last attempt's share of it.
+            DeviceError::ImageInUse { path, holder, waited: Some(_) } => DeviceError::ImageInUse { path, holder, waited: Some(started.elapsed()) },
+            e => e,
+        })?;
+        let locked = file.metadata().map_err(|e| DeviceError::io(format!("{}: stat", path.display()), e))?;
+        let named = fs::metadata(path).map_err(|e| DeviceError::io(format!("{}: stat after locking", path.display()), e))?;
+        if (locked.dev(), locked.ino()) == (named.dev(), named.ino()) {
+            return Ok(file);
+        }
+    }
+}
+
+fn check_create(geometry: &Geometry, preset: &str) -> Result<()> {
+    geometry.validate()?;
+    if preset.len() > PRESET_NAME_BYTES {
+        return Err(DeviceError::InvalidArgument(format!("preset name {preset:?} is longer than {PRESET_NAME_BYTES} bytes")));
     }
     Ok(())
 }
 
 impl FileDevice {
-    /// Creates a new image at `path` (refusing to overwrite an existing file).
+    /// Creates a new image at `path` (refusing to overwrite an existing file). A create that
+    /// fails part-way removes the file it made.
     pub fn create(path: &Path, geometry: Geometry, behavior: ZoneBehavior, preset: &str) -> Result<FileDevice> {
-        geometry.validate()?;
-        if preset.len() > PRESET_NAME_BYTES {
-            return Err(DeviceError::InvalidArgument(format!("preset name {preset:?} is longer than {PRESET_NAME_BYTES} bytes")));
+        check_create(&geometry, preset)?;
+        let file = fs::OpenOptions::new().read(true).write(true).create_new(true).open(path).map_err(|e| DeviceError::io(format!("{}: create", path.display()), e))?;
+        FileDevice::init(file, path, path, geometry, behavior, preset).inspect_err(|_| {
+            // create_new made this file, so it is ours to remove; an error here would hide
+            // the one that matters.
+            let _ = fs::remove_file(path);
+        })
+    }
+
+    /// Creates a new image at `path`, replacing the file there (what `device create --force`
+    /// does), but never one another open holds: the old image's exclusive lock is taken
+    /// first, waiting up to `wait` for it. The new image is built beside the old one and
+    /// renamed over it, so a failed replace leaves the old image as it was and no new file.
+    pub fn replace(path: &Path, geometry: Geometry, behavior: ZoneBehavior, preset: &str, wait: Option<Duration>) -> Result<FileDevice> {
+        check_create(&geometry, preset)?;
+        // Read-only is enough to lock, and lets a file we may not write still be replaced
+        // when the directory allows it, as `rm` would.
+        let old = match open_locked(path, false, true, wait) {
+            Ok(old) => Some(old),
+            Err(DeviceError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        let mut name = std::ffi::OsString::from(".");
+        name.push(path.file_name().ok_or_else(|| DeviceError::InvalidArgument(format!("{}: not a file name", path.display())))?);
+        name.push(format!(".new-{}", std::process::id()));
+        let temp = path.with_file_name(name);
+        let file = fs::OpenOptions::new().read(true).write(true).create_new(true).open(&temp).map_err(|e| DeviceError::io(format!("{}: create", temp.display()), e))?;
+        let built = FileDevice::init(file, &temp, path, geometry, behavior, preset)
+            .and_then(|dev| fs::rename(&temp, path).map(|()| dev).map_err(|e| DeviceError::io(format!("{}: rename {} over it", path.display(), temp.display()), e)));
+        if built.is_err() {
+            let _ = fs::remove_file(&temp);
         }
-        let file = OpenOptions::new().read(true).write(true).create_new(true).open(path).map_err(|e| DeviceError::io(format!("{}: create", path.display()), e))?;
-        lock_exclusive(&file, path)?;
+        // Released only now, once the name is the new image's: an open that waited on the
+        // old one sees the name moved and opens the new one.
+        drop(old);
+        built
+    }
+
+    /// Writes a fresh image into `file` (just created at `at`, to be known as `path`) and
+    /// holds it exclusively.
+    fn init(file: File, at: &Path, path: &Path, geometry: Geometry, behavior: ZoneBehavior, preset: &str) -> Result<FileDevice> {
+        lock(&file, at, true, None)?;
         let header = ImageHeader::new(geometry, behavior, preset);
-        let io = |what: &str, e| DeviceError::io(format!("{}: {what}", path.display()), e);
+        let io = |what: &str, e| DeviceError::io(format!("{}: {what}", at.display()), e);
         file.set_len(header.image_len()).map_err(|e| io("set length", e))?;
         let table = ZoneTable::new(geometry, behavior);
         let mut records = vec![0u8; geometry.zone_count as usize * RECORD_BYTES];
@@ -250,24 +385,32 @@ impl FileDevice {
         file.write_all_at(&records, header.records_offset).map_err(|e| io("write zone records", e))?;
         file.write_all_at(&header.encode(), 0).map_err(|e| io("write header", e))?;
         file.sync_all().map_err(|e| io("sync", e))?;
-        let media = FileMedia { file, path: path.to_path_buf(), header };
+        let media = FileMedia { file, path: path.to_path_buf(), header, read_only: false };
         Ok(Emulator::from_parts(table, media, vec![0; geometry.zone_count as usize]))
     }
 
-    /// Opens an existing image, restoring every zone's durable state and write pointer.
+    /// Opens an existing image read-write, restoring every zone's durable state and write
+    /// pointer; fails at once if another open holds it.
     pub fn open(path: &Path) -> Result<FileDevice> {
-        FileDevice::open_with(path, false)
+        FileDevice::open_with(path, false, &OpenOptions::default())
+    }
+
+    /// Opens an existing image read-only (shared lock: other readers may open it, writers may
+    /// not) or read-write (exclusive lock), waiting for the lock as `options` says.
+    pub fn open_with_options(path: &Path, options: &OpenOptions) -> Result<FileDevice> {
+        FileDevice::open_with(path, false, options)
     }
 
     /// Opens an image as a drive coming back from a power cycle: open zones return Closed
     /// (Empty when nothing was written).
     pub fn open_power_cycled(path: &Path) -> Result<FileDevice> {
-        FileDevice::open_with(path, true)
+        FileDevice::open_with(path, true, &OpenOptions::default())
     }
 
-    fn open_with(path: &Path, power_cycle: bool) -> Result<FileDevice> {
+    fn open_with(path: &Path, power_cycle: bool, options: &OpenOptions) -> Result<FileDevice> {
         let bad = |reason: String| DeviceError::BadImage { path: path.to_path_buf(), reason };
-        let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| DeviceError::io(format!("{}: open", path.display()), e))?;
+        // Locked before anything is read: a writer may be in the middle of changing it.
+        let file = open_locked(path, !options.read_only, !options.read_only, options.wait)?;
         let len = file.metadata().map_err(|e| DeviceError::io(format!("{}: stat", path.display()), e))?.len();
         if len < HEADER_BYTES {
             return Err(bad(format!("{len} bytes is too small to be a zonekit device image")));
@@ -278,7 +421,6 @@ impl FileDevice {
         if len < header.image_len() {
             return Err(bad(format!("image is truncated: {len} bytes, the geometry needs {}", header.image_len())));
         }
-        lock_exclusive(&file, path)?;
         let geometry = header.geometry;
         let mut raw = vec![0u8; geometry.zone_count as usize * RECORD_BYTES];
         file.read_exact_at(&mut raw, header.records_offset).map_err(|e| DeviceError::io(format!("{}: read zone records", path.display()), e))?;
@@ -286,7 +428,7 @@ impl FileDevice {
         let durable: Vec<DurableZone> = records.iter().map(|r| r.zone).collect();
         let table = ZoneTable::restore(geometry, header.behavior, &durable, power_cycle).map_err(bad)?;
         let resets = records.iter().map(|r| r.resets).collect();
-        let media = FileMedia { file, path: path.to_path_buf(), header };
+        let media = FileMedia { file, path: path.to_path_buf(), header, read_only: options.read_only };
         Ok(Emulator::from_parts(table, media, resets))
     }
 

@@ -51,6 +51,11 @@ pub trait Media {
     fn sync_data(&mut self) -> Result<()>;
     /// Makes the given zone records durable. The data they cover is already durable.
     fn persist(&mut self, records: &[(u32, ZoneRecord)]) -> Result<()>;
+    /// Refuses `what` (a mutating call) on a medium opened read-only. The emulator asks before
+    /// it touches the zone table, so a refused call changes nothing.
+    fn check_writable(&self, _what: &'static str) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// An emulated zoned device: exact ZNS zone semantics over a [`Media`].
@@ -82,12 +87,14 @@ impl<M: Media> Emulator<M> {
 
     /// Fault injection: the zone becomes Read Only (durably).
     pub fn inject_read_only(&mut self, zone: ZoneId) -> Result<()> {
+        self.media.check_writable("inject read-only")?;
         self.table.set_read_only(zone)?;
         self.persist_zone(zone.0)
     }
 
     /// Fault injection: a Read Only zone goes Offline (durably); its data is gone.
     pub fn inject_offline(&mut self, zone: ZoneId) -> Result<()> {
+        self.media.check_writable("inject offline")?;
         self.table.set_offline(zone)?;
         self.persist_zone(zone.0)?;
         self.media.discard(zone.0)
@@ -117,6 +124,10 @@ impl<M: Media> Emulator<M> {
 
     #[inline]
     fn store(&mut self, target: WriteTarget, data: &[u8]) -> Result<crate::emu::zones::WriteSlot> {
+        self.media.check_writable(match target {
+            WriteTarget::At(_) => "write",
+            WriteTarget::Append(_) => "append",
+        })?;
         let blocks = self.table.geometry().blocks_in(data.len())?;
         let slot = self.table.begin_write(target, blocks)?;
         let block_size = self.table.geometry().block_size_bytes as u64;
@@ -195,6 +206,7 @@ impl<M: Media> ZonedDevice for Emulator<M> {
     }
 
     fn manage(&mut self, action: ZoneAction, zone: ZoneId) -> Result<()> {
+        self.media.check_writable(action.name())?;
         if action != ZoneAction::Reset && zone.0 < self.dirty.len() as u32 && self.dirty[zone.0 as usize] {
             // The zone's record, persisted below, will cover its data: make that durable first.
             self.media.sync_data()?;
