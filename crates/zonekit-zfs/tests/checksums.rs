@@ -161,3 +161,26 @@ fn an_image_of_the_previous_format_is_refused_clearly() {
     let e = Zfs::mount_read_only(dev, FsConfig::default()).err().expect("a version-1 image must be refused");
     assert!(e.to_string().contains("format version 1") && e.to_string().contains("version 2"), "{e}");
 }
+
+/// An extent is verified whole once per mount; later small reads of it read only the blocks
+/// they need (a 4 KiB read of a verified 1 MiB extent must not read 1 MiB again).
+#[test]
+fn a_verified_extent_is_not_read_whole_again() {
+    let mut fs = Zfs::mkfs(device(), FsConfig::default()).unwrap();
+    fs.create("big", 2).unwrap();
+    fs.append("big", &content("big", 200_000)).unwrap();
+    fs.sync("big").unwrap();
+    let mut fs = remount_read_only(fs);
+    let mut buf = vec![0u8; 4096];
+    let read_bytes = |fs: &Zfs<MemDevice>| fs.device().stats().reads.bytes;
+    let before = read_bytes(&fs);
+    fs.read_at("big", 100_000, &mut buf).unwrap();
+    let first = read_bytes(&fs) - before;
+    assert!(first >= 100_000, "the first read verifies the whole extent ({first} bytes read)");
+    assert_eq!(buf, content("big", 200_000)[100_000..104_096]);
+    let before = read_bytes(&fs);
+    fs.read_at("big", 150_000, &mut buf).unwrap();
+    let again = read_bytes(&fs) - before;
+    assert!(again <= 2 * 4096, "a verified extent reads only its blocks ({again} bytes read)");
+    assert_eq!(buf, content("big", 200_000)[150_000..154_096]);
+}
