@@ -4,22 +4,12 @@
 use std::collections::BTreeMap;
 
 use zonekit_base::Rng;
-use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
+use zonekit_device::{MemDevice, ZonedDevice};
 use zonekit_zfs::alloc::{first_fit::FIRST_FIT, lifetime::LIFETIME, zenfs::ZENFS};
 use zonekit_zfs::fs::{FsConfig, FsError, Zfs};
 
-fn device(zones: u32, zone_blocks: u64) -> MemDevice {
-    let g = Geometry {
-        block_size_bytes: 4096,
-        zone_size_blocks: zone_blocks,
-        zone_capacity_blocks: zone_blocks,
-        zone_count: zones,
-        conventional_zone_count: 0,
-        open_zones_max: Some(12),
-        active_zones_max: Some(12),
-    };
-    MemDevice::new(g, ZoneBehavior::QEMU_NVME, StorageMode::Data).unwrap()
-}
+mod common;
+use common::device;
 
 fn seeds(n: u64) -> Vec<u64> {
     match std::env::var("ZK_SEED") {

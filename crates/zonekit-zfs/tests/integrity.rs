@@ -6,25 +6,15 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use zonekit_device::fault::{FaultOn, FaultyDevice};
-use zonekit_device::{DeviceError, DeviceStats, Geometry, Lba, MemDevice, StorageMode, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZonedDevice};
+use zonekit_device::{DeviceError, DeviceStats, Geometry, Lba, MemDevice, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZonedDevice};
 use zonekit_zfs::fs::{FsConfig, FsError, Zfs};
 use zonekit_zfs::metalog::{LogError, MetaLog, Record};
 use zonekit_zfs::FileTable;
 
-const BLOCK_BYTES: usize = 4096;
+mod common;
+use common::device;
 
-fn device(zones: u32, zone_blocks: u64) -> MemDevice {
-    let g = Geometry {
-        block_size_bytes: BLOCK_BYTES as u32,
-        zone_size_blocks: zone_blocks,
-        zone_capacity_blocks: zone_blocks,
-        zone_count: zones,
-        conventional_zone_count: 0,
-        open_zones_max: Some(12),
-        active_zones_max: Some(12),
-    };
-    MemDevice::new(g, ZoneBehavior::QEMU_NVME, StorageMode::Data).unwrap()
-}
+const BLOCK_BYTES: usize = 4096;
 
 /// Wraps a device shared with the test (so the test can inspect it after a failed mount
 /// consumed the wrapper): flips one byte of what reads return at a chosen place (media

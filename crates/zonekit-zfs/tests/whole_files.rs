@@ -5,21 +5,11 @@
 
 use zonekit_base::Rng;
 use zonekit_device::fault::{FaultOn, FaultyDevice};
-use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
+use zonekit_device::MemDevice;
 use zonekit_zfs::fs::{FsConfig, FsError, Zfs};
 
-fn device_with_limits(zones: u32, zone_blocks: u64, active_max: Option<u32>) -> MemDevice {
-    let g = Geometry {
-        block_size_bytes: 4096,
-        zone_size_blocks: zone_blocks,
-        zone_capacity_blocks: zone_blocks,
-        zone_count: zones,
-        conventional_zone_count: 0,
-        open_zones_max: active_max,
-        active_zones_max: active_max,
-    };
-    MemDevice::new(g, ZoneBehavior::QEMU_NVME, StorageMode::Data).unwrap()
-}
+mod common;
+use common::device_with_limits;
 
 fn device(zones: u32, zone_blocks: u64) -> MemDevice {
     device_with_limits(zones, zone_blocks, Some(12))
