@@ -222,8 +222,9 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     for r in recs.by_ref() {
         let r = r?;
         match r.op {
-            Op::Read => (reads, read_bytes) = (reads + 1, read_bytes + r.len_bytes),
-            Op::Write => (writes, write_bytes) = (writes + 1, write_bytes + r.len_bytes),
+            // Byte totals past 2^64 are impossible traffic: a size in the wrong unit, not a sum to wrap.
+            Op::Read => (reads, read_bytes) = (reads + 1, read_bytes.checked_add(r.len_bytes).context(too_big(&path, reads + writes))?),
+            Op::Write => (writes, write_bytes) = (writes + 1, write_bytes.checked_add(r.len_bytes).context(too_big(&path, reads + writes))?),
         }
         t0 = t0.min(r.time_us);
         t1 = t1.max(r.time_us);
@@ -254,12 +255,17 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
         println!("non-data         {} entries that are not reads or writes (ignored)", stats.non_data);
     }
     if stats.skipped_total() > 0 {
-        println!("skipped          {} malformed records: {:?}", stats.skipped_total(), stats.skipped);
+        let by_field: Vec<String> = stats.skipped.iter().map(|(field, n)| format!("{n} bad {field}")).collect();
+        println!("skipped          {} malformed records ({})", stats.skipped_total(), by_field.join(", "));
         for e in &stats.skipped_examples {
             println!("                 e.g. {e}");
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn too_big(path: &Path, record: u64) -> String {
+    format!("{}: record {record}: the request sizes add up to more than 2^64 bytes (sizes in another unit than the format assumes?)", path.display())
 }
 
 /// A note on a time span no real trace has: every record at one instant, or centuries.

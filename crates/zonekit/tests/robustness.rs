@@ -55,6 +55,7 @@ fn every_subcommand_refuses_bad_input_clearly() {
     std::fs::create_dir(d.join("adir")).unwrap();
     std::fs::write(d.join("empty"), b"").unwrap();
     std::fs::write(d.join("text.txt"), b"hello, this is not a trace\nnor an image\n").unwrap();
+    std::fs::write(d.join("huge.csv"), b"0,W,0,18446744073709551615,1\n0,W,0,4096,2\n").unwrap();
 
     // Generated damage: truncations and bit flips of the binary trace and of the image.
     let mut state = seed | 1;
@@ -97,6 +98,7 @@ fn every_subcommand_refuses_bad_input_clearly() {
         (&["trace", "info", "flip.zkt"], "flip.zkt"),
         (&["trace", "info", "bad.csv"], "bad.csv"),
         (&["trace", "info", "good.csv", "--format", "nope"], "nope"),
+        (&["trace", "info", "huge.csv", "--format", "alibaba"], "huge.csv: record 1"),
         (&["trace", "info", "good.csv", "--sample", "0/0"], "0/0"),
         (&["trace", "info", "good.csv", "--window", "9:1"], "9:1"),
         (&["trace", "convert", "bad.csv", "-o", "x.zkt"], "bad.csv"),
