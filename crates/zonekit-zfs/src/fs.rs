@@ -227,10 +227,14 @@ impl<D: ZonedDevice> Zfs<D> {
     pub fn mkfs(mut dev: D, config: FsConfig) -> Result<Zfs<D>, FsError> {
         let (data, meta) = data_zones(&mut dev)?;
         check_limits(&dev)?;
+        // The empty file system commits first (over an old one, atomically: see
+        // `MetaLog::format`); only then are the old data zones erased. A crash in between
+        // leaves the new file system with zones written but never committed, which mount
+        // resets like any other crash leftover.
+        let log = MetaLog::format(&mut dev, meta)?;
         for z in &data {
             dev.reset_zone(ZoneId(*z))?;
         }
-        let log = MetaLog::format(&mut dev, meta)?;
         Zfs::assemble(dev, log, FileTable::default(), meta, config, false)
     }
 

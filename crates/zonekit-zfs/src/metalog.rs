@@ -320,6 +320,15 @@ fn parse_header(b: &[u8]) -> Result<Option<u64>, u32> {
 impl MetaLog {
     /// Formats the two zones: generation 1 holding an empty, committed file table.
     pub fn format(dev: &mut dyn ZonedDevice, zones: [ZoneId; 2]) -> Result<MetaLog, LogError> {
+        // Over a log that recovers, the new, empty generation commits in the zone the old one
+        // is not using, as a roll-over does: until that commit the old state is what mounts,
+        // after it the new one, so a crash in between leaves one of them whole.
+        if let Ok((old, _)) = MetaLog::recover(dev, zones) {
+            let mut log = MetaLog::empty(dev, zones, 1 - old.active, old.generation + 1);
+            log.writable = true;
+            log.start_generation(dev, &[])?;
+            return Ok(log);
+        }
         for z in zones {
             dev.reset_zone(z)?;
         }

@@ -228,3 +228,55 @@ fn killed_rm_and_gc_are_all_or_nothing() {
     let resets = info.lines().find(|l| l.starts_with("zone resets")).unwrap_or("zone resets ?").to_string();
     eprintln!("killed rm/put rounds (ZK_SEED={seed}): {whole} left the operation done, {absent} left it undone; {resets}");
 }
+
+/// SIGKILL during `fs mkfs --force` over a file system: afterwards the device holds either the
+/// old file system, whole, or the new empty one; never neither.
+#[test]
+fn killed_mkfs_leaves_the_old_or_the_new_file_system() {
+    let seed = seed();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    run(d, &["device", "create", "m.zk", "--zones", "64", "--zone-size-mib", "1"]);
+    run(d, &["fs", "mkfs", "m.zk"]);
+    let data: Vec<u8> = (0..3_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+    std::fs::write(d.join("src"), &data).unwrap();
+    run(d, &["fs", "put", "m.zk", "src", "--name", "old"]);
+    let image = std::fs::read(d.join("m.zk")).unwrap();
+    // Timed on a restored copy, as every round runs on one (a rewritten image is no longer sparse).
+    std::fs::write(d.join("m.zk"), &image).unwrap();
+    let started = std::time::Instant::now();
+    run(d, &["fs", "mkfs", "m.zk", "--force"]);
+    let mkfs_us = started.elapsed().as_micros().max(100) as u64;
+    let mut state = seed | 1;
+    let (mut old, mut new) = (0, 0);
+    for round in 0..16 {
+        std::fs::write(d.join("m.zk"), &image).unwrap();
+        let delay_us = next(&mut state) % (mkfs_us + mkfs_us / 2);
+        let ctx = format!("ZK_SEED={seed}, round {round}, kill after {delay_us} of {mkfs_us} µs");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_zonekit"))
+            .args(["fs", "mkfs", "m.zk", "--force"])
+            .current_dir(d)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_micros(delay_us));
+        let _ = child.kill();
+        child.wait().unwrap();
+        let ls = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(["fs", "ls", "m.zk"]).current_dir(d).output().unwrap();
+        assert!(ls.status.success(), "{ctx}: neither file system: {}", String::from_utf8_lossy(&ls.stderr));
+        match cat(d, "m.zk", "old") {
+            Some(bytes) => {
+                assert!(bytes == data, "{ctx}: the old file system's file is damaged");
+                old += 1;
+            }
+            None => new += 1,
+        }
+        if std::env::var("ZK_VERBOSE").is_ok() {
+            eprintln!("{ctx}: old {old} new {new}");
+        }
+        let fsck = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(["fs", "fsck", "m.zk"]).current_dir(d).output().unwrap();
+        assert!(fsck.status.success(), "{ctx}: fsck: {}", String::from_utf8_lossy(&fsck.stdout));
+    }
+    eprintln!("killed mkfs (ZK_SEED={seed}): the old file system {old} times, the new one {new} times");
+}
