@@ -308,7 +308,8 @@ fn intact(block: &[u8]) -> bool {
 /// A header block's generation; `Err(version)` for a valid header of another format version;
 /// `Ok(None)` for no valid header.
 fn parse_header(b: &[u8]) -> Result<Option<u64>, u32> {
-    if &b[0..12] != HEADER_MAGIC || crc32fast::hash(&b[..28]) != u32::from_le_bytes(b[28..32].try_into().unwrap()) {
+    // The writer zeroes the rest of the block: anything else there is damage, not a header.
+    if &b[0..12] != HEADER_MAGIC || crc32fast::hash(&b[..28]) != u32::from_le_bytes(b[28..32].try_into().unwrap()) || b[32..].iter().any(|&x| x != 0) {
         return Ok(None);
     }
     match u32::from_le_bytes(b[12..16].try_into().unwrap()) {
