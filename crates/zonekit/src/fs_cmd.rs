@@ -168,7 +168,8 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
             let mut fs = mount(&a.device)?;
             // All or nothing: a temporary name, synced, then one atomic rename (Zfs::put).
             fs.put(&name, a.lifetime, &data).with_context(|| format!("putting {} ({} bytes) as {name:?}", a.source.display(), data.len()))?;
-            println!("{name}: {} bytes", data.len());
+            let relocated = fs.gc_relocations();
+            println!("{name}: {} bytes{}", data.len(), if relocated > 0 { format!(" (GC relocated {relocated} zones to make room)") } else { String::new() });
         }
         FsCommand::Rm(a) => {
             let mut fs = mount(&a.device)?;
