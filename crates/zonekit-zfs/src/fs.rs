@@ -534,15 +534,7 @@ impl<D: ZonedDevice> Zfs<D> {
     /// Reads a whole extent of file `name` and verifies it: below the zone's write pointer and
     /// matching its checksum. Returns exactly its `len_bytes` bytes.
     fn read_extent(&mut self, name: &str, e: &Extent) -> Result<Vec<u8>, FsError> {
-        let bs = self.block_bytes;
-        let blocks = e.len_bytes.div_ceil(bs);
-        let zone_start = self.dev.geometry().zone_start(ZoneId(e.zone)).0;
-        let written = self.zones.get(&e.zone).map_or(0, |u| u.written_blocks);
-        if e.lba < zone_start || e.lba + blocks > zone_start + written {
-            return Err(FsError::PastWritePointer { name: name.into(), zone: e.zone, lba: e.lba, blocks, write_pointer: zone_start + written });
-        }
-        let mut data = vec![0u8; (blocks * bs) as usize];
-        self.dev.read(Lba(e.lba), &mut data)?;
+        let mut data = self.read_extent_blocks(name, e, 0, e.len_bytes)?;
         data.truncate(e.len_bytes as usize);
         let computed = crc32fast::hash(&data);
         if computed != e.crc32 {
@@ -553,18 +545,25 @@ impl<D: ZonedDevice> Zfs<D> {
 
     /// Bytes `from..from + out.len()` of an extent verified earlier: only the blocks they lie in.
     fn read_verified(&mut self, name: &str, e: &Extent, from: u64, out: &mut [u8]) -> Result<(), FsError> {
+        let blocks = self.read_extent_blocks(name, e, from, from + out.len() as u64)?;
+        let skip = (from % self.block_bytes) as usize;
+        out.copy_from_slice(&blocks[skip..skip + out.len()]);
+        Ok(())
+    }
+
+    /// The whole blocks holding bytes `from..to` of an extent, refused if any of them lies
+    /// past its zone's write pointer (never zeros).
+    fn read_extent_blocks(&mut self, name: &str, e: &Extent, from: u64, to: u64) -> Result<Vec<u8>, FsError> {
         let bs = self.block_bytes;
         let zone_start = self.dev.geometry().zone_start(ZoneId(e.zone)).0;
         let written = self.zones.get(&e.zone).map_or(0, |u| u.written_blocks);
-        let (first, last) = (e.lba + from / bs, e.lba + (from + out.len() as u64).div_ceil(bs));
-        if first < zone_start || last > zone_start + written {
+        let (first, last) = (e.lba + from / bs, e.lba + to.div_ceil(bs));
+        if e.lba < zone_start || last > zone_start + written {
             return Err(FsError::PastWritePointer { name: name.into(), zone: e.zone, lba: e.lba, blocks: e.len_bytes.div_ceil(bs), write_pointer: zone_start + written });
         }
-        let mut blocks = vec![0u8; ((last - first) * bs) as usize];
-        self.dev.read(Lba(first), &mut blocks)?;
-        let skip = (from % bs) as usize;
-        out.copy_from_slice(&blocks[skip..skip + out.len()]);
-        Ok(())
+        let mut data = vec![0u8; ((last - first) * bs) as usize];
+        self.dev.read(Lba(first), &mut data)?;
+        Ok(data)
     }
 
     /// Zones that are partly written and not full (they hold active resources).

@@ -3,7 +3,8 @@
 //! subcommand. Each must exit non-zero with a message that names the input, and never panic.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 /// Seed of the generated rows; a failure prints it (`ZK_SEED=<n>` reruns that case).
 fn seed() -> u64 {
@@ -20,7 +21,7 @@ fn next(state: &mut u64) -> u64 {
 
 /// Runs zonekit and checks the refusal: non-zero exit, no panic, and `names` in the message.
 fn refused(d: &Path, args: &[&str], names: &str, seed: u64) -> Result<(), String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(d).output().expect("run zonekit");
+    let out = zonekit(d, args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if out.status.success() {
         return Err(format!("zonekit {args:?} succeeded (ZK_SEED={seed})"));
@@ -35,7 +36,7 @@ fn refused(d: &Path, args: &[&str], names: &str, seed: u64) -> Result<(), String
 }
 
 fn run(d: &Path, args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(d).output().expect("run zonekit");
+    let out = zonekit(d, args);
     assert!(out.status.success(), "zonekit {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -148,38 +149,50 @@ fn kv_bench_fails_when_its_runs_fail_for_another_reason_than_space() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("plugin.so"), b"").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_zonekit"))
-        .args(["kv-bench", "--plugin", "plugin.so", "--db-bench", "/bin/false", "--configs", "both", "--keys", "0.001", "--no-reference", "--out", "kv"])
-        .current_dir(d)
-        .output()
-        .unwrap();
+    let out = zonekit(d, &["kv-bench", "--plugin", "plugin.so", "--db-bench", "/bin/false", "--configs", "both", "--keys", "0.001", "--no-reference", "--out", "kv"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("1 runs failed for another reason than space") && stderr.contains("both at 0.001 M keys"), "{stderr}");
     assert!(d.join("kv/results.csv").exists(), "the rows are still written");
 }
 
+fn zonekit(d: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(d).output().expect("run zonekit")
+}
+
 fn cat(d: &Path, image: &str, name: &str) -> Option<Vec<u8>> {
-    let out = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(["fs", "cat", image, name]).current_dir(d).output().unwrap();
+    let out = zonekit(d, &["fs", "cat", image, name]);
     out.status.success().then_some(out.stdout)
 }
 
-/// Kills `args` after `delay_ms` (or lets it finish first).
-fn kill_after(d: &Path, args: &[&str], delay_ms: u64) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(d).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+/// Kills `args` with SIGKILL after `delay` (or lets it finish first).
+fn kill_after(d: &Path, args: &[&str], delay: Duration) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(d).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    std::thread::sleep(delay);
     let _ = child.kill();
     child.wait().unwrap();
 }
 
-/// SIGKILL during `fs rm` and during puts that keep GC busy: afterwards fsck is clean, every
-/// other file reads back whole, and the operation is all or nothing.
+/// How long `args` takes to run whole, in µs (at least 100): the span kills are spread over.
+fn timed_us(d: &Path, args: &[&str]) -> (u64, std::process::Output) {
+    let started = std::time::Instant::now();
+    let out = zonekit(d, args);
+    (started.elapsed().as_micros().max(100) as u64, out)
+}
+
+fn assert_fsck_clean(d: &Path, image: &str, ctx: &str) {
+    let fsck = zonekit(d, &["fs", "fsck", image]);
+    assert!(fsck.status.success(), "{ctx}: fsck: {}{}", String::from_utf8_lossy(&fsck.stdout), String::from_utf8_lossy(&fsck.stderr));
+}
+
+/// SIGKILL during `fs rm` and `fs put` on a small device: afterwards fsck is clean, every
+/// other file reads back whole, and the operation is all or nothing. (GC under a kill is
+/// `killed_gc_is_all_or_nothing`.)
 #[test]
-fn killed_rm_and_gc_are_all_or_nothing() {
+fn killed_rm_and_put_are_all_or_nothing() {
     let seed = seed();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // 16 zones of 1 MiB: 3 MiB files on 14 MiB of data zones need GC once rewritten.
     run(d, &["device", "create", "g.zk", "--zones", "16", "--zone-size-mib", "1"]);
     run(d, &["fs", "mkfs", "g.zk"]);
     let file = |i: u64| -> Vec<u8> { (0..3u64 << 20).map(|b| (b.wrapping_mul(0x9E37_79B9) >> 7 ^ i) as u8).collect() };
@@ -191,11 +204,11 @@ fn killed_rm_and_gc_are_all_or_nothing() {
     let (mut whole, mut absent) = (0, 0);
     for round in 0..12u64 {
         let ctx = format!("ZK_SEED={seed}, round {round}");
-        // Alternate: remove a file, or put one (which needs GC once the device is full).
-        let delay_ms = next(&mut state) % 120;
+        // Alternate: remove a file, or put one.
+        let delay = Duration::from_millis(next(&mut state) % 120);
         let (name, src) = (format!("f{}", round % 5), round % 4);
         if let Some(&old) = present.get(&name) {
-            kill_after(d, &["fs", "rm", "g.zk", &name], delay_ms);
+            kill_after(d, &["fs", "rm", "g.zk", &name], delay);
             match cat(d, "g.zk", &name) {
                 Some(bytes) => {
                     assert!(bytes == file(old), "{ctx}: {name} changed by a killed rm");
@@ -207,7 +220,7 @@ fn killed_rm_and_gc_are_all_or_nothing() {
                 }
             }
         } else {
-            kill_after(d, &["fs", "put", "g.zk", &format!("src{src}"), "--name", &name], delay_ms);
+            kill_after(d, &["fs", "put", "g.zk", &format!("src{src}"), "--name", &name], delay);
             match cat(d, "g.zk", &name) {
                 Some(bytes) => {
                     assert!(bytes == file(src), "{ctx}: {name} is not the whole file after a killed put");
@@ -217,14 +230,12 @@ fn killed_rm_and_gc_are_all_or_nothing() {
                 None => absent += 1,
             }
         }
-        let fsck = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(["fs", "fsck", "g.zk"]).current_dir(d).output().unwrap();
-        assert!(fsck.status.success(), "{ctx}: fsck: {}{}", String::from_utf8_lossy(&fsck.stdout), String::from_utf8_lossy(&fsck.stderr));
+        assert_fsck_clean(d, "g.zk", &ctx);
         for (other, src) in &present {
             assert!(cat(d, "g.zk", other).as_deref() == Some(&file(*src)[..]), "{ctx}: {other} does not read back whole");
         }
     }
-    let info = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(["device", "info", "g.zk"]).current_dir(d).output().unwrap();
-    let info = String::from_utf8_lossy(&info.stdout);
+    let info = String::from_utf8_lossy(&zonekit(d, &["device", "info", "g.zk"]).stdout).into_owned();
     let resets = info.lines().find(|l| l.starts_with("zone resets")).unwrap_or("zone resets ?").to_string();
     eprintln!("killed rm/put rounds (ZK_SEED={seed}): {whole} left the operation done, {absent} left it undone; {resets}");
 }
@@ -244,26 +255,16 @@ fn killed_mkfs_leaves_the_old_or_the_new_file_system() {
     let image = std::fs::read(d.join("m.zk")).unwrap();
     // Timed on a restored copy, as every round runs on one (a rewritten image is no longer sparse).
     std::fs::write(d.join("m.zk"), &image).unwrap();
-    let started = std::time::Instant::now();
-    run(d, &["fs", "mkfs", "m.zk", "--force"]);
-    let mkfs_us = started.elapsed().as_micros().max(100) as u64;
+    let (mkfs_us, out) = timed_us(d, &["fs", "mkfs", "m.zk", "--force"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let mut state = seed | 1;
     let (mut old, mut new) = (0, 0);
     for round in 0..16 {
         std::fs::write(d.join("m.zk"), &image).unwrap();
         let delay_us = next(&mut state) % (mkfs_us + mkfs_us / 2);
         let ctx = format!("ZK_SEED={seed}, round {round}, kill after {delay_us} of {mkfs_us} µs");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_zonekit"))
-            .args(["fs", "mkfs", "m.zk", "--force"])
-            .current_dir(d)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_micros(delay_us));
-        let _ = child.kill();
-        child.wait().unwrap();
-        let ls = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(["fs", "ls", "m.zk"]).current_dir(d).output().unwrap();
+        kill_after(d, &["fs", "mkfs", "m.zk", "--force"], Duration::from_micros(delay_us));
+        let ls = zonekit(d, &["fs", "ls", "m.zk"]);
         assert!(ls.status.success(), "{ctx}: neither file system: {}", String::from_utf8_lossy(&ls.stderr));
         match cat(d, "m.zk", "old") {
             Some(bytes) => {
@@ -272,11 +273,7 @@ fn killed_mkfs_leaves_the_old_or_the_new_file_system() {
             }
             None => new += 1,
         }
-        if std::env::var("ZK_VERBOSE").is_ok() {
-            eprintln!("{ctx}: old {old} new {new}");
-        }
-        let fsck = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(["fs", "fsck", "m.zk"]).current_dir(d).output().unwrap();
-        assert!(fsck.status.success(), "{ctx}: fsck: {}", String::from_utf8_lossy(&fsck.stdout));
+        assert_fsck_clean(d, "m.zk", &ctx);
     }
     eprintln!("killed mkfs (ZK_SEED={seed}): the old file system {old} times, the new one {new} times");
 }
@@ -311,9 +308,7 @@ fn killed_gc_is_all_or_nothing() {
     std::fs::write(d.join("big"), &big).unwrap();
     let image = std::fs::read(d.join("g.zk")).unwrap();
     // The put needs GC: prove it once, and time it.
-    let started = std::time::Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(["fs", "put", "g.zk", "big"]).current_dir(d).output().unwrap();
-    let put_us = started.elapsed().as_micros().max(100) as u64;
+    let (put_us, out) = timed_us(d, &["fs", "put", "g.zk", "big"]);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && said.contains("GC relocated"), "the prepared put must need GC: {said}{}", String::from_utf8_lossy(&out.stderr));
     let mut state = seed | 1;
@@ -322,18 +317,8 @@ fn killed_gc_is_all_or_nothing() {
         std::fs::write(d.join("g.zk"), &image).unwrap();
         let delay_us = next(&mut state) % (put_us + put_us / 2);
         let ctx = format!("ZK_SEED={seed}, round {round}, kill after {delay_us} of {put_us} µs");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_zonekit"))
-            .args(["fs", "put", "g.zk", "big"])
-            .current_dir(d)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_micros(delay_us));
-        let _ = child.kill();
-        child.wait().unwrap();
-        let fsck = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(["fs", "fsck", "g.zk"]).current_dir(d).output().unwrap();
-        assert!(fsck.status.success(), "{ctx}: fsck: {}{}", String::from_utf8_lossy(&fsck.stdout), String::from_utf8_lossy(&fsck.stderr));
+        kill_after(d, &["fs", "put", "g.zk", "big"], Duration::from_micros(delay_us));
+        assert_fsck_clean(d, "g.zk", &ctx);
         for i in &kept {
             assert!(cat(d, "g.zk", &format!("f{i}")).as_deref() == Some(&file(*i, 3 << 19)[..]), "{ctx}: f{i} does not read back whole");
         }
