@@ -113,7 +113,7 @@ impl FtlStats {
 }
 
 /// Quantile of a 1 %-bin GP histogram.
-pub fn gp_quantile(h: &[u64; 101], q: f64) -> Option<f64> {
+pub fn gp_quantile(h: &[u64], q: f64) -> Option<f64> {
     let total: u64 = h.iter().sum();
     if total == 0 {
         return None;

@@ -18,6 +18,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use zonekit_base::policy::Params;
+use zonekit_ftl::engine::gp_quantile;
 use zonekit_ftl::placement;
 use zonekit_report::{bar_chart, box_chart, csv, text_table};
 use zonekit_trace::input::Input;
@@ -328,22 +329,10 @@ fn result_row(job: &Job, r: &ReplayReport) -> Vec<String> {
         format!("{:.2}", q[0]),
         format!("{:.2}", q[1]),
         format!("{:.2}", q[2]),
-        format!("{:.2}", percentile(&r.gp_histogram, 0.05)),
-        format!("{:.2}", percentile(&r.gp_histogram, 0.95)),
+        format!("{:.2}", gp_quantile(&r.gp_histogram, 0.05).unwrap_or(0.0)),
+        format!("{:.2}", gp_quantile(&r.gp_histogram, 0.95).unwrap_or(0.0)),
         settings,
     ]
-}
-
-fn percentile(hist: &[u64], q: f64) -> f64 {
-    let total: u64 = hist.iter().sum();
-    let mut seen = 0;
-    for (i, n) in hist.iter().enumerate() {
-        seen += n;
-        if total > 0 && seen as f64 >= q * total as f64 {
-            return i as f64 / 100.0;
-        }
-    }
-    0.0
 }
 
 /// Creates `out` and proves it writable before any run starts.

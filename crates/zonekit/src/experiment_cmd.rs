@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use zonekit_ftl::engine::gp_quantile;
 use zonekit_ftl::placement::{self, bhbdp::BHBDP, fk::FK, zbopt::ZBOPT};
 use zonekit_ftl::victim::cbe::{CBE, CBE_LN, CBE_SQRT};
 use zonekit_lab::replay::{replay, ReplaySpec};
@@ -108,20 +109,7 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
         for placement in [FK.name, ZBOPT.name] {
             let spec = ReplaySpec { placement: placement.into(), victim: CBE.name.into(), ..ReplaySpec::default() };
             let r = replay(input, &spec, &mut |_| {}).map_err(lab).with_context(|| format!("{placement} on {name}"))?;
-            let median = |h: &Vec<u64>| {
-                let total: u64 = h.iter().sum();
-                if total == 0 {
-                    return "-".to_string();
-                }
-                let mut seen = 0;
-                for (i, n) in h.iter().enumerate() {
-                    seen += n;
-                    if seen * 2 >= total {
-                        return format!("{:.2}", i as f64 / 100.0);
-                    }
-                }
-                "1.00".into()
-            };
+            let median = |h: &Vec<u64>| gp_quantile(h, 0.5).map_or("-".to_string(), |m| format!("{m:.2}"));
             let per_class: Vec<String> = r.gp_histogram_by_class.iter().map(median).collect();
             rows.push(vec![name.clone(), placement.to_string(), format!("{:.3}", r.waf), format!("{:.2}", r.gc_gib), r.gc_count.to_string(), per_class.join(" ")]);
             // CDF of reclaimed-zone GP, all classes (Fig. 2.11's view).
