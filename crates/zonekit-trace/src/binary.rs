@@ -134,8 +134,7 @@ fn decode_record(b: &[u8]) -> BlockRecord {
 }
 
 /// Why a record cannot have been written by [`BinaryWriter`] (a damaged or foreign file), if it
-/// cannot. Cheap enough for every record: a few compares on bytes already in cache.
-#[inline]
+/// cannot (the slow path of [`BinaryStream`]'s per-record test, which it must agree with).
 fn impossible(raw: &[u8], r: &BlockRecord, write_index: u64, annotated: bool) -> Option<String> {
     if raw[20] > 1 || raw[21] > 1 || raw[22] != 0 || raw[23] != 0 {
         return Some(format!("flag bytes {:?} are not 0 or 1 (op, request start) and zero padding", &raw[20..24]));
@@ -255,8 +254,12 @@ pub struct BinaryStream {
     next: u64,
     buf: Vec<u8>,
     at: usize,
-    /// Write records returned so far: the write index of the next one.
+    /// Write records in the windows read so far.
     writes_seen: u64,
+    /// Offset in `buf` of the window's first impossible record (`usize::MAX`: none), and its
+    /// write index: checked once per window in a tight loop, so `next` only compares offsets.
+    bad_at: usize,
+    bad_write_index: u64,
 }
 
 impl BinaryStream {
@@ -267,11 +270,62 @@ impl BinaryStream {
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut h, 0).map_err(|e| TraceError::Io { context: format!("{}: read header", path.display()), error: e })?;
         let header = Header::decode(&h, path)?;
         check_len(path, len, &header)?;
-        Ok(BinaryStream { file, path: path.to_path_buf(), header, next: 0, buf: Vec::new(), at: 0, writes_seen: 0 })
+        Ok(BinaryStream { file, path: path.to_path_buf(), header, next: 0, buf: Vec::new(), at: 0, writes_seen: 0, bad_at: usize::MAX, bad_write_index: 0 })
     }
 
     pub fn header(&self) -> &Header {
         &self.header
+    }
+}
+
+impl BinaryStream {
+    /// Finds the window's first record that [`BinaryWriter`] cannot have written: one cheap
+    /// test per record (op and request-start bytes 0 or 1, zero padding, volume and block in
+    /// range, a next write only on annotated writes and after them); the reason is worked out
+    /// by [`impossible`] only for a record that fails it.
+    fn check_window(&mut self) {
+        self.bad_at = usize::MAX;
+        // Branch-free over the whole window (it is read twice per replay, so it must cost
+        // about nothing); only a window that fails is scanned again for its first bad record.
+        let annotated = self.header.has_next_write as u64;
+        let (mut bad, mut write_index) = (0u64, self.writes_seen);
+        for raw in self.buf.chunks_exact(RECORD_BYTES) {
+            let word = |o: usize| u64::from_le_bytes(raw[o..o + 8].try_into().unwrap());
+            let (block, volume_flags, next) = (word(8), word(16), word(24));
+            let is_write = (volume_flags >> 32) & 1;
+            // Op and request-start bytes 0 or 1, zero padding; volume < 2^24; block < 2^40.
+            bad |= (volume_flags & 0xFFFF_FEFE_FF00_0000) | (block >> crate::blocks::BLOCK_BITS);
+            // A next write only on an annotated write, and after it.
+            let has_next = (next != NEVER) as u64;
+            bad |= has_next & ((annotated ^ 1) | (is_write ^ 1) | (next <= write_index) as u64);
+            write_index += is_write;
+        }
+        if bad == 0 {
+            self.writes_seen = write_index;
+            return;
+        }
+        for (i, raw) in self.buf.chunks_exact(RECORD_BYTES).enumerate() {
+            let r = decode_record(raw);
+            if impossible(raw, &r, self.writes_seen, self.header.has_next_write).is_some() {
+                (self.bad_at, self.bad_write_index) = (i * RECORD_BYTES, self.writes_seen);
+                return;
+            }
+            self.writes_seen += (r.io.op == Op::Write) as u64;
+        }
+    }
+
+    /// The error for the impossible record at `self.at`; the stream ends there, since what
+    /// follows a damaged record cannot be trusted either.
+    #[cold]
+    fn refuse(&mut self) -> TraceError {
+        let index = self.next - (self.buf.len() / RECORD_BYTES) as u64 + (self.at / RECORD_BYTES) as u64;
+        let raw = &self.buf[self.at..self.at + RECORD_BYTES];
+        let why = impossible(raw, &decode_record(raw), self.bad_write_index, self.header.has_next_write).unwrap_or_else(|| "impossible record".into());
+        self.next = self.header.records;
+        self.buf.clear();
+        self.at = 0;
+        self.bad_at = usize::MAX;
+        TraceError::Format { path: self.path.clone(), reason: format!("record {index} (byte {}): {why}", HEADER_BYTES as u64 + index * RECORD_BYTES as u64) }
     }
 }
 
@@ -296,23 +350,13 @@ impl Iterator for BinaryStream {
             }
             self.next += n as u64;
             self.at = 0;
+            self.check_window();
         }
-        let raw = &self.buf[self.at..self.at + RECORD_BYTES];
-        let index = self.next - (self.buf.len() / RECORD_BYTES) as u64 + (self.at / RECORD_BYTES) as u64;
-        let r = decode_record(raw);
+        if self.at == self.bad_at {
+            return Some(Err(self.refuse()));
+        }
+        let r = decode_record(&self.buf[self.at..self.at + RECORD_BYTES]);
         self.at += RECORD_BYTES;
-        let write_index = self.writes_seen;
-        self.writes_seen += (r.io.op == Op::Write) as u64;
-        if let Some(why) = impossible(raw, &r, write_index, self.header.has_next_write) {
-            // Stop here: what follows a damaged record cannot be trusted either.
-            self.next = self.header.records;
-            self.buf.clear();
-            self.at = 0;
-            return Some(Err(TraceError::Format {
-                path: self.path.clone(),
-                reason: format!("record {index} (byte {}): {why}", HEADER_BYTES as u64 + index * RECORD_BYTES as u64),
-            }));
-        }
         Some(Ok(r))
     }
 }
