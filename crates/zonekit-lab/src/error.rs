@@ -24,6 +24,9 @@ pub enum LabError {
     Engine(Box<FtlError>),
     #[error(transparent)]
     Device(#[from] DeviceError),
+    /// A tree failed during a run (out of space, a corrupt node).
+    #[error("{context}: {error}")]
+    Tree { context: String, error: Box<zonekit_zbtree::TreeError> },
     /// The OS error is part of the message (not a `source()`), so error chains print it once.
     #[error("{}: {error}", path.display())]
     Io { path: PathBuf, error: std::io::Error },

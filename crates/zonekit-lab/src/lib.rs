@@ -8,6 +8,8 @@
 //!   shardable (`--shard I/N`) and mergeable byte for byte, with tables and charts.
 //! - [`kv_bench`]: seed 001's experiment, RocksDB's db_bench on the zoned file system per
 //!   configuration (a table of allocation rule × GC) and key count, resumable, with charts.
+//! - [`tree_bench`]: seed 003's experiment, YCSB-style loads and mixes on the ZB+-tree and the
+//!   copy-on-write B+-tree over the paper's device of conventional and sequential zones.
 //! - [`error`]: [`LabError`], which tells a bad request (usage) from a failed run.
 //!
 //! The CLI only turns flags into these specs and prints; engines know nothing of this crate.
@@ -27,6 +29,7 @@ pub mod error;
 pub mod kv_bench;
 pub mod replay;
 pub mod sweep;
+pub mod tree_bench;
 
 pub use driver::{drive, BlockEngine};
 pub use error::LabError;

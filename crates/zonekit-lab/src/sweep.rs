@@ -336,7 +336,7 @@ fn result_row(job: &Job, r: &ReplayReport) -> Vec<String> {
 }
 
 /// Creates `out` and proves it writable before any run starts.
-fn prepare_out(out: &Path) -> Result<()> {
+pub(crate) fn prepare_out(out: &Path) -> Result<()> {
     let unwritable = |e: std::io::Error| LabError::Usage(format!("--out {}: cannot write there: {e}", out.display()));
     std::fs::create_dir_all(out).map_err(unwritable)?;
     let probe = out.join(format!(".zonekit-probe-{}", std::process::id()));
@@ -345,7 +345,7 @@ fn prepare_out(out: &Path) -> Result<()> {
     Ok(())
 }
 
-fn write_atomically(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, text).map_err(LabError::io(&tmp))?;
     std::fs::rename(&tmp, path).map_err(LabError::io(path))

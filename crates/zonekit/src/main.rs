@@ -17,6 +17,7 @@ mod kv_bench_cmd;
 mod open;
 mod replay_cmd;
 mod trace_cmd;
+mod tree_cmd;
 
 use std::process::ExitCode;
 
@@ -54,6 +55,9 @@ enum Command {
     /// Seed 001's experiment: RocksDB's db_bench on the zoned file system, four configurations,
     /// growing key counts, against RocksDB on tmpfs (needs db_bench and the plugin).
     KvBench(kv_bench_cmd::KvBenchArgs),
+    /// Seed 003: the ZB+-tree and the copy-on-write B+-tree under YCSB-style workloads.
+    #[command(subcommand)]
+    Tree(tree_cmd::TreeCommand),
 }
 
 /// `zonekit device ...` with the lock flag its commands share.
@@ -101,6 +105,7 @@ fn main() -> ExitCode {
             fs_cmd::run(group.command)
         }
         Some(Command::KvBench(args)) => kv_bench_cmd::run(args),
+        Some(Command::Tree(cmd)) => tree_cmd::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,823 @@
+//! Seed 003's experiment: YCSB-style workloads on the ZB+-tree and the copy-on-write B+-tree.
+//!
+//! A run loads `records` keys, then runs `operations` inserts / deletes / searches in the mix
+//! of one of the paper's workloads (W1–W5) or a custom one, with keys chosen as YCSB 0.17.0's
+//! CoreWorkload chooses them: record `i`'s key is `fnvhash64(i)` (YCSB's default hashed insert
+//! order); the run's zipfian chooser is the scrambled zipfian over `records + 2 × expected
+//! inserts` key numbers, uniform is over the loaded key numbers, latest is YCSB's skewed-latest;
+//! a chosen key number not inserted yet is drawn again (CoreWorkload.nextKeynum). Inserts take
+//! the next key number. YCSB has no delete; the paper's deletes choose their key like a search.
+//!
+//! The device is the paper's: sequential zones plus conventional zones of one size (40 + 1 of
+//! 2 GiB, 4 KiB blocks), emulated in memory without payload while the tree keeps its live nodes'
+//! bytes (so an 84 GiB device costs memory in proportion to the tree), with ZN540 flash timing
+//! at queue depth 1 for the device time. Reported: the run phase's node reads and writes, its
+//! device time and wall-clock rate, and at the end the occupancy of both zone kinds and resets.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use zonekit_base::Rng;
+use zonekit_device::timing::TimedDevice;
+use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
+use zonekit_trace::synth::ycsb::{fnv_hash64, Latest, ScrambledZipfian, Uniform};
+use zonekit_zbtree::{CowTree, Index, Payload, TreeConfig, TreeError, TreeStats, ZbTree};
+
+use crate::error::{LabError, Result};
+
+/// The two trees.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum TreeKind {
+    Zb,
+    Cow,
+}
+
+impl TreeKind {
+    pub const ALL: [TreeKind; 2] = [TreeKind::Zb, TreeKind::Cow];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TreeKind::Zb => "zbtree",
+            TreeKind::Cow => "cow",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<TreeKind> {
+        TreeKind::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| LabError::Usage(format!("unknown tree {name:?}: the trees are zbtree and cow")))
+    }
+}
+
+/// Operation mix in percent.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Mix {
+    pub insert_pct: u32,
+    pub delete_pct: u32,
+    pub search_pct: u32,
+}
+
+/// The paper's workloads (§4.1): insert / delete / search percentages.
+pub const WORKLOADS: [(&str, Mix); 5] = [
+    ("w1", Mix { insert_pct: 40, delete_pct: 30, search_pct: 30 }),
+    ("w2", Mix { insert_pct: 10, delete_pct: 10, search_pct: 80 }),
+    ("w3", Mix { insert_pct: 25, delete_pct: 25, search_pct: 50 }),
+    ("w4", Mix { insert_pct: 50, delete_pct: 50, search_pct: 0 }),
+    ("w5", Mix { insert_pct: 0, delete_pct: 0, search_pct: 100 }),
+];
+
+impl Mix {
+    /// `w1`..`w5`, or `INSERT/DELETE/SEARCH` percentages summing to 100.
+    pub fn parse(text: &str) -> Result<Mix> {
+        if let Some((_, mix)) = WORKLOADS.iter().find(|(name, _)| name.eq_ignore_ascii_case(text)) {
+            return Ok(*mix);
+        }
+        let bad = || LabError::Usage(format!("workload {text:?}: expected w1..w5 or INSERT/DELETE/SEARCH percentages summing to 100, e.g. 40/30/30"));
+        let parts: Vec<u32> = text.split('/').map(|p| p.trim().parse::<u32>()).collect::<std::result::Result<_, _>>().map_err(|_| bad())?;
+        match parts[..] {
+            [insert_pct, delete_pct, search_pct] if insert_pct + delete_pct + search_pct == 100 => Ok(Mix { insert_pct, delete_pct, search_pct }),
+            _ => Err(bad()),
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match WORKLOADS.iter().find(|(_, m)| m == self) {
+            Some((name, _)) => name.to_string(),
+            None => format!("{}/{}/{}", self.insert_pct, self.delete_pct, self.search_pct),
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum KeyDistribution {
+    Zipfian,
+    Uniform,
+    Latest,
+}
+
+impl KeyDistribution {
+    pub const ALL: [KeyDistribution; 3] = [KeyDistribution::Zipfian, KeyDistribution::Uniform, KeyDistribution::Latest];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyDistribution::Zipfian => "zipfian",
+            KeyDistribution::Uniform => "uniform",
+            KeyDistribution::Latest => "latest",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<KeyDistribution> {
+        KeyDistribution::ALL.into_iter().find(|d| d.name() == name).ok_or_else(|| LabError::Usage(format!("unknown distribution {name:?}: zipfian, uniform or latest")))
+    }
+}
+
+/// Everything that defines one run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TreeSpec {
+    pub tree: TreeKind,
+    pub records: u64,
+    pub operations: u64,
+    pub mix: Mix,
+    pub distribution: KeyDistribution,
+    pub seed: u64,
+    pub sequential_zones: u32,
+    pub conventional_zones: u32,
+    pub zone_size_bytes: u64,
+    pub node_size_bytes: usize,
+    pub value_size_bytes: usize,
+    /// Cap on entries of interior, head and CoW inner nodes (0: as many as fit).
+    pub inner_entries_max: usize,
+    /// The paper's dynamic zone choice (§2.2); off for §4.2.5's reset experiment.
+    pub dynamic_zone_choice: bool,
+}
+
+const GIB: u64 = 1 << 30;
+
+/// The paper gives neither its record size nor its fan-outs; its load-only figures fix them.
+/// The ZB+-tree's W5 Seq-Zone occupancy (Tables 2–6: 0.000363 / 0.001025 / 0.001729 at
+/// 0.5 / 1.5 / 2.5 M records, i.e. 7.6 K / 21.5 K / 36.3 K nodes moved, about one per leaf
+/// filled from half to full) is matched by leaves of 96 entries: a 33-byte value in a 4 KiB
+/// node (`zonekit tree run --workload w5 --operations 1` gives 0.000359 and 0.001799). CoW's
+/// load (0.073 / 0.262 / 0.451: 3.08 / 3.66 / 3.78 node writes per insert, a path of 3
+/// becoming 4 near 0.6 M records) fits inner nodes of the same order: 0.69³ × m² × 96 ≈ 0.5 M
+/// for m = 96, so inner nodes are capped at 96 too. Every other figure of the paper is then a
+/// prediction, not a fit (docs/results/seed-003.md).
+pub const CALIBRATED_VALUE_SIZE_BYTES: usize = 33;
+pub const CALIBRATED_INNER_ENTRIES_MAX: usize = 96;
+const BLOCK_BYTES: u64 = 4096;
+
+impl Default for TreeSpec {
+    fn default() -> Self {
+        TreeSpec {
+            tree: TreeKind::Zb,
+            records: 100_000,
+            operations: 100_000,
+            mix: WORKLOADS[0].1,
+            distribution: KeyDistribution::Zipfian,
+            seed: 1,
+            sequential_zones: 40,
+            conventional_zones: 1,
+            zone_size_bytes: 2 * GIB,
+            node_size_bytes: 4096,
+            value_size_bytes: CALIBRATED_VALUE_SIZE_BYTES,
+            inner_entries_max: CALIBRATED_INNER_ENTRIES_MAX,
+            dynamic_zone_choice: true,
+        }
+    }
+}
+
+impl TreeSpec {
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(LabError::Usage(m));
+        if self.records == 0 {
+            return bad("--records must be at least 1".into());
+        }
+        if self.sequential_zones == 0 || self.conventional_zones == 0 {
+            return bad(format!("the trees need at least one sequential and one conventional zone ({} and {} asked for)", self.sequential_zones, self.conventional_zones));
+        }
+        if self.zone_size_bytes < BLOCK_BYTES || self.zone_size_bytes % BLOCK_BYTES != 0 {
+            return bad(format!("zone size {} bytes is not a positive multiple of the {BLOCK_BYTES}-byte block", self.zone_size_bytes));
+        }
+        if self.node_size_bytes as u64 % BLOCK_BYTES != 0 || self.node_size_bytes == 0 {
+            return bad(format!("node size {} bytes is not a positive multiple of the {BLOCK_BYTES}-byte block", self.node_size_bytes));
+        }
+        self.config().validate().map_err(|e| LabError::Usage(e.to_string()))
+    }
+
+    fn config(&self) -> TreeConfig {
+        TreeConfig {
+            node_size_bytes: self.node_size_bytes,
+            value_size_bytes: self.value_size_bytes,
+            inner_entries_max: self.inner_entries_max,
+            payload: Payload::Shadow,
+            dynamic_zone_choice: self.dynamic_zone_choice,
+            ..TreeConfig::default()
+        }
+    }
+
+    fn geometry(&self) -> Geometry {
+        let zone_blocks = self.zone_size_bytes / BLOCK_BYTES;
+        Geometry {
+            block_size_bytes: BLOCK_BYTES as u32,
+            zone_size_blocks: zone_blocks,
+            zone_capacity_blocks: zone_blocks,
+            zone_count: self.sequential_zones + self.conventional_zones,
+            conventional_zone_count: self.conventional_zones,
+            open_zones_max: None,
+            active_zones_max: None,
+        }
+    }
+}
+
+/// Counts of one phase.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Phase {
+    pub operations: u64,
+    pub inserts: u64,
+    pub deletes: u64,
+    pub searches: u64,
+    /// Deletes of keys that were not there (already deleted).
+    pub deletes_missing: u64,
+    pub node_reads: u64,
+    pub node_writes: u64,
+    pub node_writes_sequential: u64,
+    pub zone_resets: u64,
+    /// Device busy time from the timing model (queue depth 1).
+    pub device_ns: u64,
+    pub wall_s: f64,
+}
+
+impl Phase {
+    pub fn ops_per_sec(&self) -> f64 {
+        if self.wall_s > 0.0 {
+            self.operations as f64 / self.wall_s
+        } else {
+            0.0
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TreeOutcome {
+    pub spec: TreeSpec,
+    pub load: Phase,
+    pub run: Phase,
+    /// At the end of the run.
+    pub stats: TreeStats,
+}
+
+/// The key chooser of the run phase (YCSB CoreWorkload).
+enum Chooser {
+    Zipfian(ScrambledZipfian),
+    Uniform(Uniform),
+    Latest(Latest),
+}
+
+struct Keys {
+    chooser: Chooser,
+    /// Key numbers 0..inserted exist (or existed).
+    inserted: u64,
+}
+
+impl Keys {
+    fn new(distribution: KeyDistribution, records: u64, mix: Mix, operations: u64) -> Keys {
+        let expected_new = (operations as f64 * mix.insert_pct as f64 / 100.0 * 2.0) as u64;
+        let chooser = match distribution {
+            KeyDistribution::Zipfian => Chooser::Zipfian(ScrambledZipfian::new(0, records + expected_new - 1)),
+            KeyDistribution::Uniform => Chooser::Uniform(Uniform::new(0, records - 1)),
+            KeyDistribution::Latest => Chooser::Latest(Latest::new(records)),
+        };
+        Keys { chooser, inserted: records }
+    }
+
+    fn choose(&mut self, rng: &mut Rng) -> u64 {
+        loop {
+            let keynum = match &mut self.chooser {
+                Chooser::Zipfian(g) => g.next(rng),
+                Chooser::Uniform(g) => g.next(rng),
+                Chooser::Latest(g) => g.next(rng),
+            };
+            if keynum < self.inserted {
+                return keynum;
+            }
+        }
+    }
+
+    fn insert(&mut self) -> u64 {
+        if let Chooser::Latest(g) = &mut self.chooser {
+            g.insert();
+        }
+        self.inserted += 1;
+        self.inserted - 1
+    }
+}
+
+fn key_of(keynum: u64) -> u64 {
+    fnv_hash64(keynum)
+}
+
+fn value_of(key: u64, size: usize) -> Vec<u8> {
+    key.to_le_bytes().iter().copied().cycle().take(size).collect()
+}
+
+type Device = TimedDevice<MemDevice>;
+
+/// A tree of either kind over the emulated device, with access to the timing report.
+enum AnyTree {
+    Zb(Box<ZbTree<Device>>),
+    Cow(Box<CowTree<Device>>),
+}
+
+impl AnyTree {
+    fn index(&mut self) -> &mut dyn Index {
+        match self {
+            AnyTree::Zb(t) => t.as_mut(),
+            AnyTree::Cow(t) => t.as_mut(),
+        }
+    }
+
+    fn device_ns(&self) -> u64 {
+        match self {
+            AnyTree::Zb(t) => t.store().device().report().elapsed_ns,
+            AnyTree::Cow(t) => t.store().device().report().elapsed_ns,
+        }
+    }
+}
+
+fn engine_error<'a>(spec: &'a TreeSpec, phase: &'a str, op: u64) -> impl Fn(TreeError) -> LabError + 'a {
+    move |error| LabError::Tree { context: format!("{} {} {} at {phase} operation {op}", spec.tree.name(), spec.mix.name(), spec.distribution.name()), error: Box::new(error) }
+}
+
+/// Loads and runs one spec. `progress` gets (operations done, operations in all).
+pub fn run_tree(spec: &TreeSpec, progress: &mut dyn FnMut(u64, u64)) -> Result<TreeOutcome> {
+    spec.validate()?;
+    let flash = zonekit_device::preset::find("zn540").expect("the zn540 preset exists").flash;
+    let mem = MemDevice::new(spec.geometry(), ZoneBehavior::default(), StorageMode::MetadataOnly)?;
+    let device = TimedDevice::new(mem, flash, 1)?;
+    let config = spec.config();
+    let mut tree = match spec.tree {
+        TreeKind::Zb => AnyTree::Zb(Box::new(ZbTree::create(device, config).map_err(|e| LabError::Usage(e.to_string()))?)),
+        TreeKind::Cow => AnyTree::Cow(Box::new(CowTree::create(device, config).map_err(|e| LabError::Usage(e.to_string()))?)),
+    };
+    let total = spec.records + spec.operations;
+    let tick = (total / 200).max(1);
+    let mut rng = Rng::new(spec.seed);
+
+    let mut load = Phase::default();
+    let started = Instant::now();
+    for keynum in 0..spec.records {
+        let key = key_of(keynum);
+        tree.index().insert(key, &value_of(key, spec.value_size_bytes)).map_err(engine_error(spec, "load", keynum))?;
+        if keynum % tick == 0 {
+            progress(keynum, total);
+        }
+    }
+    load.operations = spec.records;
+    load.inserts = spec.records;
+    load.wall_s = started.elapsed().as_secs_f64();
+    let after_load = tree.index().stats();
+    load.node_reads = after_load.io.node_reads;
+    load.node_writes = after_load.io.node_writes();
+    load.node_writes_sequential = after_load.io.node_writes_sequential;
+    load.zone_resets = after_load.io.zone_resets;
+    load.device_ns = tree.device_ns();
+
+    let mut keys = Keys::new(spec.distribution, spec.records, spec.mix, spec.operations);
+    let mut run = Phase::default();
+    let started = Instant::now();
+    for op in 0..spec.operations {
+        let dice = rng.below(100) as u32;
+        let index = tree.index();
+        if dice < spec.mix.insert_pct {
+            let key = key_of(keys.insert());
+            index.insert(key, &value_of(key, spec.value_size_bytes)).map_err(engine_error(spec, "run", op))?;
+            run.inserts += 1;
+        } else if dice < spec.mix.insert_pct + spec.mix.delete_pct {
+            let key = key_of(keys.choose(&mut rng));
+            if !index.delete(key).map_err(engine_error(spec, "run", op))? {
+                run.deletes_missing += 1;
+            }
+            run.deletes += 1;
+        } else {
+            let key = key_of(keys.choose(&mut rng));
+            index.get(key).map_err(engine_error(spec, "run", op))?;
+            run.searches += 1;
+        }
+        if op % tick == 0 {
+            progress(spec.records + op, total);
+        }
+    }
+    run.operations = spec.operations;
+    run.wall_s = started.elapsed().as_secs_f64();
+    let stats = tree.index().stats();
+    run.node_reads = stats.io.node_reads - load.node_reads;
+    run.node_writes = stats.io.node_writes() - load.node_writes;
+    run.node_writes_sequential = stats.io.node_writes_sequential - load.node_writes_sequential;
+    run.zone_resets = stats.io.zone_resets - load.zone_resets;
+    run.device_ns = tree.device_ns() - load.device_ns;
+    progress(total, total);
+    Ok(TreeOutcome { spec: spec.clone(), load, run, stats })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mixes_parse() {
+        assert_eq!(Mix::parse("W4").unwrap(), WORKLOADS[3].1);
+        assert_eq!(Mix::parse("20/0/80").unwrap(), Mix { insert_pct: 20, delete_pct: 0, search_pct: 80 });
+        assert!(Mix::parse("20/0/70").unwrap_err().to_string().contains("summing to 100"));
+        assert!(Mix::parse("w9").is_err());
+    }
+
+    #[test]
+    fn small_run_counts_add_up() {
+        let spec = TreeSpec { records: 3000, operations: 3000, zone_size_bytes: 16 << 20, sequential_zones: 8, ..TreeSpec::default() };
+        let out = run_tree(&spec, &mut |_, _| {}).unwrap();
+        assert_eq!(out.run.inserts + out.run.deletes + out.run.searches, 3000);
+        assert_eq!(out.stats.records, 3000 + out.run.inserts - (out.run.deletes - out.run.deletes_missing));
+        assert!(out.run.node_reads > 0 && out.run.node_writes > 0 && out.run.device_ns > 0);
+    }
+}
+
+// ---- The experiment: the paper's section 4 ---------------------------------------------------
+
+/// Which part of §4 a run belongs to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Section {
+    /// §4.2.1–4.2.3: W1–W5 × zipfian/uniform/latest × 0.5/1.5/2.5 M records, 40 + 1 zones.
+    Grid,
+    /// §4.2.4: Cov:Seq 1:32, 1:48, 1:64 at 1 M records, W1 and W2, zipfian.
+    Ratio,
+    /// §4.2.5: 1 + 1 zones, no dynamic zone choice, W1 and W2 zipfian, 2.5/5/7.5 M records.
+    Resets,
+    /// §4.2.6: the ZB+-tree's conventional-zone occupancy at 1–10 M records, W1 and W2 zipfian.
+    Conventional,
+}
+
+impl Section {
+    pub const ALL: [Section; 4] = [Section::Grid, Section::Ratio, Section::Resets, Section::Conventional];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Grid => "grid",
+            Section::Ratio => "ratio",
+            Section::Resets => "resets",
+            Section::Conventional => "conventional",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Section> {
+        Section::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| LabError::Usage(format!("unknown section {name:?}: grid, ratio, resets or conventional")))
+    }
+}
+
+/// The paper's experiment, scaled: record counts and zone size are multiplied by `scale`, so
+/// occupancies and reset counts stay comparable with the paper's at any scale.
+#[derive(Clone, Debug)]
+pub struct TreeExperiment {
+    pub scale: f64,
+    pub sections: Vec<Section>,
+    pub seed: u64,
+    pub threads: usize,
+    pub out: std::path::PathBuf,
+}
+
+fn scaled(count: f64, scale: f64) -> u64 {
+    ((count * scale).round() as u64).max(1)
+}
+
+impl TreeExperiment {
+    fn zone_size_bytes(&self) -> u64 {
+        let blocks = ((2 * GIB) as f64 * self.scale / BLOCK_BYTES as f64).round() as u64;
+        blocks.max(64) * BLOCK_BYTES
+    }
+
+    /// Every run of the selected sections, in order.
+    pub fn specs(&self) -> Vec<(Section, TreeSpec)> {
+        let base = TreeSpec { seed: self.seed, zone_size_bytes: self.zone_size_bytes(), ..TreeSpec::default() };
+        let zipf_w1_w2 = |records: f64, extra: &dyn Fn(&mut TreeSpec)| -> Vec<TreeSpec> {
+            let mut out = Vec::new();
+            for (w, mix) in &WORKLOADS[..2] {
+                let _ = w;
+                for tree in TreeKind::ALL {
+                    let mut spec = TreeSpec { tree, mix: *mix, records: scaled(records, self.scale), operations: scaled(records, self.scale), ..base.clone() };
+                    extra(&mut spec);
+                    out.push(spec);
+                }
+            }
+            out
+        };
+        let mut runs = Vec::new();
+        for &section in &self.sections {
+            match section {
+                Section::Grid => {
+                    for records in [0.5e6, 1.5e6, 2.5e6] {
+                        for distribution in KeyDistribution::ALL {
+                            for (_, mix) in WORKLOADS {
+                                for tree in TreeKind::ALL {
+                                    let n = scaled(records, self.scale);
+                                    runs.push((section, TreeSpec { tree, mix, distribution, records: n, operations: n, ..base.clone() }));
+                                }
+                            }
+                        }
+                    }
+                }
+                Section::Ratio => {
+                    for seq in [32, 48, 64] {
+                        runs.extend(zipf_w1_w2(1e6, &|s| s.sequential_zones = seq).into_iter().map(|s| (section, s)));
+                    }
+                }
+                Section::Resets => {
+                    for records in [2.5e6, 5e6, 7.5e6] {
+                        runs.extend(
+                            zipf_w1_w2(records, &|s| {
+                                s.sequential_zones = 1;
+                                s.dynamic_zone_choice = false;
+                            })
+                            .into_iter()
+                            .map(|s| (section, s)),
+                        );
+                    }
+                }
+                Section::Conventional => {
+                    for records in [1e6, 2.5e6, 5e6, 7.5e6, 10e6] {
+                        runs.extend(zipf_w1_w2(records, &|_| {}).into_iter().filter(|s| s.tree == TreeKind::Zb).map(|s| (section, s)));
+                    }
+                }
+            }
+        }
+        runs
+    }
+}
+
+/// Columns of `results.csv`: the settings of a run, then what it measured.
+pub const RESULTS_HEADER: [&str; 26] = [
+    "section",
+    "tree",
+    "workload",
+    "distribution",
+    "records",
+    "operations",
+    "sequential_zones",
+    "conventional_zones",
+    "zone_size_bytes",
+    "dynamic_zone_choice",
+    "value_size_bytes",
+    "inner_entries_max",
+    "seed",
+    "run_node_reads",
+    "run_node_writes",
+    "run_node_writes_sequential",
+    "run_device_ms",
+    "run_wall_s",
+    "run_ops_per_s",
+    "load_node_writes",
+    "zone_resets",
+    "sequential_occupancy",
+    "conventional_occupancy",
+    "height",
+    "records_at_end",
+    "deletes_missing",
+];
+const SETTINGS_COLUMNS: usize = 13;
+
+fn settings_row(section: Section, s: &TreeSpec) -> Vec<String> {
+    vec![
+        section.name().into(),
+        s.tree.name().into(),
+        s.mix.name(),
+        s.distribution.name().into(),
+        s.records.to_string(),
+        s.operations.to_string(),
+        s.sequential_zones.to_string(),
+        s.conventional_zones.to_string(),
+        s.zone_size_bytes.to_string(),
+        s.dynamic_zone_choice.to_string(),
+        s.value_size_bytes.to_string(),
+        s.inner_entries_max.to_string(),
+        s.seed.to_string(),
+    ]
+}
+
+fn result_row(section: Section, o: &TreeOutcome) -> Vec<String> {
+    let mut row = settings_row(section, &o.spec);
+    row.extend([
+        o.run.node_reads.to_string(),
+        o.run.node_writes.to_string(),
+        o.run.node_writes_sequential.to_string(),
+        format!("{:.1}", o.run.device_ns as f64 / 1e6),
+        format!("{:.3}", o.run.wall_s),
+        format!("{:.0}", o.run.ops_per_sec()),
+        o.load.node_writes.to_string(),
+        o.stats.io.zone_resets.to_string(),
+        format!("{:.6}", o.stats.sequential_occupancy),
+        format!("{:.6}", o.stats.conventional_occupancy),
+        o.stats.height.to_string(),
+        o.stats.records.to_string(),
+        o.run.deletes_missing.to_string(),
+    ]);
+    row
+}
+
+/// Runs the experiment (reusing rows of an earlier `results.csv` with identical settings),
+/// writes `results.csv`, `summary.md` and the charts, and returns the summary.
+/// `progress` gets (runs finished, runs in all, the run just finished).
+pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<String> {
+    if !(exp.scale > 0.0 && exp.scale <= 4.0) {
+        return Err(LabError::Usage(format!("--scale {} is out of range: (0, 4]", exp.scale)));
+    }
+    crate::sweep::prepare_out(&exp.out)?;
+    let results_path = exp.out.join("results.csv");
+    let previous: Vec<Vec<String>> = match std::fs::read_to_string(&results_path) {
+        Ok(text) => text.lines().skip(1).map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>()).filter(|r| r.len() == RESULTS_HEADER.len()).collect(),
+        Err(_) => Vec::new(),
+    };
+    let specs = exp.specs();
+    for (_, spec) in &specs {
+        spec.validate()?;
+    }
+    let total = specs.len();
+    let rows: std::sync::Mutex<Vec<Option<Vec<String>>>> = std::sync::Mutex::new(vec![None; total]);
+    let mut todo = Vec::new();
+    for (i, (section, spec)) in specs.iter().enumerate() {
+        let key = settings_row(*section, spec);
+        match previous.iter().find(|r| r[..SETTINGS_COLUMNS] == key[..]) {
+            Some(row) => rows.lock().expect("rows")[i] = Some(row.clone()),
+            None => todo.push(i),
+        }
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(total - todo.len());
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..exp.threads.max(1) {
+            scope.spawn(|| loop {
+                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = todo.get(n) else { break };
+                let (section, spec) = &specs[i];
+                let label = format!("{} {} {} {} {} records", section.name(), spec.tree.name(), spec.mix.name(), spec.distribution.name(), spec.records);
+                match run_tree(spec, &mut |_, _| {}) {
+                    Ok(outcome) => {
+                        let mut rows = rows.lock().expect("rows");
+                        rows[i] = Some(result_row(*section, &outcome));
+                        // Written after every run, so an interrupted experiment resumes.
+                        let finished: Vec<Vec<String>> = rows.iter().flatten().cloned().collect();
+                        if let Err(e) = crate::sweep::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &finished)) {
+                            failures.lock().expect("failures").push(format!("{label}: {e}"));
+                        }
+                    }
+                    Err(e) => failures.lock().expect("failures").push(format!("{label}: {e}")),
+                }
+                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total, &label);
+            });
+        }
+    });
+    let rows: Vec<Vec<String>> = rows.into_inner().expect("rows").into_iter().flatten().collect();
+    crate::sweep::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &rows))?;
+    let summary = summarize(&rows, exp.scale, &exp.out)?;
+    crate::sweep::write_atomically(&exp.out.join("summary.md"), &summary)?;
+    let failed = failures.into_inner().expect("failures");
+    if !failed.is_empty() {
+        return Err(LabError::Runs { failed, total });
+    }
+    Ok(summary)
+}
+
+/// The paper's Tables 2–6 (Seq-Zone occupancy, zipfian, ZB+-tree then CoW, at 0.5/1.5/2.5 M).
+const PAPER_OCCUPANCY: [(&str, [f64; 3], [f64; 3]); 5] = [
+    ("w1", [0.000469, 0.001543, 0.002439], [0.120431, 0.402918, 0.678303]),
+    ("w2", [0.000385, 0.001161, 0.001882], [0.086633, 0.300859, 0.513317]),
+    ("w3", [0.000417, 0.001371, 0.002141], [0.103262, 0.353144, 0.599624]),
+    ("w4", [0.000498, 0.001617, 0.002613], [0.132233, 0.432777, 0.739822]),
+    ("w5", [0.000363, 0.001025, 0.001729], [0.073475, 0.262106, 0.450943]),
+];
+/// Tables 7–8 (1 M records, zipfian, Cov:Seq 1:32/1:48/1:64).
+const PAPER_RATIO: [(&str, [f64; 3], [f64; 3]); 2] =
+    [("w1", [0.001125, 0.000751, 0.000562], [0.321145, 0.216282, 0.163043]), ("w2", [0.000959, 0.000638, 0.000478], [0.240339, 0.161861, 0.122018])];
+/// §4.2.5: CoW resets at 2.5/5/7.5 M records (the ZB+-tree had none).
+const PAPER_RESETS: [(&str, [u64; 3]); 2] = [("w1", [10, 22, 37]), ("w2", [2, 6, 9])];
+
+fn col(name: &str) -> usize {
+    RESULTS_HEADER.iter().position(|c| *c == name).expect("a results column")
+}
+
+/// Tables beside the paper's, and charts, from the rows.
+pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Result<String> {
+    use std::fmt::Write as _;
+    let num = |r: &Vec<String>, c: &str| r[col(c)].parse::<f64>().unwrap_or(f64::NAN);
+    let find = |section: &str, tree: &str, w: &str, d: &str, records: u64, seq: u32| {
+        rows.iter().find(|r| {
+            r[col("section")] == section
+                && r[col("tree")] == tree
+                && r[col("workload")] == w
+                && r[col("distribution")] == d
+                && r[col("records")] == records.to_string()
+                && r[col("sequential_zones")] == seq.to_string()
+        })
+    };
+    let mut text = format!("# Seed 003 reproduced at scale {scale} (records and zone size × {scale})\n");
+    let sizes = [0.5e6, 1.5e6, 2.5e6].map(|r| scaled(r, scale));
+    // Grid: reads, writes, device time per distribution, at each size.
+    if rows.iter().any(|r| r[col("section")] == "grid") {
+        for d in KeyDistribution::ALL {
+            let _ = writeln!(text, "\n## Run phase, {} keys: ZB+-tree vs CoW (reads, writes in nodes; device time ms)\n", d.name());
+            let mut table = Vec::new();
+            let mut bars_time = Vec::new();
+            let mut bars_writes = Vec::new();
+            for &records in &sizes {
+                for (w, _) in WORKLOADS {
+                    let (Some(zb), Some(cow)) = (find("grid", "zbtree", w, d.name(), records, 40), find("grid", "cow", w, d.name(), records, 40)) else { continue };
+                    let ratio = |c: &str| {
+                        let (a, b) = (num(zb, c), num(cow, c));
+                        if b > 0.0 {
+                            format!("{:+.0}%", (a / b - 1.0) * 100.0)
+                        } else {
+                            "-".into()
+                        }
+                    };
+                    table.push(vec![
+                        records.to_string(),
+                        w.to_string(),
+                        zb[col("run_node_reads")].clone(),
+                        cow[col("run_node_reads")].clone(),
+                        ratio("run_node_reads"),
+                        zb[col("run_node_writes")].clone(),
+                        cow[col("run_node_writes")].clone(),
+                        ratio("run_node_writes"),
+                        zb[col("run_device_ms")].clone(),
+                        cow[col("run_device_ms")].clone(),
+                        ratio("run_device_ms"),
+                        zb[col("run_ops_per_s")].clone(),
+                        cow[col("run_ops_per_s")].clone(),
+                    ]);
+                    if records == sizes[2] {
+                        bars_time.push((format!("{w} zb+"), num(zb, "run_device_ms")));
+                        bars_time.push((format!("{w} cow"), num(cow, "run_device_ms")));
+                        bars_writes.push((format!("{w} zb+"), num(zb, "run_node_writes")));
+                        bars_writes.push((format!("{w} cow"), num(cow, "run_node_writes")));
+                    }
+                }
+            }
+            text.push_str(&markdown(
+                &["records", "workload", "reads zb+", "reads cow", "Δ reads", "writes zb+", "writes cow", "Δ writes", "ms zb+", "ms cow", "Δ time", "ops/s zb+", "ops/s cow"],
+                &table,
+            ));
+            if !bars_time.is_empty() {
+                let title = format!("Device time of the run phase, {} keys, {} records", d.name(), sizes[2]);
+                write_chart(out, &format!("time-{}.svg", d.name()), zonekit_report::bar_chart(&title, "ms (ZN540 timing, QD1)", &bars_time))?;
+                let title = format!("Node writes of the run phase, {} keys, {} records", d.name(), sizes[2]);
+                write_chart(out, &format!("writes-{}.svg", d.name()), zonekit_report::bar_chart(&title, "node writes", &bars_writes))?;
+            }
+        }
+        let _ = writeln!(text, "\n## Seq-Zone occupancy, zipfian (paper Tables 2–6 beside ours)\n");
+        let mut table = Vec::new();
+        for (w, paper_zb, paper_cow) in PAPER_OCCUPANCY {
+            for (i, &records) in sizes.iter().enumerate() {
+                let ours = |tree: &str| find("grid", tree, w, "zipfian", records, 40).map_or("-".into(), |r| r[col("sequential_occupancy")].clone());
+                table.push(vec![w.into(), records.to_string(), ours("zbtree"), format!("{:.6}", paper_zb[i]), ours("cow"), format!("{:.6}", paper_cow[i])]);
+            }
+        }
+        text.push_str(&markdown(&["workload", "records", "zb+ ours", "zb+ paper", "cow ours", "cow paper"], &table));
+    }
+    if rows.iter().any(|r| r[col("section")] == "ratio") {
+        let _ = writeln!(text, "\n## Cov:Seq ratio, {} records, zipfian: Seq-Zone occupancy (paper Tables 7–8 beside ours)\n", scaled(1e6, scale));
+        let mut table = Vec::new();
+        for (w, paper_zb, paper_cow) in PAPER_RATIO {
+            for (i, seq) in [32u32, 48, 64].into_iter().enumerate() {
+                let r = |tree: &str| find("ratio", tree, w, "zipfian", scaled(1e6, scale), seq);
+                let ours = |tree: &str| r(tree).map_or("-".into(), |r| r[col("sequential_occupancy")].clone());
+                let ms = |tree: &str| r(tree).map_or("-".into(), |r| r[col("run_device_ms")].clone());
+                table.push(vec![w.into(), format!("1:{seq}"), ours("zbtree"), format!("{:.6}", paper_zb[i]), ours("cow"), format!("{:.6}", paper_cow[i]), ms("zbtree"), ms("cow")]);
+            }
+        }
+        text.push_str(&markdown(&["workload", "Cov:Seq", "zb+ ours", "zb+ paper", "cow ours", "cow paper", "ms zb+", "ms cow"], &table));
+    }
+    if rows.iter().any(|r| r[col("section")] == "resets") {
+        let _ = writeln!(text, "\n## Zone resets with 1 Seq + 1 Cov zone, no dynamic choice, zipfian (paper §4.2.5 beside ours)\n");
+        let mut table = Vec::new();
+        for (w, paper_cow) in PAPER_RESETS {
+            for (i, records) in [2.5e6, 5e6, 7.5e6].into_iter().enumerate() {
+                let n = scaled(records, scale);
+                let ours = |tree: &str| {
+                    rows.iter()
+                        .find(|r| r[col("section")] == "resets" && r[col("tree")] == tree && r[col("workload")] == w && r[col("records")] == n.to_string())
+                        .map_or("-".into(), |r| r[col("zone_resets")].clone())
+                };
+                table.push(vec![w.into(), n.to_string(), ours("zbtree"), "0".into(), ours("cow"), paper_cow[i].to_string()]);
+            }
+        }
+        text.push_str(&markdown(&["workload", "records", "zb+ ours", "zb+ paper", "cow ours", "cow paper"], &table));
+    }
+    if rows.iter().any(|r| r[col("section")] == "conventional") {
+        let _ = writeln!(text, "\n## ZB+-tree Cov-Zone occupancy, zipfian (paper Fig. 21: linear, < 0.50 at 10 M)\n");
+        let mut table = Vec::new();
+        let mut series = Vec::new();
+        for (w, _) in &WORKLOADS[..2] {
+            let mut points = Vec::new();
+            for records in [1e6, 2.5e6, 5e6, 7.5e6, 10e6] {
+                let n = scaled(records, scale);
+                if let Some(r) = rows.iter().find(|r| r[col("section")] == "conventional" && r[col("workload")] == *w && r[col("records")] == n.to_string()) {
+                    table.push(vec![w.to_string(), n.to_string(), r[col("conventional_occupancy")].clone(), r[col("sequential_occupancy")].clone()]);
+                    points.push((n as f64, num(r, "conventional_occupancy")));
+                }
+            }
+            series.push(zonekit_report::Series { name: w.to_string(), points });
+        }
+        text.push_str(&markdown(&["workload", "records", "Cov occupancy", "Seq occupancy"], &table));
+        write_chart(out, "conventional-occupancy.svg", zonekit_report::line_chart("ZB+-tree Cov-Zone occupancy (zipfian)", "records", "occupancy", &series, false))?;
+    }
+    Ok(text)
+}
+
+fn markdown(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s = format!("| {} |\n|{}|\n", header.join(" | "), header.iter().map(|_| "---").collect::<Vec<_>>().join("|"));
+    for r in rows {
+        s.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    s
+}
+
+fn write_chart(out: &std::path::Path, name: &str, svg: String) -> Result<()> {
+    let path = out.join(name);
+    std::fs::write(&path, svg).map_err(LabError::io(&path))
+}

@@ -1,0 +1,194 @@
+//! `zonekit tree`: seed 003's ZB+-tree and copy-on-write B+-tree under YCSB-style workloads
+//! (`zonekit_lab::tree_bench` runs them).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use zonekit_lab::tree_bench::{run_experiment, run_tree, KeyDistribution, Mix, Section, TreeExperiment, TreeKind, TreeSpec};
+
+use crate::replay_cmd::lab;
+use crate::Usage;
+
+#[derive(Subcommand)]
+pub enum TreeCommand {
+    /// Load records into one or both trees, run a workload, print reads, writes, device time,
+    /// occupancy and resets.
+    Run(RunArgs),
+    /// Reproduce the paper's section 4: tables beside the paper's and SVG charts.
+    Experiment(ExperimentArgs),
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// zbtree, cow, or both (one after the other on the same workload).
+    #[arg(long, default_value = "both")]
+    tree: String,
+    /// w1..w5 (the paper's mixes) or INSERT/DELETE/SEARCH percentages, e.g. 40/30/30.
+    #[arg(long, default_value = "w1")]
+    workload: String,
+    /// zipfian, uniform or latest (YCSB's key choosers).
+    #[arg(long, default_value = "zipfian")]
+    distribution: String,
+    /// Records loaded first (suffixes K and M allowed).
+    #[arg(long, default_value = "100K", value_parser = count)]
+    records: u64,
+    /// Operations run after the load (default: as many as records).
+    #[arg(long, value_parser = count)]
+    operations: Option<u64>,
+    #[arg(long, default_value_t = 40)]
+    sequential_zones: u32,
+    #[arg(long, default_value_t = 1)]
+    conventional_zones: u32,
+    #[arg(long, default_value_t = 2048)]
+    zone_size_mib: u64,
+    #[arg(long, default_value_t = 4096)]
+    node_size_bytes: usize,
+    /// Value bytes per record (default: fitted to the paper's load-phase figures, see
+    /// docs/results/seed-003.md).
+    #[arg(long, default_value_t = zonekit_lab::tree_bench::CALIBRATED_VALUE_SIZE_BYTES)]
+    value_size_bytes: usize,
+    /// Cap on entries of interior, head and CoW inner nodes, 0 for as many as fit (default:
+    /// fitted like the value size).
+    #[arg(long, default_value_t = zonekit_lab::tree_bench::CALIBRATED_INNER_ENTRIES_MAX)]
+    inner_entries_max: usize,
+    /// Fill sequential zones in order instead of the paper's hot/cold (most/least free) choice.
+    #[arg(long)]
+    no_dynamic_zone_choice: bool,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print the full outcome as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ExperimentArgs {
+    /// Multiplies the paper's record counts and zone size (1 = the paper's 0.5-10 M records on
+    /// 2 GiB zones; occupancies and resets stay comparable at any scale).
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Sections of §4 to run: grid, ratio, resets, conventional.
+    #[arg(long, value_delimiter = ',', default_value = "grid,ratio,resets,conventional")]
+    sections: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Runs in parallel (default: the machine's cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    #[arg(long, default_value = "zonekit-out/tree")]
+    out: PathBuf,
+}
+
+/// A count with an optional K or M suffix (`100K`, `2.5M`).
+fn count(text: &str) -> Result<u64, String> {
+    let (number, multiplier) = match text.trim().char_indices().last() {
+        Some((i, 'K' | 'k')) => (&text[..i], 1e3),
+        Some((i, 'M' | 'm')) => (&text[..i], 1e6),
+        _ => (text, 1.0),
+    };
+    let value: f64 = number.trim().parse().map_err(|_| format!("{text:?} is not a count (e.g. 500000, 100K, 2.5M)"))?;
+    if !(value >= 0.0) || value * multiplier > 1e12 {
+        return Err(format!("{text:?} is out of range"));
+    }
+    Ok((value * multiplier).round() as u64)
+}
+
+pub fn run(cmd: TreeCommand) -> Result<ExitCode> {
+    match cmd {
+        TreeCommand::Run(a) => run_cmd(a),
+        TreeCommand::Experiment(a) => experiment_cmd(a),
+    }
+}
+
+fn run_cmd(a: RunArgs) -> Result<ExitCode> {
+    let trees = match a.tree.as_str() {
+        "both" => TreeKind::ALL.to_vec(),
+        name => vec![TreeKind::parse(name).map_err(lab)?],
+    };
+    let base = TreeSpec {
+        tree: trees[0],
+        records: a.records,
+        operations: a.operations.unwrap_or(a.records),
+        mix: Mix::parse(&a.workload).map_err(lab)?,
+        distribution: KeyDistribution::parse(&a.distribution).map_err(lab)?,
+        seed: a.seed,
+        sequential_zones: a.sequential_zones,
+        conventional_zones: a.conventional_zones,
+        zone_size_bytes: a.zone_size_mib.checked_mul(1 << 20).ok_or_else(|| Usage(format!("--zone-size-mib {} is too large", a.zone_size_mib)))?,
+        node_size_bytes: a.node_size_bytes,
+        value_size_bytes: a.value_size_bytes,
+        inner_entries_max: a.inner_entries_max,
+        dynamic_zone_choice: !a.no_dynamic_zone_choice,
+    };
+    base.validate().map_err(lab)?;
+    let mut outcomes = Vec::new();
+    for tree in trees {
+        let spec = TreeSpec { tree, ..base.clone() };
+        let bar = ProgressBar::new(spec.records + spec.operations).with_style(ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ops ({eta})").expect("template"));
+        bar.set_message(tree.name());
+        let outcome = run_tree(&spec, &mut |done, _| bar.set_position(done)).map_err(lab)?;
+        bar.finish_and_clear();
+        outcomes.push(outcome);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&outcomes)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{} records loaded, then {} operations of {} ({}% insert, {}% delete, {}% search), {} keys; {} sequential + {} conventional zones of {} MiB",
+        base.records,
+        base.operations,
+        base.mix.name(),
+        base.mix.insert_pct,
+        base.mix.delete_pct,
+        base.mix.search_pct,
+        base.distribution.name(),
+        base.sequential_zones,
+        base.conventional_zones,
+        base.zone_size_bytes >> 20
+    );
+    let header = ["tree", "run reads", "run writes", "to seq zones", "device ms", "wall ops/s", "seq occupancy", "cov occupancy", "resets", "height"];
+    let rows: Vec<Vec<String>> = outcomes
+        .iter()
+        .map(|o| {
+            vec![
+                o.spec.tree.name().to_string(),
+                o.run.node_reads.to_string(),
+                o.run.node_writes.to_string(),
+                o.run.node_writes_sequential.to_string(),
+                format!("{:.1}", o.run.device_ns as f64 / 1e6),
+                format!("{:.0}", o.run.ops_per_sec()),
+                format!("{:.6}", o.stats.sequential_occupancy),
+                format!("{:.6}", o.stats.conventional_occupancy),
+                o.stats.io.zone_resets.to_string(),
+                o.stats.height.to_string(),
+            ]
+        })
+        .collect();
+    print!("{}", zonekit_report::text_table(&header, &rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
+    let sections = a.sections.iter().map(|s| Section::parse(s)).collect::<Result<Vec<_>, _>>().map_err(lab)?;
+    let threads = match a.threads {
+        Some(0) => usage!("--threads must be at least 1"),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let exp = TreeExperiment { scale: a.scale, sections, seed: a.seed, threads, out: a.out.clone() };
+    let runs = exp.specs().len() as u64;
+    let bar = ProgressBar::new(runs).with_style(ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} runs ({eta})").expect("template"));
+    let summary = run_experiment(&exp, &|done, _, label| {
+        bar.set_position(done as u64);
+        bar.set_message(label.to_string());
+    })
+    .map_err(lab)?;
+    bar.finish_and_clear();
+    print!("{summary}");
+    println!("\nresults: {}/results.csv, summary.md and charts", a.out.display());
+    Ok(ExitCode::SUCCESS)
+}
