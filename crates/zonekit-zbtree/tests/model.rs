@@ -135,3 +135,51 @@ fn zbtree_model_runs_reach_every_path() {
         assert!(events.get(path).copied().unwrap_or(0) > 0, "the model run never took {path}: {events:?}");
     }
 }
+
+#[test]
+fn a_corrupted_node_is_an_error_naming_it_not_a_panic() {
+    use zonekit_device::{Lba, ZonedDevice};
+    use zonekit_zbtree::TreeError;
+    let device = MemDevice::new(geometry(1, 4, 256), ZoneBehavior::default(), StorageMode::Data).unwrap();
+    let mut tree = ZbTree::create(device, small_config(Payload::Device)).unwrap();
+    for key in 0..200 {
+        tree.insert(key, &value_for(key, 0)).unwrap();
+    }
+    // Flip one byte in every conventional slot holding a node (slot 0 is the superblock's).
+    let mut block = vec![0u8; 4096];
+    let mut corrupted = 0;
+    for slot in 1..256 {
+        let device = tree.store_mut().device_mut();
+        device.read(Lba(slot), &mut block).unwrap();
+        if block[..4] == *b"ZBT1" {
+            block[100] ^= 0x40;
+            device.write(Lba(slot), &block).unwrap();
+            corrupted += 1;
+        }
+    }
+    assert!(corrupted > 0);
+    let mut errors = 0;
+    for key in 0..200 {
+        match tree.get(key) {
+            Err(TreeError::CorruptNode { addr, reason }) => {
+                assert!(addr < 256 && reason.contains("checksum"), "{addr}: {reason}");
+                errors += 1;
+            }
+            other => panic!("get {key} on a corrupted tree returned {other:?}"),
+        }
+    }
+    assert_eq!(errors, 200);
+    let err = tree.insert(500, &value_for(500, 0)).unwrap_err().to_string();
+    assert!(err.starts_with("corrupt tree: the node at block "), "{err}");
+}
+
+#[test]
+fn a_device_without_conventional_zones_is_refused() {
+    let device = MemDevice::new(geometry(0, 4, 256), ZoneBehavior::default(), StorageMode::Data).unwrap();
+    let err = ZbTree::create(device, small_config(Payload::Device)).err().unwrap().to_string();
+    assert!(err.contains("0 conventional zones") && err.contains("needs conventional space"), "{err}");
+    let too_big = TreeConfig { value_size_bytes: 2000, ..TreeConfig::default() };
+    let device = MemDevice::new(geometry(1, 4, 256), ZoneBehavior::default(), StorageMode::Data).unwrap();
+    let err = ZbTree::create(device, too_big).err().unwrap().to_string();
+    assert!(err.contains("holds 2 leaf entries (values 2000 bytes): at least 3 are needed"), "{err}");
+}
