@@ -95,6 +95,9 @@ impl<D: ZonedDevice> CowTree<D> {
     /// conventional space stays reserved for a superblock, as in the ZB+-tree.
     pub fn create(mut device: D, config: TreeConfig) -> Result<CowTree<D>, TreeError> {
         config.validate()?;
+        if config.durable {
+            return Err(TreeError::Config("the copy-on-write tree has no durable mode (only the ZB+-tree journals its operations)".into()));
+        }
         let zones = device.report_all(ZoneFilter::All)?;
         let mut store = Store::new(device, config.node_size_bytes, config.payload, RESERVED_SLOTS)?;
         let space = Space::new(&mut store, &zones);

@@ -44,6 +44,10 @@ pub enum TreeError {
     CorruptNode { addr: u64, reason: String },
     #[error("not a zonekit tree: {0}")]
     NotATree(String),
+    /// An operation failed part-way (a device error, no space): the in-memory tree may no longer
+    /// match the device. A durable tree reopens to its last committed state.
+    #[error("the tree failed in an earlier operation ({0}); reopen it")]
+    Poisoned(String),
     #[error(transparent)]
     Device(#[from] DeviceError),
 }
@@ -61,11 +65,15 @@ pub struct TreeConfig {
     pub payload: Payload,
     /// Where full nodes go: the paper's dynamic hot/cold choice, or zones in order (§4.2.5).
     pub dynamic_zone_choice: bool,
+    /// Crash consistency: every insert and delete commits through a journal, and the tree
+    /// reopens ([`ZbTree::open`]) to its last committed operation after a crash at any point.
+    /// Needs [`Payload::Device`]. Off, the tree writes what the paper's algorithms write.
+    pub durable: bool,
 }
 
 impl Default for TreeConfig {
     fn default() -> Self {
-        TreeConfig { node_size_bytes: 4096, value_size_bytes: 8, leaf_entries_max: 0, inner_entries_max: 0, payload: Payload::Device, dynamic_zone_choice: true }
+        TreeConfig { node_size_bytes: 4096, value_size_bytes: 8, leaf_entries_max: 0, inner_entries_max: 0, payload: Payload::Device, dynamic_zone_choice: true, durable: false }
     }
 }
 
@@ -97,6 +105,9 @@ impl TreeConfig {
     pub fn validate(&self) -> Result<(), TreeError> {
         if self.value_size_bytes == 0 {
             return Err(TreeError::Config("values must be at least 1 byte".into()));
+        }
+        if self.durable && self.payload != Payload::Device {
+            return Err(TreeError::Config("a durable tree keeps its nodes on the device (payload Device)".into()));
         }
         if self.node_size_bytes > u16::MAX as usize * 8 {
             return Err(TreeError::Config(format!("node size {} bytes is too large", self.node_size_bytes)));

@@ -167,6 +167,86 @@ enum Shrunk {
     Logged { left: usize },
 }
 
+/// Conventional slots the journal holds: the most nodes one operation may change (a split at
+/// every level of a deep tree changes about three per level).
+const JOURNAL_IMAGE_SLOTS: u64 = 96;
+/// Reserved conventional slots: the superblock, then (durable trees) the journal header and
+/// images.
+const SUPERBLOCK_SLOT: u64 = 0;
+const JOURNAL_HEADER_SLOT: u64 = 1;
+
+const SUPERBLOCK_MAGIC: [u8; 4] = *b"ZBSB";
+const SUPERBLOCK_VERSION: u32 = 1;
+
+/// The superblock, in reserved slot 0 (one node-sized block, little endian):
+///
+/// ```text
+/// 0 magic "ZBSB"  4 version u32  8 node_size_bytes u32  12 value_size_bytes u32
+/// 16 leaf_entries_max u32  20 inner_entries_max u32  24 dynamic_zone_choice u8
+/// 25 root level u8 (0: empty)  32 root address u64  40 records u64
+/// 48 sequence u64 (of the last committed operation)   last 4 bytes: CRC-32 of the rest
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Superblock {
+    config: TreeConfig,
+    root: Option<(u64, u32)>,
+    records: u64,
+    sequence: u64,
+}
+
+impl Superblock {
+    fn encode(&self, out: &mut [u8]) {
+        out.fill(0);
+        out[0..4].copy_from_slice(&SUPERBLOCK_MAGIC);
+        out[4..8].copy_from_slice(&SUPERBLOCK_VERSION.to_le_bytes());
+        out[8..12].copy_from_slice(&(self.config.node_size_bytes as u32).to_le_bytes());
+        out[12..16].copy_from_slice(&(self.config.value_size_bytes as u32).to_le_bytes());
+        out[16..20].copy_from_slice(&(self.config.leaf_entries_max as u32).to_le_bytes());
+        out[20..24].copy_from_slice(&(self.config.inner_entries_max as u32).to_le_bytes());
+        out[24] = self.config.dynamic_zone_choice as u8;
+        let (root, level) = self.root.unwrap_or((NULL_ADDR, 0));
+        out[25] = level as u8;
+        out[32..40].copy_from_slice(&root.to_le_bytes());
+        out[40..48].copy_from_slice(&self.records.to_le_bytes());
+        out[48..56].copy_from_slice(&self.sequence.to_le_bytes());
+        let end = out.len() - 4;
+        let crc = crc32fast::hash(&out[..end]);
+        out[end..].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    fn decode(buf: &[u8], addr: u64) -> Result<Superblock, TreeError> {
+        let word = |at: usize| u32::from_le_bytes(buf[at..at + 4].try_into().expect("4 bytes")) as usize;
+        let long = |at: usize| u64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"));
+        if buf[0..4] != SUPERBLOCK_MAGIC {
+            let what = if buf.iter().all(|&b| b == 0) { "it is blank".to_string() } else { format!("it starts with {:02x?}", &buf[..4]) };
+            return Err(TreeError::NotATree(format!("block {addr} (the first conventional slot) holds no ZB+-tree superblock: {what}")));
+        }
+        let end = buf.len() - 4;
+        if crc32fast::hash(&buf[..end]).to_le_bytes() != buf[end..] {
+            return Err(TreeError::CorruptNode { addr, reason: "superblock checksum mismatch".into() });
+        }
+        if word(4) as u32 != SUPERBLOCK_VERSION {
+            return Err(TreeError::NotATree(format!("superblock version {} (this build reads version {SUPERBLOCK_VERSION})", word(4))));
+        }
+        let config = TreeConfig {
+            node_size_bytes: word(8),
+            value_size_bytes: word(12),
+            leaf_entries_max: word(16),
+            inner_entries_max: word(20),
+            payload: crate::Payload::Device,
+            dynamic_zone_choice: buf[24] != 0,
+            durable: true,
+        };
+        if config.node_size_bytes != buf.len() {
+            return Err(TreeError::CorruptNode { addr, reason: format!("superblock says {}-byte nodes in a {}-byte slot", config.node_size_bytes, buf.len()) });
+        }
+        config.validate().map_err(|e| TreeError::CorruptNode { addr, reason: format!("superblock: {e}") })?;
+        let level = buf[25] as u32;
+        let root = if level == 0 { None } else { Some((long(32), level)) };
+        Ok(Superblock { config, root, records: long(40), sequence: long(48) })
+    }
+}
+
 pub struct ZbTree<D: ZonedDevice> {
     store: Store<D>,
     config: TreeConfig,
@@ -175,6 +255,10 @@ pub struct ZbTree<D: ZonedDevice> {
     root: Option<(u64, u32)>,
     records: u64,
     events: std::collections::BTreeMap<&'static str, u64>,
+    /// Sequence of the last committed operation (durable trees).
+    sequence: u64,
+    /// Set when an operation failed part-way: the in-memory tree no longer matches the device.
+    poisoned: Option<String>,
     leaf_cap: usize,
     interior_cap: usize,
     head_cap: usize,
@@ -184,11 +268,23 @@ impl<D: ZonedDevice> ZbTree<D> {
     /// A new, empty tree on `device`, which must have a conventional zone.
     pub fn create(device: D, config: TreeConfig) -> Result<ZbTree<D>, TreeError> {
         config.validate()?;
-        let store = Store::new(device, config.node_size_bytes, config.payload, 1)?;
+        let reserved = if config.durable { JOURNAL_HEADER_SLOT + 1 + JOURNAL_IMAGE_SLOTS } else { SUPERBLOCK_SLOT + 1 };
+        let mut store = Store::new(device, config.node_size_bytes, config.payload, reserved)?;
         if store.sequential_zone_count() == 0 {
             return Err(TreeError::Config("the device has no sequential zone large enough for one node".into()));
         }
-        Ok(ZbTree {
+        if config.durable {
+            store.enable_journal(JOURNAL_HEADER_SLOT, JOURNAL_IMAGE_SLOTS);
+        }
+        let mut tree = ZbTree::with_store(store, config);
+        if config.durable {
+            tree.commit_superblock()?;
+        }
+        Ok(tree)
+    }
+
+    fn with_store(store: Store<D>, config: TreeConfig) -> ZbTree<D> {
+        ZbTree {
             store,
             leaf_cap: config.leaf_capacity(),
             interior_cap: config.interior_capacity(),
@@ -197,7 +293,117 @@ impl<D: ZonedDevice> ZbTree<D> {
             root: None,
             records: 0,
             events: Default::default(),
-        })
+            sequence: 0,
+            poisoned: None,
+        }
+    }
+
+    /// Opens the durable tree on `device` at its last committed operation: redoes a committed
+    /// journal, then walks the tree to rebuild which slots and zones hold live nodes.
+    pub fn open(mut device: D) -> Result<ZbTree<D>, TreeError> {
+        let block = device.geometry().block_size_bytes as usize;
+        let zones = device.report_all(zonekit_device::ZoneFilter::All)?;
+        let first = zones
+            .iter()
+            .find(|z| z.zone_type == zonekit_device::ZoneType::Conventional)
+            .ok_or_else(|| TreeError::NotATree("the device has no conventional zone, so it holds no ZB+-tree".into()))?;
+        // The node size is in the superblock, which starts the first conventional slot.
+        let mut head = vec![0u8; block];
+        device.read(first.start, &mut head)?;
+        if head[0..4] != SUPERBLOCK_MAGIC {
+            Superblock::decode(&head, first.start.0)?;
+        }
+        let node_size = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes")) as usize;
+        if node_size == 0 || node_size % block != 0 || node_size > 1 << 20 {
+            return Err(TreeError::CorruptNode { addr: first.start.0, reason: format!("superblock says {node_size}-byte nodes on a device of {block}-byte blocks") });
+        }
+        let mut store = Store::open(device, node_size, crate::Payload::Device, JOURNAL_HEADER_SLOT + 1 + JOURNAL_IMAGE_SLOTS)?;
+        store.enable_journal(JOURNAL_HEADER_SLOT, JOURNAL_IMAGE_SLOTS);
+        let sb_addr = store.reserved_addr(SUPERBLOCK_SLOT);
+        let sb = Superblock::decode(&store.read_raw(sb_addr)?, sb_addr)?;
+        store.recover_journal(sb.sequence)?;
+        let sb = Superblock::decode(&store.read_raw(sb_addr)?, sb_addr)?;
+        let mut tree = ZbTree::with_store(store, sb.config);
+        tree.root = sb.root;
+        tree.records = sb.records;
+        tree.sequence = sb.sequence;
+        let records = match sb.root {
+            Some((addr, level)) => tree.mark_reachable(addr, level)?,
+            None => 0,
+        };
+        tree.store.finish_open()?;
+        if records != sb.records {
+            return Err(TreeError::CorruptNode { addr: sb_addr, reason: format!("the superblock counts {} records; the tree holds {records}", sb.records) });
+        }
+        Ok(tree)
+    }
+
+    /// Marks every node below head `addr` live in the store; returns the records found.
+    fn mark_reachable(&mut self, addr: u64, level: u32) -> Result<u64, TreeError> {
+        let head = self.read_head(addr)?;
+        self.store.mark_live(addr)?;
+        let mut records = 0;
+        for i in 0..head.len() {
+            let p = Self::ptr(&head, i);
+            match level {
+                1 | 2 => {
+                    let lvl = if level == 1 { Level::Leaf } else { Level::Interior };
+                    let (view, _) = self.load(lvl, p)?.view();
+                    self.store.mark_live(p.addr)?;
+                    if p.log != NULL_ADDR {
+                        self.store.mark_live(p.log)?;
+                    }
+                    if level == 1 {
+                        records += view.len() as u64;
+                    } else {
+                        for j in 0..view.len() {
+                            records += self.mark_reachable(view.u64_at(j, 0), 1)?;
+                        }
+                    }
+                }
+                _ => records += self.mark_reachable(p.addr, level - 1)?,
+            }
+        }
+        Ok(records)
+    }
+
+    /// Ends an operation: in a durable tree, the superblock and every held-back write commit
+    /// atomically.
+    fn commit(&mut self) -> Result<(), TreeError> {
+        if !self.config.durable || !self.store.has_pending() {
+            // Nothing changed (a search, a delete of an absent key).
+            return Ok(());
+        }
+        self.commit_superblock()
+    }
+
+    /// Commits the superblock with whatever else the operation wrote.
+    fn commit_superblock(&mut self) -> Result<(), TreeError> {
+        let sb = Superblock { config: self.config, root: self.root, records: self.records, sequence: self.sequence + 1 };
+        let mut buf = vec![0u8; self.config.node_size_bytes];
+        sb.encode(&mut buf);
+        let addr = self.store.reserved_addr(SUPERBLOCK_SLOT);
+        self.store.write_raw(addr, &buf)?;
+        self.store.commit(sb.sequence)?;
+        self.sequence = sb.sequence;
+        Ok(())
+    }
+
+    fn check_usable(&self) -> Result<(), TreeError> {
+        match &self.poisoned {
+            Some(why) => Err(TreeError::Poisoned(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs a mutating operation; a failure part-way poisons the tree.
+    fn mutate<T>(&mut self, op: impl FnOnce(&mut Self) -> Result<T, TreeError>) -> Result<T, TreeError> {
+        self.check_usable()?;
+        let result = op(self).and_then(|v| self.commit().map(|()| v));
+        if let Err(e) = &result {
+            self.poisoned = Some(e.to_string());
+        }
+        result
     }
 
     pub fn store(&self) -> &Store<D> {
@@ -922,45 +1128,20 @@ impl<D: ZonedDevice> Index for ZbTree<D> {
 
     fn insert(&mut self, key: u64, value: &[u8]) -> Result<(), TreeError> {
         self.config.check_value(value)?;
-        let Some((root, level)) = self.root else {
-            let mut leaf = Node::new(Kind::Leaf, self.config.value_size_bytes, key);
-            leaf.push(TAG_LIVE, key, value);
-            let leaf_addr = self.write_new_conventional(&mut leaf)?;
-            let mut lh = Node::new(Kind::Head, crate::HEAD_STRIDE, 0);
-            lh.push(TAG_LIVE, 0, &Ptr::change(leaf_addr).encode());
-            let lh_addr = self.write_new_conventional(&mut lh)?;
-            self.root = Some((lh_addr, 1));
-            self.records = 1;
-            return Ok(());
-        };
-        let (split, added) = self.insert_head(root, level, key, value)?;
-        if let Some((separator, right)) = split {
-            self.grow(separator, right)?;
-        }
-        self.records += added as u64;
-        Ok(())
+        self.mutate(|t| t.insert_op(key, value))
     }
 
     fn delete(&mut self, key: u64) -> Result<bool, TreeError> {
-        let Some((root, level)) = self.root else { return Ok(false) };
-        let (found, left) = self.delete_head(root, level, key)?;
-        if !found {
-            return Ok(false);
-        }
-        self.records -= 1;
-        if left == 0 {
-            self.root = None;
-        } else {
-            self.shrink()?;
-        }
-        Ok(true)
+        self.mutate(|t| t.delete_op(key))
     }
 
     fn get(&mut self, key: u64) -> Result<Option<Vec<u8>>, TreeError> {
+        self.check_usable()?;
         self.search(key)
     }
 
     fn scan(&mut self, start: u64, limit: usize) -> Result<Vec<(u64, Vec<u8>)>, TreeError> {
+        self.check_usable()?;
         let mut out = Vec::new();
         if let Some((root, level)) = self.root {
             if limit > 0 {
@@ -998,5 +1179,42 @@ impl<D: ZonedDevice> Index for ZbTree<D> {
         seen.dedup();
         assert_eq!(seen.len() as u64, total, "a node is reachable twice");
         assert_eq!(total, self.store.conventional_live_nodes() + self.store.sequential_live_nodes(), "nodes the store holds live vs nodes reachable");
+    }
+}
+
+impl<D: ZonedDevice> ZbTree<D> {
+    fn insert_op(&mut self, key: u64, value: &[u8]) -> Result<(), TreeError> {
+        let Some((root, level)) = self.root else {
+            let mut leaf = Node::new(Kind::Leaf, self.config.value_size_bytes, key);
+            leaf.push(TAG_LIVE, key, value);
+            let leaf_addr = self.write_new_conventional(&mut leaf)?;
+            let mut lh = Node::new(Kind::Head, crate::HEAD_STRIDE, 0);
+            lh.push(TAG_LIVE, 0, &Ptr::change(leaf_addr).encode());
+            let lh_addr = self.write_new_conventional(&mut lh)?;
+            self.root = Some((lh_addr, 1));
+            self.records = 1;
+            return Ok(());
+        };
+        let (split, added) = self.insert_head(root, level, key, value)?;
+        if let Some((separator, right)) = split {
+            self.grow(separator, right)?;
+        }
+        self.records += added as u64;
+        Ok(())
+    }
+
+    fn delete_op(&mut self, key: u64) -> Result<bool, TreeError> {
+        let Some((root, level)) = self.root else { return Ok(false) };
+        let (found, left) = self.delete_head(root, level, key)?;
+        if !found {
+            return Ok(false);
+        }
+        self.records -= 1;
+        if left == 0 {
+            self.root = None;
+        } else {
+            self.shrink()?;
+        }
+        Ok(true)
     }
 }

@@ -1,0 +1,160 @@
+//! Crash consistency of the durable ZB+-tree: random operations against a `BTreeMap`, with the
+//! device dying at a random write (then power loss: unflushed sequential data is gone), the tree
+//! reopened from the device alone and checked against the model, before or after the operation
+//! that was cut short (it may have committed before the crash). Also: what `open` refuses.
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use zonekit_base::Rng;
+use zonekit_device::fault::{FaultOn, FaultyDevice};
+use zonekit_device::{Geometry, Lba, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
+use zonekit_zbtree::{Index, Payload, TreeConfig, TreeError, ZbTree};
+
+type Dev = FaultyDevice<MemDevice>;
+
+fn device() -> Dev {
+    let geometry = Geometry {
+        block_size_bytes: 4096,
+        zone_size_blocks: 1024,
+        zone_capacity_blocks: 1024,
+        zone_count: 9,
+        conventional_zone_count: 1,
+        open_zones_max: None,
+        active_zones_max: None,
+    };
+    FaultyDevice::new(MemDevice::new(geometry, ZoneBehavior::default(), StorageMode::Data).unwrap())
+}
+
+fn config() -> TreeConfig {
+    TreeConfig { value_size_bytes: 16, leaf_entries_max: 4, inner_entries_max: 4, payload: Payload::Device, durable: true, ..TreeConfig::default() }
+}
+
+fn value_for(key: u64, version: u64) -> Vec<u8> {
+    let mut v = vec![0u8; 16];
+    v[..8].copy_from_slice(&key.to_le_bytes());
+    v[8..].copy_from_slice(&version.to_le_bytes());
+    v
+}
+
+fn contents(tree: &mut ZbTree<Dev>) -> BTreeMap<u64, Vec<u8>> {
+    tree.scan(0, usize::MAX).unwrap().into_iter().collect()
+}
+
+fn run(seed: u64, ops: u64) -> u64 {
+    let mut rng = Rng::new(seed);
+    let mut tree = ZbTree::create(device(), config()).unwrap();
+    let mut model: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+    let mut crashes = 0;
+    for op in 0..ops {
+        if rng.below(4) == 0 {
+            // Die at one of the next few writes: inside this operation or a later one.
+            let nth = rng.below(24);
+            tree.store_mut().device_mut().fail_nth(FaultOn::Writes, nth, true);
+        }
+        let key = rng.below(300);
+        let mut after = model.clone();
+        let result = if rng.below(100) < 60 {
+            let value = value_for(key, op);
+            after.insert(key, value.clone());
+            tree.insert(key, &value).map(|_| ())
+        } else {
+            after.remove(&key);
+            tree.delete(key).map(|_| ())
+        };
+        match result {
+            Ok(()) => model = after,
+            Err(e) => {
+                assert!(matches!(e, TreeError::Device(_)), "op {op}: {e}");
+                // Poisoned until reopened.
+                assert!(matches!(tree.get(key), Err(TreeError::Poisoned(_))), "op {op}: a failed tree kept serving");
+                crashes += 1;
+                let mut dev = tree.into_device();
+                dev.disarm();
+                dev.inner_mut().power_loss();
+                tree = ZbTree::open(dev).unwrap_or_else(|e| panic!("op {op}: reopen after a crash: {e}"));
+                tree.check_invariants();
+                let now = contents(&mut tree);
+                if now == after {
+                    model = after;
+                } else {
+                    assert_eq!(now, model, "op {op}: after the crash the tree is neither the state before nor after the operation");
+                }
+            }
+        }
+        if op % 13 == 0 {
+            tree.check_invariants();
+        }
+    }
+    tree.store_mut().device_mut().disarm();
+    // A clean reopen sees the same tree.
+    let mut dev = tree.into_device();
+    dev.inner_mut().power_loss();
+    let mut tree = ZbTree::open(dev).unwrap();
+    tree.check_invariants();
+    assert_eq!(contents(&mut tree), model, "after a final power cycle");
+    crashes
+}
+
+#[test]
+fn durable_tree_survives_crashes_at_any_write() {
+    let seeds: Vec<u64> = match std::env::var("ZBTREE_SEED") {
+        Ok(s) => vec![s.parse().expect("ZBTREE_SEED is a number")],
+        Err(_) => (1..=6).collect(),
+    };
+    let mut crashes = 0;
+    for seed in seeds {
+        match catch_unwind(AssertUnwindSafe(|| run(seed, 1500))) {
+            Ok(n) => crashes += n,
+            Err(e) => {
+                let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+                panic!("crash test failed with seed {seed} (rerun: ZBTREE_SEED={seed}): {msg}");
+            }
+        }
+    }
+    assert!(crashes > 100, "only {crashes} crashes were injected");
+}
+
+#[test]
+fn open_refuses_what_is_not_a_tree() {
+    // A blank device.
+    let err = ZbTree::open(device()).err().unwrap().to_string();
+    assert!(err.contains("holds no ZB+-tree superblock: it is blank"), "{err}");
+    // A non-durable tree writes no superblock.
+    let tree = ZbTree::create(device(), TreeConfig { durable: false, ..config() }).unwrap();
+    let err = ZbTree::open(tree.into_device()).err().unwrap().to_string();
+    assert!(err.contains("holds no ZB+-tree superblock"), "{err}");
+    // Something else in the first block.
+    let mut dev = device();
+    dev.write(Lba(0), &[0xAB; 4096]).unwrap();
+    let err = ZbTree::open(dev).err().unwrap().to_string();
+    assert!(err.contains("not a zonekit tree") && err.contains("starts with [ab, ab, ab, ab]"), "{err}");
+    // A damaged superblock.
+    let mut tree = ZbTree::create(device(), config()).unwrap();
+    tree.insert(1, &value_for(1, 1)).unwrap();
+    let mut dev = tree.into_device();
+    let mut block = vec![0u8; 4096];
+    dev.read(Lba(0), &mut block).unwrap();
+    block[41] ^= 1;
+    dev.write(Lba(0), &block).unwrap();
+    let err = ZbTree::open(dev).err().unwrap().to_string();
+    assert!(err.contains("superblock checksum mismatch"), "{err}");
+    // A device without conventional zones.
+    let geometry = Geometry {
+        block_size_bytes: 4096,
+        zone_size_blocks: 64,
+        zone_capacity_blocks: 64,
+        zone_count: 2,
+        conventional_zone_count: 0,
+        open_zones_max: None,
+        active_zones_max: None,
+    };
+    let err = ZbTree::open(MemDevice::new(geometry, ZoneBehavior::default(), StorageMode::Data).unwrap()).err().unwrap().to_string();
+    assert!(err.contains("no conventional zone"), "{err}");
+}
+
+#[test]
+fn durable_mode_needs_the_payload_on_the_device() {
+    let err = ZbTree::create(device(), TreeConfig { payload: Payload::Shadow, ..config() }).err().unwrap().to_string();
+    assert!(err.contains("durable tree keeps its nodes on the device"), "{err}");
+}
