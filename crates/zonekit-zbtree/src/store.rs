@@ -527,9 +527,14 @@ impl<D: ZonedDevice> Store<D> {
 
     /// A sequential zone with room for one node, by `choice`; `None` when every zone is full.
     pub fn choose_sequential(&self, choice: ZoneChoice) -> Option<usize> {
+        self.choose_sequential_except(choice, None)
+    }
+
+    /// As [`Store::choose_sequential`], never choosing zone `except` (a zone being reclaimed).
+    pub fn choose_sequential_except(&self, choice: ZoneChoice, except: Option<usize>) -> Option<usize> {
         let nb = self.node_blocks;
         let room = |z: &SeqZone| z.capacity_blocks - z.written_blocks;
-        let zones = self.seq[..self.seq_used].iter().enumerate().filter(|(_, z)| room(z) >= nb);
+        let zones = self.seq[..self.seq_used].iter().enumerate().filter(|(i, z)| room(z) >= nb && Some(*i) != except);
         match choice {
             ZoneChoice::MostFree => zones.max_by_key(|(i, z)| (room(z), std::cmp::Reverse(*i))).map(|(i, _)| i),
             ZoneChoice::LeastFree => zones.min_by_key(|(i, z)| (room(z), *i)).map(|(i, _)| i),
@@ -566,6 +571,24 @@ impl<D: ZonedDevice> Store<D> {
         } else {
             self.free_conventional(addr)
         }
+    }
+
+    /// Nodes that still fit in the sequential zones in use, but zone `except`.
+    pub fn sequential_room_nodes(&self, except: Option<usize>) -> u64 {
+        self.seq[..self.seq_used].iter().enumerate().filter(|(i, _)| Some(*i) != except).map(|(_, z)| (z.capacity_blocks - z.written_blocks) / self.node_blocks).sum()
+    }
+
+    /// The zone to reclaim: the fewest live nodes among zones holding dead ones, if the other
+    /// zones have room for its live nodes.
+    pub fn reclaim_victim(&self) -> Option<usize> {
+        let nb = self.node_blocks;
+        let mut candidates: Vec<usize> = (0..self.seq_used).filter(|&i| self.seq[i].written_blocks > self.seq[i].live_nodes * nb).collect();
+        candidates.sort_by_key(|&i| (self.seq[i].live_nodes, i));
+        candidates.into_iter().find(|&i| self.seq[i].live_nodes <= self.sequential_room_nodes(Some(i)))
+    }
+
+    pub fn node_blocks(&self) -> u64 {
+        self.node_blocks
     }
 
     pub fn live_nodes_in(&self, index: usize) -> u64 {

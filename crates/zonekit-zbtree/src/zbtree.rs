@@ -176,6 +176,10 @@ const SUPERBLOCK_SLOT: u64 = 0;
 const JOURNAL_HEADER_SLOT: u64 = 1;
 
 const SUPERBLOCK_MAGIC: [u8; 4] = *b"ZBSB";
+
+/// Sequential room (in nodes) kept free between operations: one operation appends at most a
+/// leaf and an interior node (each moved when full or rewritten by Sync).
+const SEQUENTIAL_RESERVE_NODES: u64 = 4;
 const SUPERBLOCK_VERSION: u32 = 1;
 
 /// The superblock, in reserved slot 0 (one node-sized block, little endian):
@@ -399,7 +403,7 @@ impl<D: ZonedDevice> ZbTree<D> {
     /// Runs a mutating operation; a failure part-way poisons the tree.
     fn mutate<T>(&mut self, op: impl FnOnce(&mut Self) -> Result<T, TreeError>) -> Result<T, TreeError> {
         self.check_usable()?;
-        let result = op(self).and_then(|v| self.commit().map(|()| v));
+        let result = self.reclaim_if_needed().and_then(|()| op(self)).and_then(|v| self.commit().map(|()| v));
         if let Err(e) = &result {
             self.poisoned = Some(e.to_string());
         }
@@ -501,13 +505,98 @@ impl<D: ZonedDevice> ZbTree<D> {
     }
 
     fn write_sequential(&mut self, level: Level, node: &mut Node) -> Result<u64, TreeError> {
-        let Some(zone) = self.store.choose_sequential(self.choice(level)) else {
+        self.write_sequential_except(level, node, None)
+    }
+
+    fn write_sequential_except(&mut self, level: Level, node: &mut Node, except: Option<usize>) -> Result<u64, TreeError> {
+        let Some(zone) = self.store.choose_sequential_except(self.choice(level), except) else {
             return Err(TreeError::NoSpace(format!(
-                "every sequential zone is full ({} live nodes in them); the ZB+-tree does not reclaim sequential zones",
+                "every sequential zone is full ({} zones, {} live nodes in them) and none can be reclaimed",
+                self.store.sequential_zone_count(),
                 self.store.sequential_live_nodes()
             )));
         };
         self.store.append_sequential(zone, node)
+    }
+
+    // ---- Reclaiming sequential zones (the paper's future work) -----------------------------
+
+    /// Reclaims sequential zones before the room outside the best victim (the zone with the
+    /// fewest live nodes among those holding dead ones) falls below its live nodes plus
+    /// [`SEQUENTIAL_RESERVE_NODES`]: its live nodes are appended elsewhere, their head nodes
+    /// updated, and the zone reset. Runs between operations (each relocation commits on its own in a durable
+    /// tree), never inside one.
+    fn reclaim_if_needed(&mut self) -> Result<(), TreeError> {
+        // Reclaim while the room outside the best victim would soon no longer hold its live
+        // nodes: waiting until the zones are full leaves nowhere to copy them to.
+        while let Some(victim) = self.store.reclaim_victim() {
+            let room = self.store.sequential_room_nodes(Some(victim));
+            if room >= self.store.live_nodes_in(victim) + SEQUENTIAL_RESERVE_NODES {
+                break;
+            }
+            self.reclaim(victim)?;
+        }
+        Ok(())
+    }
+
+    fn reclaim(&mut self, victim: usize) -> Result<(), TreeError> {
+        self.event("zone_reclaimed");
+        let (start, end) = self.store.zone_range(victim);
+        let mut addr = start;
+        while addr < end && self.store.live_nodes_in(victim) > 0 {
+            if let Some((head_addr, i, level, mut node)) = self.owner_of(addr)? {
+                let new_addr = self.write_sequential_except(level, &mut node, Some(victim))?;
+                let mut head = self.read_head(head_addr)?;
+                let mut p = Self::ptr(&head, i);
+                p.addr = new_addr;
+                Self::set_ptr(&mut head, i, p);
+                self.write_in_place(head_addr, &mut head)?;
+                self.store.free_sequential(addr);
+                self.event("node_relocated");
+                self.commit()?;
+            }
+            addr += self.store.node_blocks();
+        }
+        let left = self.store.live_nodes_in(victim);
+        if left > 0 {
+            return Err(TreeError::CorruptNode { addr: start, reason: format!("reclaiming its zone: {left} live nodes that no head node points to") });
+        }
+        self.store.reset_sequential(victim)
+    }
+
+    /// The head node and entry that point to the node at `addr` in a sequential zone, if it
+    /// is live. A node's low key was in its range when written and ranges only grow until the
+    /// node is replaced, so routing by it finds the one entry that can point to it.
+    fn owner_of(&mut self, addr: u64) -> Result<Option<(u64, usize, Level, Node)>, TreeError> {
+        let config = self.config;
+        let node = match self.store.read(addr, &[Kind::Leaf, Kind::Interior], |k| config.stride_of(k)) {
+            Ok(node) => node,
+            // Not a node (a torn or never-referenced append): dead. A live node that does not
+            // decode is caught by the live count before the reset.
+            Err(TreeError::CorruptNode { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let level = if node.kind == Kind::Leaf { Level::Leaf } else { Level::Interior };
+        let target = if level == Level::Leaf { 1 } else { 2 };
+        let Some((mut head_addr, mut at)) = self.root else { return Ok(None) };
+        if at < target {
+            return Ok(None);
+        }
+        loop {
+            let head = self.read_head(head_addr)?;
+            let i = head.route(node.low_key);
+            let p = Self::ptr(&head, i);
+            if at == target {
+                return Ok((p.addr == addr && p.state != State::Change).then_some((head_addr, i, level, node)));
+            }
+            if at == 2 {
+                let (interior, _) = self.load(Level::Interior, p)?.view();
+                head_addr = interior.u64_at(interior.route(node.low_key), 0);
+            } else {
+                head_addr = p.addr;
+            }
+            at -= 1;
+        }
     }
 
     // ---- Sync (Algorithms 1–3) -------------------------------------------------------------
@@ -1185,7 +1274,8 @@ impl<D: ZonedDevice> Index for ZbTree<D> {
 impl<D: ZonedDevice> ZbTree<D> {
     fn insert_op(&mut self, key: u64, value: &[u8]) -> Result<(), TreeError> {
         let Some((root, level)) = self.root else {
-            let mut leaf = Node::new(Kind::Leaf, self.config.value_size_bytes, key);
+            // The first leaf's range is everything: its low key is the smallest.
+            let mut leaf = Node::new(Kind::Leaf, self.config.value_size_bytes, 0);
             leaf.push(TAG_LIVE, key, value);
             let leaf_addr = self.write_new_conventional(&mut leaf)?;
             let mut lh = Node::new(Kind::Head, crate::HEAD_STRIDE, 0);

@@ -14,12 +14,17 @@ use zonekit_zbtree::{Index, Payload, TreeConfig, TreeError, ZbTree};
 type Dev = FaultyDevice<MemDevice>;
 
 fn device() -> Dev {
+    device_with(1024, 1, 8)
+}
+
+/// Zones of one size, conventional ones first (the journal takes 98 conventional slots).
+fn device_with(zone_size_blocks: u64, conventional: u32, sequential: u32) -> Dev {
     let geometry = Geometry {
         block_size_bytes: 4096,
-        zone_size_blocks: 1024,
-        zone_capacity_blocks: 1024,
-        zone_count: 9,
-        conventional_zone_count: 1,
+        zone_size_blocks,
+        zone_capacity_blocks: zone_size_blocks,
+        zone_count: conventional + sequential,
+        conventional_zone_count: conventional,
         open_zones_max: None,
         active_zones_max: None,
     };
@@ -41,9 +46,10 @@ fn contents(tree: &mut ZbTree<Dev>) -> BTreeMap<u64, Vec<u8>> {
     tree.scan(0, usize::MAX).unwrap().into_iter().collect()
 }
 
-fn run(seed: u64, ops: u64) -> u64 {
+/// Returns the crashes injected and the zones the device reset (reclaimed).
+fn run(seed: u64, ops: u64, make: fn() -> Dev, key_space: u64) -> (u64, u64) {
     let mut rng = Rng::new(seed);
-    let mut tree = ZbTree::create(device(), config()).unwrap();
+    let mut tree = ZbTree::create(make(), config()).unwrap();
     let mut model: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
     let mut crashes = 0;
     for op in 0..ops {
@@ -52,7 +58,7 @@ fn run(seed: u64, ops: u64) -> u64 {
             let nth = rng.below(24);
             tree.store_mut().device_mut().fail_nth(FaultOn::Writes, nth, true);
         }
-        let key = rng.below(300);
+        let key = rng.below(key_space);
         let mut after = model.clone();
         let result = if rng.below(100) < 60 {
             let value = value_for(key, op);
@@ -93,7 +99,7 @@ fn run(seed: u64, ops: u64) -> u64 {
     let mut tree = ZbTree::open(dev).unwrap();
     tree.check_invariants();
     assert_eq!(contents(&mut tree), model, "after a final power cycle");
-    crashes
+    (crashes, tree.store().device().inner().stats().resets)
 }
 
 #[test]
@@ -102,10 +108,15 @@ fn durable_tree_survives_crashes_at_any_write() {
         Ok(s) => vec![s.parse().expect("ZBTREE_SEED is a number")],
         Err(_) => (1..=6).collect(),
     };
-    let mut crashes = 0;
+    let (mut crashes, mut resets) = (0, 0);
     for seed in seeds {
-        match catch_unwind(AssertUnwindSafe(|| run(seed, 1500))) {
-            Ok(n) => crashes += n,
+        // Even seeds on small sequential zones, so that crashes also land while zones are reclaimed.
+        let (make, key_space): (fn() -> Dev, u64) = if seed % 2 == 0 { (|| device_with(1024, 1, 8), 300) } else { (|| device_with(32, 8, 3), 150) };
+        match catch_unwind(AssertUnwindSafe(|| run(seed, 1500, make, key_space))) {
+            Ok((c, r)) => {
+                crashes += c;
+                resets += r;
+            }
             Err(e) => {
                 let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
                 panic!("crash test failed with seed {seed} (rerun: ZBTREE_SEED={seed}): {msg}");
@@ -113,6 +124,9 @@ fn durable_tree_survives_crashes_at_any_write() {
         }
     }
     assert!(crashes > 100, "only {crashes} crashes were injected");
+    if std::env::var("ZBTREE_SEED").is_err() {
+        assert!(resets > 10, "only {resets} zones were reclaimed: the small-zone runs should reclaim often");
+    }
 }
 
 #[test]

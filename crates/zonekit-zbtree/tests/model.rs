@@ -183,3 +183,15 @@ fn a_device_without_conventional_zones_is_refused() {
     let err = ZbTree::create(device, too_big).err().unwrap().to_string();
     assert!(err.contains("holds 2 leaf entries (values 2000 bytes): at least 3 are needed"), "{err}");
 }
+
+#[test]
+fn zbtree_reclaims_sequential_zones_when_they_fill() {
+    for (seed, payload, mode) in [(21, Payload::Device, StorageMode::Data), (22, Payload::Shadow, StorageMode::MetadataOnly)] {
+        let device = MemDevice::new(geometry(4, 8, 32), ZoneBehavior::default(), mode).unwrap();
+        let mut tree = ZbTree::create(device, small_config(payload)).unwrap();
+        run_model(&mut tree, seed, 5000, 150);
+        let stats = tree.stats();
+        assert!(stats.events.get("zone_reclaimed").copied().unwrap_or(0) >= 5, "seed {seed}: {:?}", stats.events);
+        assert!(stats.io.zone_resets >= 5, "seed {seed}: {} resets", stats.io.zone_resets);
+    }
+}
