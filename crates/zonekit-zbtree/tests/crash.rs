@@ -172,3 +172,41 @@ fn durable_mode_needs_the_payload_on_the_device() {
     let err = ZbTree::create(device(), TreeConfig { payload: Payload::Shadow, ..config() }).err().unwrap().to_string();
     assert!(err.contains("durable tree keeps its nodes on the device"), "{err}");
 }
+
+#[test]
+fn a_durable_tree_persists_in_an_image_file_across_processes_and_power_cycles() {
+    use zonekit_device::FileDevice;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tree.zk");
+    let geometry = Geometry {
+        block_size_bytes: 4096,
+        zone_size_blocks: 256,
+        zone_capacity_blocks: 256,
+        zone_count: 5,
+        conventional_zone_count: 1,
+        open_zones_max: None,
+        active_zones_max: None,
+    };
+    let mut model = BTreeMap::new();
+    {
+        let device = FileDevice::create(&path, geometry, ZoneBehavior::default(), "test").unwrap();
+        let mut tree = ZbTree::create(device, config()).unwrap();
+        for key in 0..120 {
+            tree.insert(key * 7, &value_for(key, 1)).unwrap();
+            model.insert(key * 7, value_for(key, 1));
+        }
+        for key in (0..120).step_by(3) {
+            assert!(tree.delete(key * 7).unwrap());
+            model.remove(&(key * 7));
+        }
+    }
+    // A later process: the image opened again, and once more after a power cycle.
+    let mut tree = ZbTree::open(FileDevice::open(&path).unwrap()).unwrap();
+    tree.check_invariants();
+    assert_eq!(tree.scan(0, usize::MAX).unwrap().into_iter().collect::<BTreeMap<_, _>>(), model);
+    drop(tree);
+    let mut tree = ZbTree::open(FileDevice::open_power_cycled(&path).unwrap()).unwrap();
+    tree.check_invariants();
+    assert_eq!(tree.scan(0, usize::MAX).unwrap().into_iter().collect::<BTreeMap<_, _>>(), model);
+    assert_eq!(tree.stats().records, 80);
+}
