@@ -632,15 +632,14 @@ impl<D: ZonedDevice> Index for CowTree<D> {
 /// The zones the tree appends to, as one index space: 0 is the conventional node space used
 /// as a sequential zone, `1 + i` the store's sequential zone `i`.
 ///
-/// LOCAL SHIM for a `Store` that cannot append to its conventional space: it hands
-/// conventional slots out one at a time and recycles a freed one at once, which would let
-/// dead slots be overwritten in place. So this takes every conventional slot at creation,
+/// The store hands conventional slots out one at a time and recycles a freed one at once,
+/// which would let dead slots be overwritten in place. So this takes every conventional slot at creation,
 /// writes them strictly in address order behind its own cursor, gives a dead node's slot
 /// back to the store at once (the store then drops its shadow copy) and takes them all back
 /// on a reset. The store's own conventional counts therefore mean nothing for this tree:
 /// [`CowTree::stats`] reports this cursor's. It also mirrors the store's sequential zone
-/// capacities, which the store does not expose. A store method that treats the conventional
-/// space as one more sequential zone would replace all of it.
+/// capacities. (A store mode that treats the conventional space as one more sequential zone
+/// would replace all of this; not done yet.)
 struct Space {
     node_blocks: u64,
     /// Start and capacity of each of the store's sequential zones, as `Store::new` computes them.

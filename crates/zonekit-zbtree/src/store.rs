@@ -90,7 +90,8 @@ pub struct Store<D: ZonedDevice> {
     conv_live: u64,
     conv_reserved: u64,
     seq: Vec<SeqZone>,
-    /// Sequential zones the store may use (the zone-count experiments use fewer than exist).
+    /// Sequential zones the store uses (all of them; kept apart from `seq.len()` so that a
+    /// tree could be confined to fewer).
     seq_used: usize,
     shadow: HashMap<u64, Box<[u8]>>,
     buf: Vec<u8>,
@@ -393,15 +394,6 @@ impl<D: ZonedDevice> Store<D> {
         Ok(())
     }
 
-    /// Uses only the first `count` sequential zones (the Cov:Seq ratio experiments).
-    pub fn limit_sequential_zones(&mut self, count: usize) -> Result<(), TreeError> {
-        if count == 0 || count > self.seq.len() {
-            return Err(TreeError::Config(format!("{count} sequential zones asked for; the device has {}", self.seq.len())));
-        }
-        self.seq_used = count;
-        Ok(())
-    }
-
     pub fn device(&self) -> &D {
         &self.device
     }
@@ -501,11 +493,6 @@ impl<D: ZonedDevice> Store<D> {
     pub fn write_conventional(&mut self, addr: u64, node: &mut Node) -> Result<(), TreeError> {
         debug_assert!(!self.is_sequential(addr));
         self.stats.node_writes_conventional += 1;
-        self.put(addr, node)
-    }
-
-    /// Writes a reserved slot (not counted as a node write).
-    pub fn write_reserved(&mut self, addr: u64, node: &mut Node) -> Result<(), TreeError> {
         self.put(addr, node)
     }
 
