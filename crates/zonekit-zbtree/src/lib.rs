@@ -109,6 +109,14 @@ impl TreeConfig {
         if self.durable && self.payload != Payload::Device {
             return Err(TreeError::Config("a durable tree keeps its nodes on the device (payload Device)".into()));
         }
+        if self.durable && self.node_size_bytes < store::journal_header_bytes(zbtree::JOURNAL_IMAGE_SLOTS) {
+            return Err(TreeError::Config(format!(
+                "a durable tree needs nodes of at least {} bytes (its journal header lists {} images); nodes are {} bytes",
+                store::journal_header_bytes(zbtree::JOURNAL_IMAGE_SLOTS),
+                zbtree::JOURNAL_IMAGE_SLOTS,
+                self.node_size_bytes
+            )));
+        }
         if self.node_size_bytes > u16::MAX as usize * 8 {
             return Err(TreeError::Config(format!("node size {} bytes is too large", self.node_size_bytes)));
         }

@@ -114,6 +114,11 @@ const JOURNAL_MAGIC: [u8; 4] = *b"ZBJ1";
 const JOURNAL_FIXED_BYTES: usize = 16;
 const JOURNAL_ENTRY_BYTES: usize = 12;
 
+/// Bytes a journal header listing `images` images needs (it must fit in one node).
+pub(crate) const fn journal_header_bytes(images: u64) -> usize {
+    JOURNAL_FIXED_BYTES + images as usize * JOURNAL_ENTRY_BYTES + 4
+}
+
 impl<D: ZonedDevice> Store<D> {
     /// Takes over `device`: its conventional zones hold `reserved_slots` fixed slots (a
     /// superblock) and then node slots; its sequential zones are reset.

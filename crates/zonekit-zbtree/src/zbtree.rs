@@ -176,7 +176,7 @@ enum Shrunk {
 
 /// Conventional slots the journal holds: the most nodes one operation may change (a split at
 /// every level of a deep tree changes about three per level).
-const JOURNAL_IMAGE_SLOTS: u64 = 96;
+pub(crate) const JOURNAL_IMAGE_SLOTS: u64 = 96;
 /// Reserved conventional slots: the superblock, then (durable trees) the journal header and
 /// images.
 const SUPERBLOCK_SLOT: u64 = 0;

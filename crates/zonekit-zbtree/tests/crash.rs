@@ -171,6 +171,18 @@ fn open_refuses_what_is_not_a_tree() {
 fn durable_mode_needs_the_payload_on_the_device() {
     let err = ZbTree::create(device(), TreeConfig { payload: Payload::Shadow, ..config() }).err().unwrap().to_string();
     assert!(err.contains("durable tree keeps its nodes on the device"), "{err}");
+    let geometry = Geometry {
+        block_size_bytes: 512,
+        zone_size_blocks: 256,
+        zone_capacity_blocks: 256,
+        zone_count: 3,
+        conventional_zone_count: 1,
+        open_zones_max: None,
+        active_zones_max: None,
+    };
+    let small = FaultyDevice::new(MemDevice::new(geometry, ZoneBehavior::default(), StorageMode::Data).unwrap());
+    let err = ZbTree::create(small, TreeConfig { node_size_bytes: 512, ..config() }).err().unwrap().to_string();
+    assert!(err.contains("a durable tree needs nodes of at least 1172 bytes"), "{err}");
 }
 
 #[test]
