@@ -477,8 +477,7 @@ impl TreeExperiment {
         let base = TreeSpec { seed: self.seed, zone_size_bytes: self.zone_size_bytes(), ..TreeSpec::default() };
         let zipf_w1_w2 = |records: f64, extra: &dyn Fn(&mut TreeSpec)| -> Vec<TreeSpec> {
             let mut out = Vec::new();
-            for (w, mix) in &WORKLOADS[..2] {
-                let _ = w;
+            for (_, mix) in &WORKLOADS[..2] {
                 for tree in TreeKind::ALL {
                     let mut spec = TreeSpec { tree, mix: *mix, records: scaled(records, self.scale), operations: scaled(records, self.scale), ..base.clone() };
                     extra(&mut spec);
