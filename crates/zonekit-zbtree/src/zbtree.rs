@@ -528,17 +528,17 @@ impl<D: ZonedDevice> ZbTree<D> {
 
     // ---- Reclaiming sequential zones (the paper's future work) -----------------------------
 
-    /// Reclaims sequential zones before the room outside the best victim (the zone with the
-    /// fewest live nodes among those holding dead ones) falls below its live nodes plus
-    /// [`SEQUENTIAL_RESERVE_NODES`]: its live nodes are appended elsewhere, their head nodes
-    /// updated, and the zone reset. Runs between operations (each relocation commits on its own in a durable
+    /// Reclaims sequential zones before the room left falls below the best victim's live nodes
+    /// plus [`SEQUENTIAL_RESERVE_NODES`] (the victim: the zone with the fewest live nodes among
+    /// those holding dead ones whose live nodes fit elsewhere): its live nodes are appended
+    /// elsewhere, their head nodes updated, and the zone reset. Runs between operations (each relocation commits on its own in a durable
     /// tree), never inside one.
     fn reclaim_if_needed(&mut self) -> Result<(), TreeError> {
-        // Reclaim while the room outside the best victim would soon no longer hold its live
-        // nodes: waiting until the zones are full leaves nowhere to copy them to.
+        // Reclaim once the room left would soon no longer hold the best victim's live nodes:
+        // waiting until the zones are full leaves nowhere to copy them to, and reclaiming
+        // earlier resets zones (wear) that still have room.
         while let Some(victim) = self.store.reclaim_victim() {
-            let room = self.store.sequential_room_nodes(Some(victim));
-            if room >= self.store.live_nodes_in(victim) + SEQUENTIAL_RESERVE_NODES {
+            if self.store.sequential_room_nodes(None) >= self.store.live_nodes_in(victim) + SEQUENTIAL_RESERVE_NODES {
                 break;
             }
             self.reclaim(victim)?;
