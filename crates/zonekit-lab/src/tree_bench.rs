@@ -10,7 +10,7 @@
 //!
 //! The device is the paper's: sequential zones plus conventional zones of one size (40 + 1 of
 //! 2 GiB, 4 KiB blocks), emulated in memory without payload while the tree keeps its live nodes'
-//! bytes (so an 84 GiB device costs memory in proportion to the tree), with ZN540 flash timing
+//! bytes (so an 82 GiB device costs memory in proportion to the tree), with ZN540 flash timing
 //! at queue depth 1 for the device time. Reported: the run phase's node reads and writes, its
 //! device time and wall-clock rate, and at the end the occupancy of both zone kinds and resets.
 

@@ -4,7 +4,7 @@
 //! Two storage modes. In [`Payload::Device`] node bytes go to the device and come back from
 //! it (a file-backed or real device, the model tests). In [`Payload::Shadow`] the device runs
 //! in metadata mode (exact zone states, write pointers, counters and timing, no payload) and
-//! the store keeps the encoded bytes of *live* nodes beside it, so the paper's 84 GiB device
+//! the store keeps the encoded bytes of *live* nodes beside it, so the paper's 82 GiB device
 //! fits in memory proportional to the tree, not to what was ever written. Both modes encode
 //! and decode every node the same way.
 //!
