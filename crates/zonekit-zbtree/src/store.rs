@@ -90,9 +90,9 @@ pub struct Store<D: ZonedDevice> {
     conv_live: u64,
     conv_reserved: u64,
     seq: Vec<SeqZone>,
-    /// Sequential zones the store uses (all of them; kept apart from `seq.len()` so that a
-    /// tree could be confined to fewer).
-    seq_used: usize,
+    /// For each device zone, its index in `seq` (`NOT_SEQUENTIAL` for the others): every write
+    /// and free asks which zone kind an address is in.
+    seq_of_zone: Vec<u32>,
     shadow: HashMap<u64, Box<[u8]>>,
     buf: Vec<u8>,
     sequence: u64,
@@ -109,6 +109,7 @@ struct Journal {
 }
 
 const JOURNAL_MAGIC: [u8; 4] = *b"ZBJ1";
+const NOT_SEQUENTIAL: u32 = u32::MAX;
 /// Journal header: magic, sequence u64, count u32, then per image (addr u64, crc u32), and the
 /// header's own CRC-32 in its last 4 bytes.
 const JOURNAL_FIXED_BYTES: usize = 16;
@@ -156,7 +157,10 @@ impl<D: ZonedDevice> Store<D> {
         for z in zones.iter().filter(|z| reset && z.zone_type == ZoneType::SequentialWriteRequired && z.state != ZoneState::Empty) {
             device.reset_zone(z.id)?;
         }
-        let seq_used = seq.len();
+        let mut seq_of_zone = vec![NOT_SEQUENTIAL; g.zone_count as usize];
+        for (i, z) in seq.iter().enumerate() {
+            seq_of_zone[z.id.0 as usize] = i as u32;
+        }
         Ok(Store {
             device,
             payload,
@@ -169,7 +173,7 @@ impl<D: ZonedDevice> Store<D> {
             conv_live: 0,
             conv_reserved: reserved_slots,
             seq,
-            seq_used,
+            seq_of_zone,
             shadow: HashMap::new(),
             buf: vec![0; node_bytes],
             sequence: 0,
@@ -379,7 +383,7 @@ impl<D: ZonedDevice> Store<D> {
 
     /// Writes `self.buf` at `addr`: held back if the journal is on and `addr` is conventional.
     fn store_buf(&mut self, addr: u64) -> Result<(), TreeError> {
-        if !self.is_sequential(addr) {
+        if self.journal.is_some() && !self.is_sequential(addr) {
             if let Some(j) = self.journal.as_mut() {
                 let bytes = self.buf.clone().into_boxed_slice();
                 match j.index.get(&addr) {
@@ -420,7 +424,7 @@ impl<D: ZonedDevice> Store<D> {
     }
 
     pub fn sequential_zone_count(&self) -> usize {
-        self.seq_used
+        self.seq.len()
     }
 
     /// Address of a reserved conventional slot (the superblock is slot 0).
@@ -444,8 +448,10 @@ impl<D: ZonedDevice> Store<D> {
     }
 
     fn seq_index(&self, addr: u64) -> Option<usize> {
-        let zone = self.zone_of(addr);
-        self.seq[..self.seq_used].iter().position(|z| z.id.0 as u64 == zone)
+        match self.seq_of_zone.get(self.zone_of(addr) as usize) {
+            Some(&i) if i != NOT_SEQUENTIAL => Some(i as usize),
+            _ => None,
+        }
     }
 
     pub fn is_sequential(&self, addr: u64) -> bool {
@@ -526,7 +532,7 @@ impl<D: ZonedDevice> Store<D> {
     pub fn choose_sequential_except(&self, choice: ZoneChoice, except: Option<usize>) -> Option<usize> {
         let nb = self.node_blocks;
         let room = |z: &SeqZone| z.capacity_blocks - z.written_blocks;
-        let zones = self.seq[..self.seq_used].iter().enumerate().filter(|(i, z)| room(z) >= nb && Some(*i) != except);
+        let zones = self.seq.iter().enumerate().filter(|(i, z)| room(z) >= nb && Some(*i) != except);
         match choice {
             ZoneChoice::MostFree => zones.max_by_key(|(i, z)| (room(z), std::cmp::Reverse(*i))).map(|(i, _)| i),
             ZoneChoice::LeastFree => zones.min_by_key(|(i, z)| (room(z), *i)).map(|(i, _)| i),
@@ -567,16 +573,21 @@ impl<D: ZonedDevice> Store<D> {
 
     /// Nodes that still fit in the sequential zones in use, but zone `except`.
     pub fn sequential_room_nodes(&self, except: Option<usize>) -> u64 {
-        self.seq[..self.seq_used].iter().enumerate().filter(|(i, _)| Some(*i) != except).map(|(_, z)| (z.capacity_blocks - z.written_blocks) / self.node_blocks).sum()
+        self.seq.iter().enumerate().filter(|(i, _)| Some(*i) != except).map(|(_, z)| (z.capacity_blocks - z.written_blocks) / self.node_blocks).sum()
     }
 
     /// The zone to reclaim: the fewest live nodes among zones holding dead ones, if the other
     /// zones have room for its live nodes.
     pub fn reclaim_victim(&self) -> Option<usize> {
         let nb = self.node_blocks;
-        let mut candidates: Vec<usize> = (0..self.seq_used).filter(|&i| self.seq[i].written_blocks > self.seq[i].live_nodes * nb).collect();
-        candidates.sort_by_key(|&i| (self.seq[i].live_nodes, i));
-        candidates.into_iter().find(|&i| self.seq[i].live_nodes <= self.sequential_room_nodes(Some(i)))
+        let room_nodes = |z: &SeqZone| (z.capacity_blocks - z.written_blocks) / nb;
+        let total = self.sequential_room_nodes(None);
+        self.seq
+            .iter()
+            .enumerate()
+            .filter(|(_, z)| z.written_blocks > z.live_nodes * nb && z.live_nodes <= total - room_nodes(z))
+            .min_by_key(|(i, z)| (z.live_nodes, *i))
+            .map(|(i, _)| i)
     }
 
     pub fn node_blocks(&self) -> u64 {
@@ -615,7 +626,7 @@ impl<D: ZonedDevice> Store<D> {
 
     /// Mean over the sequential zones in use of written / capacity (the paper's occupancy).
     pub fn sequential_occupancy(&self) -> f64 {
-        let zones = &self.seq[..self.seq_used];
+        let zones = &self.seq;
         zones.iter().map(|z| z.written_blocks as f64 / z.capacity_blocks as f64).sum::<f64>() / zones.len() as f64
     }
 
@@ -630,7 +641,7 @@ impl<D: ZonedDevice> Store<D> {
     }
 
     pub fn sequential_live_nodes(&self) -> u64 {
-        self.seq[..self.seq_used].iter().map(|z| z.live_nodes).sum()
+        self.seq.iter().map(|z| z.live_nodes).sum()
     }
 
     /// Checks the store's own bookkeeping.

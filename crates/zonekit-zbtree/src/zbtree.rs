@@ -131,30 +131,49 @@ impl Level {
     }
 }
 
-/// A movable node as read: the node and, if it has one, its log.
+/// A movable node as read: the node and, if it has one, its log with the view they make
+/// together (built once, in memory only, as Search's apply_*_log).
 struct Loaded {
     base: Node,
     log: Option<Node>,
+    /// With a log: the node with the log applied, and for each of its entries the position
+    /// of that entry in `base`. Without one the view is `base` itself.
+    applied: Option<(Node, Vec<usize>)>,
 }
 
 impl Loaded {
-    /// The node with its log applied (in memory only, as Search's apply_*_log), and for each
-    /// entry of that view its position in `base`.
-    fn view(&self) -> (Node, Vec<usize>) {
-        let Some(log) = &self.log else {
-            return (self.base.clone(), (0..self.base.len()).collect());
-        };
-        let mut view = Node::new(self.base.kind, self.base.stride, self.base.low_key);
-        let mut positions = Vec::with_capacity(self.base.len());
-        for i in 0..self.base.len() {
-            match log.tags[i] {
-                TAG_EMPTY => view.push(TAG_LIVE, self.base.keys[i], self.base.value(i)),
-                TAG_LIVE => view.push(TAG_LIVE, log.keys[i], log.value(i)),
-                _ => continue,
+    fn new(base: Node, log: Option<Node>) -> Loaded {
+        let applied = log.as_ref().map(|log| {
+            let mut view = Node::new(base.kind, base.stride, base.low_key);
+            let mut positions = Vec::with_capacity(base.len());
+            for i in 0..base.len() {
+                match log.tags[i] {
+                    TAG_EMPTY => view.push(TAG_LIVE, base.keys[i], base.value(i)),
+                    TAG_LIVE => view.push(TAG_LIVE, log.keys[i], log.value(i)),
+                    _ => continue,
+                }
+                positions.push(i);
             }
-            positions.push(i);
+            (view, positions)
+        });
+        Loaded { base, log, applied }
+    }
+
+    /// The node as it reads now.
+    fn view(&self) -> &Node {
+        self.applied.as_ref().map_or(&self.base, |(view, _)| view)
+    }
+
+    /// Where entry `view_pos` of the view sits in the node itself (logs are positional).
+    fn base_position(&self, view_pos: usize) -> usize {
+        self.applied.as_ref().map_or(view_pos, |(_, positions)| positions[view_pos])
+    }
+
+    fn into_view(self) -> Node {
+        match self.applied {
+            Some((view, _)) => view,
+            None => self.base,
         }
-        (view, positions)
     }
 }
 
@@ -359,7 +378,7 @@ impl<D: ZonedDevice> ZbTree<D> {
             match level {
                 1 | 2 => {
                     let lvl = if level == 1 { Level::Leaf } else { Level::Interior };
-                    let (view, _) = self.load(lvl, p)?.view();
+                    let view = self.load(lvl, p)?.into_view();
                     self.store.mark_live(p.addr)?;
                     if p.log != NULL_ADDR {
                         self.store.mark_live(p.log)?;
@@ -483,7 +502,7 @@ impl<D: ZonedDevice> ZbTree<D> {
         let config = self.config;
         if p.log == NULL_ADDR {
             let base = self.store.read(p.addr, &[level.kind()], |k| config.stride_of(k))?;
-            return Ok(Loaded { base, log: None });
+            return Ok(Loaded::new(base, None));
         }
         let log = self.store.read(p.log, &[level.log_kind()], |k| config.stride_of(k))?;
         let base = if log_is_full(&log) {
@@ -498,7 +517,7 @@ impl<D: ZonedDevice> ZbTree<D> {
             }
             base
         };
-        Ok(Loaded { base, log: Some(log) })
+        Ok(Loaded::new(base, Some(log)))
     }
 
     fn write_in_place(&mut self, addr: u64, node: &mut Node) -> Result<(), TreeError> {
@@ -597,7 +616,7 @@ impl<D: ZonedDevice> ZbTree<D> {
                 return Ok((p.addr == addr && p.state != State::Change).then_some((head_addr, i, level, node)));
             }
             if at == 2 {
-                let (interior, _) = self.load(Level::Interior, p)?.view();
+                let interior = self.load(Level::Interior, p)?.into_view();
                 head_addr = interior.u64_at(interior.route(node.low_key), 0);
             } else {
                 head_addr = p.addr;
@@ -624,7 +643,7 @@ impl<D: ZonedDevice> ZbTree<D> {
             node
         } else {
             // Normal_apply.
-            let (mut view, _) = loaded.view();
+            let mut view = loaded.view().clone();
             view.kind = level.kind();
             view
         };
@@ -756,8 +775,7 @@ impl<D: ZonedDevice> ZbTree<D> {
         let (child_split, added) = match level {
             1 => {
                 let loaded = self.load(Level::Leaf, p)?;
-                let (view, _) = loaded.view();
-                if view.find(key).is_ok() {
+                if loaded.view().find(key).is_ok() {
                     self.leaf_update(&mut p, loaded, key, value)?;
                     (None, false)
                 } else {
@@ -766,7 +784,7 @@ impl<D: ZonedDevice> ZbTree<D> {
             }
             2 => {
                 let loaded = self.load(Level::Interior, p)?;
-                let (view, _) = loaded.view();
+                let view = loaded.view();
                 let lh = view.u64_at(view.route(key), 0);
                 let (lh_split, added) = self.insert_head(lh, 1, key, value)?;
                 let split = match lh_split {
@@ -835,10 +853,10 @@ impl<D: ZonedDevice> ZbTree<D> {
             node.remove(view_pos);
             return Ok((false, Shrunk::InMemory(node)));
         }
-        let (view, positions) = loaded.view();
+        let (at, key, left) = (loaded.base_position(view_pos), loaded.view().keys[view_pos], loaded.view().len() - 1);
         let zero = vec![0; loaded.base.stride];
-        let changed = self.log_record(p, loaded, positions[view_pos], TAG_DELETE, view.keys[view_pos], &zero)?;
-        Ok((changed, Shrunk::Logged { left: view.len() - 1 }))
+        let changed = self.log_record(p, loaded, at, TAG_DELETE, key, &zero)?;
+        Ok((changed, Shrunk::Logged { left }))
     }
 
     /// Frees a movable node and its log.
@@ -909,8 +927,7 @@ impl<D: ZonedDevice> ZbTree<D> {
         let dirty = match level {
             1 => {
                 let loaded = self.load(Level::Leaf, p)?;
-                let (view, _) = loaded.view();
-                let Ok(pos) = view.find(key) else {
+                let Ok(pos) = loaded.view().find(key) else {
                     return Ok((false, head.len()));
                 };
                 let (changed, shrunk) = self.movable_remove(&mut p, loaded, pos)?;
@@ -920,13 +937,12 @@ impl<D: ZonedDevice> ZbTree<D> {
             }
             2 => {
                 let loaded = self.load(Level::Interior, p)?;
-                let (view, _) = loaded.view();
-                let j = view.route(key);
-                let (found, lh_len) = self.delete_head(view.u64_at(j, 0), 1, key)?;
+                let (j, siblings) = (loaded.view().route(key), loaded.view().len());
+                let (found, lh_len) = self.delete_head(loaded.view().u64_at(j, 0), 1, key)?;
                 if !found {
                     return Ok((false, head.len()));
                 }
-                if lh_len == 0 || (lh_len < self.head_cap / 2 && view.len() > 1) {
+                if lh_len == 0 || (lh_len < self.head_cap / 2 && siblings > 1) {
                     let (changed, shrunk) = self.fix_lh(&mut p, loaded, j, lh_len)?;
                     Self::set_ptr(&mut head, i, p);
                     let settled = match shrunk {
@@ -973,7 +989,7 @@ impl<D: ZonedDevice> ZbTree<D> {
             let (changed, shrunk) = self.movable_remove(p, loaded, j)?;
             return Ok((changed, Some(shrunk)));
         }
-        let (view, _) = loaded.view();
+        let view = loaded.view();
         let (l, r) = if j > 0 { (j - 1, j) } else { (j, j + 1) };
         let (la, ra) = (view.u64_at(l, 0), view.u64_at(r, 0));
         let mut ln = self.read_head(la)?;
@@ -1022,9 +1038,8 @@ impl<D: ZonedDevice> ZbTree<D> {
             self.write_in_place(p.addr, &mut node)?;
             return Ok(false);
         }
-        let (view, positions) = loaded.view();
-        let value = view.value(view_pos).to_vec();
-        self.log_record(p, loaded, positions[view_pos], TAG_LIVE, key, &value)
+        let (at, value) = (loaded.base_position(view_pos), loaded.view().value(view_pos).to_vec());
+        self.log_record(p, loaded, at, TAG_LIVE, key, &value)
     }
 
     /// Strict merging between head node `i` of `head` (fell below half) and a neighbour.
@@ -1064,8 +1079,7 @@ impl<D: ZonedDevice> ZbTree<D> {
                 continue;
             }
             // An IH with one interior node: collapse to its leaf-head if that is its only child.
-            let loaded = self.load(Level::Interior, p)?;
-            let (view, _) = loaded.view();
+            let view = self.load(Level::Interior, p)?.into_view();
             if view.len() > 1 {
                 return Ok(());
             }
@@ -1085,11 +1099,11 @@ impl<D: ZonedDevice> ZbTree<D> {
             let p = Self::ptr(&head, head.route(key));
             match level {
                 1 => {
-                    let (leaf, _) = self.load(Level::Leaf, p)?.view();
+                    let leaf = self.load(Level::Leaf, p)?.into_view();
                     return Ok(leaf.find(key).ok().map(|i| leaf.value(i).to_vec()));
                 }
                 2 => {
-                    let (interior, _) = self.load(Level::Interior, p)?.view();
+                    let interior = self.load(Level::Interior, p)?.into_view();
                     addr = interior.u64_at(interior.route(key), 0);
                     level = 1;
                 }
@@ -1110,7 +1124,7 @@ impl<D: ZonedDevice> ZbTree<D> {
             let p = Self::ptr(&head, i);
             match level {
                 1 => {
-                    let (leaf, _) = self.load(Level::Leaf, p)?.view();
+                    let leaf = self.load(Level::Leaf, p)?.into_view();
                     for j in 0..leaf.len() {
                         if leaf.keys[j] >= start && out.len() < limit {
                             out.push((leaf.keys[j], leaf.value(j).to_vec()));
@@ -1118,7 +1132,7 @@ impl<D: ZonedDevice> ZbTree<D> {
                     }
                 }
                 2 => {
-                    let (interior, _) = self.load(Level::Interior, p)?.view();
+                    let interior = self.load(Level::Interior, p)?.into_view();
                     for j in interior.route(start)..interior.len() {
                         if out.len() >= limit {
                             break;
@@ -1202,7 +1216,7 @@ impl<D: ZonedDevice> ZbTree<D> {
             assert!(!self.store.is_sequential(p.log), "log {} of node {addr} is in a sequential zone", p.log);
             seen.push(p.log);
         }
-        let (view, _) = loaded.view();
+        let view = loaded.into_view();
         assert!(!view.is_empty(), "{level:?} node {addr} is empty");
         for j in 0..view.len() {
             let k = view.keys[j];
