@@ -3,9 +3,11 @@
 //! reopened from the device alone and checked against the model, before or after the operation
 //! that was cut short (it may have committed before the crash). Also: what `open` refuses.
 
-use std::collections::BTreeMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+mod common;
 
+use std::collections::BTreeMap;
+
+use common::{geometry, seeds, small_config, value_for, with_seed};
 use zonekit_base::Rng;
 use zonekit_device::fault::{FaultOn, FaultyDevice};
 use zonekit_device::{Geometry, Lba, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
@@ -19,27 +21,11 @@ fn device() -> Dev {
 
 /// Zones of one size, conventional ones first (the journal takes 98 conventional slots).
 fn device_with(zone_size_blocks: u64, conventional: u32, sequential: u32) -> Dev {
-    let geometry = Geometry {
-        block_size_bytes: 4096,
-        zone_size_blocks,
-        zone_capacity_blocks: zone_size_blocks,
-        zone_count: conventional + sequential,
-        conventional_zone_count: conventional,
-        open_zones_max: None,
-        active_zones_max: None,
-    };
-    FaultyDevice::new(MemDevice::new(geometry, ZoneBehavior::default(), StorageMode::Data).unwrap())
+    FaultyDevice::new(MemDevice::new(geometry(conventional, sequential, zone_size_blocks), ZoneBehavior::default(), StorageMode::Data).unwrap())
 }
 
 fn config() -> TreeConfig {
-    TreeConfig { value_size_bytes: 16, leaf_entries_max: 4, inner_entries_max: 4, payload: Payload::Device, durable: true, ..TreeConfig::default() }
-}
-
-fn value_for(key: u64, version: u64) -> Vec<u8> {
-    let mut v = vec![0u8; 16];
-    v[..8].copy_from_slice(&key.to_le_bytes());
-    v[8..].copy_from_slice(&version.to_le_bytes());
-    v
+    TreeConfig { durable: true, ..small_config(Payload::Device) }
 }
 
 fn contents(tree: &mut ZbTree<Dev>) -> BTreeMap<u64, Vec<u8>> {
@@ -104,24 +90,13 @@ fn run(seed: u64, ops: u64, make: fn() -> Dev, key_space: u64) -> (u64, u64) {
 
 #[test]
 fn durable_tree_survives_crashes_at_any_write() {
-    let seeds: Vec<u64> = match std::env::var("ZBTREE_SEED") {
-        Ok(s) => vec![s.parse().expect("ZBTREE_SEED is a number")],
-        Err(_) => (1..=6).collect(),
-    };
     let (mut crashes, mut resets) = (0, 0);
-    for seed in seeds {
+    for seed in seeds(6) {
         // Even seeds on small sequential zones, so that crashes also land while zones are reclaimed.
         let (make, key_space): (fn() -> Dev, u64) = if seed % 2 == 0 { (|| device_with(1024, 1, 8), 300) } else { (|| device_with(32, 8, 3), 150) };
-        match catch_unwind(AssertUnwindSafe(|| run(seed, 1500, make, key_space))) {
-            Ok((c, r)) => {
-                crashes += c;
-                resets += r;
-            }
-            Err(e) => {
-                let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
-                panic!("crash test failed with seed {seed} (rerun: ZBTREE_SEED={seed}): {msg}");
-            }
-        }
+        let (c, r) = with_seed("crash test", seed, || run(seed, 1500, make, key_space));
+        crashes += c;
+        resets += r;
     }
     assert!(crashes > 100, "only {crashes} crashes were injected");
     if std::env::var("ZBTREE_SEED").is_err() {
@@ -154,16 +129,7 @@ fn open_refuses_what_is_not_a_tree() {
     let err = ZbTree::open(dev).err().unwrap().to_string();
     assert!(err.contains("superblock checksum mismatch"), "{err}");
     // A device without conventional zones.
-    let geometry = Geometry {
-        block_size_bytes: 4096,
-        zone_size_blocks: 64,
-        zone_capacity_blocks: 64,
-        zone_count: 2,
-        conventional_zone_count: 0,
-        open_zones_max: None,
-        active_zones_max: None,
-    };
-    let err = ZbTree::open(MemDevice::new(geometry, ZoneBehavior::default(), StorageMode::Data).unwrap()).err().unwrap().to_string();
+    let err = ZbTree::open(MemDevice::new(geometry(0, 2, 64), ZoneBehavior::default(), StorageMode::Data).unwrap()).err().unwrap().to_string();
     assert!(err.contains("no conventional zone"), "{err}");
 }
 
@@ -171,15 +137,7 @@ fn open_refuses_what_is_not_a_tree() {
 fn durable_mode_needs_the_payload_on_the_device() {
     let err = ZbTree::create(device(), TreeConfig { payload: Payload::Shadow, ..config() }).err().unwrap().to_string();
     assert!(err.contains("durable tree keeps its nodes on the device"), "{err}");
-    let geometry = Geometry {
-        block_size_bytes: 512,
-        zone_size_blocks: 256,
-        zone_capacity_blocks: 256,
-        zone_count: 3,
-        conventional_zone_count: 1,
-        open_zones_max: None,
-        active_zones_max: None,
-    };
+    let geometry = Geometry { block_size_bytes: 512, ..geometry(1, 2, 256) };
     let small = FaultyDevice::new(MemDevice::new(geometry, ZoneBehavior::default(), StorageMode::Data).unwrap());
     let err = ZbTree::create(small, TreeConfig { node_size_bytes: 512, ..config() }).err().unwrap().to_string();
     assert!(err.contains("a durable tree needs nodes of at least 1172 bytes"), "{err}");
@@ -190,15 +148,7 @@ fn a_durable_tree_persists_in_an_image_file_across_processes_and_power_cycles() 
     use zonekit_device::FileDevice;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tree.zk");
-    let geometry = Geometry {
-        block_size_bytes: 4096,
-        zone_size_blocks: 256,
-        zone_capacity_blocks: 256,
-        zone_count: 5,
-        conventional_zone_count: 1,
-        open_zones_max: None,
-        active_zones_max: None,
-    };
+    let geometry = geometry(1, 4, 256);
     let mut model = BTreeMap::new();
     {
         let device = FileDevice::create(&path, geometry, ZoneBehavior::default(), "test").unwrap();

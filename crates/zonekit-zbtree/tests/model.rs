@@ -2,40 +2,20 @@
 //! lookup and scan checked, the structural invariants checked as they go. Small node caps make
 //! deep trees from a few hundred keys so that every split, sync, merge and borrow happens.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use common::{geometry, seeds, small_config, value_for, with_seed};
 use zonekit_base::Rng;
-use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
+use zonekit_device::{MemDevice, StorageMode, ZoneBehavior};
 use zonekit_zbtree::{Index, Payload, TreeConfig, ZbTree};
-
-fn geometry(conventional: u32, sequential: u32, zone_size_blocks: u64) -> Geometry {
-    Geometry {
-        block_size_bytes: 4096,
-        zone_size_blocks,
-        zone_capacity_blocks: zone_size_blocks,
-        zone_count: conventional + sequential,
-        conventional_zone_count: conventional,
-        open_zones_max: None,
-        active_zones_max: None,
-    }
-}
-
-fn small_config(payload: Payload) -> TreeConfig {
-    TreeConfig { value_size_bytes: 16, leaf_entries_max: 4, inner_entries_max: 4, payload, ..TreeConfig::default() }
-}
-
-fn value_for(key: u64, version: u64) -> Vec<u8> {
-    let mut v = vec![0u8; 16];
-    v[..8].copy_from_slice(&key.to_le_bytes());
-    v[8..].copy_from_slice(&version.to_le_bytes());
-    v
-}
 
 /// Runs `ops` random operations over keys `0..key_space`; panics (naming the seed) on the
 /// first disagreement with the model or broken invariant.
 fn run_model(tree: &mut dyn Index, seed: u64, ops: u64, key_space: u64) {
-    let result = catch_unwind(AssertUnwindSafe(|| {
+    let what = format!("{} model test", tree.name());
+    with_seed(&what, seed, || {
         let mut rng = Rng::new(seed);
         let mut model: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
         for op in 0..ops {
@@ -73,23 +53,12 @@ fn run_model(tree: &mut dyn Index, seed: u64, ops: u64, key_space: u64) {
         }
         tree.check_invariants();
         assert_eq!(tree.stats().records, 0);
-    }));
-    if let Err(e) = result {
-        let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
-        panic!("{} model test failed with seed {seed} (rerun: ZBTREE_SEED={seed}): {msg}", tree.name());
-    }
-}
-
-fn seeds() -> Vec<u64> {
-    match std::env::var("ZBTREE_SEED") {
-        Ok(s) => vec![s.parse().expect("ZBTREE_SEED is a number")],
-        Err(_) => (1..=12).collect(),
-    }
+    });
 }
 
 #[test]
 fn zbtree_matches_model_with_data_on_the_device() {
-    for seed in seeds() {
+    for seed in seeds(12) {
         let device = MemDevice::new(geometry(1, 8, 1024), ZoneBehavior::default(), StorageMode::Data).unwrap();
         let mut tree = ZbTree::create(device, small_config(Payload::Device)).unwrap();
         run_model(&mut tree, seed, 3000, 400);
@@ -98,7 +67,7 @@ fn zbtree_matches_model_with_data_on_the_device() {
 
 #[test]
 fn zbtree_matches_model_in_shadow_mode() {
-    for seed in seeds() {
+    for seed in seeds(12) {
         let device = MemDevice::new(geometry(1, 8, 1024), ZoneBehavior::default(), StorageMode::MetadataOnly).unwrap();
         let mut tree = ZbTree::create(device, small_config(Payload::Shadow)).unwrap();
         run_model(&mut tree, seed + 1000, 3000, 400);
