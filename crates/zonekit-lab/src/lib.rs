@@ -27,6 +27,7 @@
 pub mod driver;
 pub mod error;
 pub mod kv_bench;
+mod parallel;
 pub mod replay;
 pub mod sweep;
 pub mod tree_bench;

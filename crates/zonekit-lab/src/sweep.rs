@@ -251,28 +251,23 @@ impl Sweep {
         write_rows(&results, &RESULTS_HEADER, &jobs.iter().filter_map(|(_, j)| done.get(&j.key()).cloned()).collect::<Vec<_>>())?;
         let todo: Vec<&Job> = jobs.iter().map(|(_, j)| j).filter(|j| !done.contains_key(&j.key())).collect();
         on_start(todo.len(), done.len());
-        let queue = Mutex::new(todo.iter().rev().copied().collect::<Vec<&Job>>());
         let finished: Mutex<Vec<(Job, ReplayReport)>> = Mutex::new(Vec::new());
         let failed = Mutex::new(Vec::new());
         let append_lock = Mutex::new(());
-        std::thread::scope(|s| {
-            for _ in 0..parallel.min(todo.len().max(1)) {
-                s.spawn(|| loop {
-                    let Some(job) = queue.lock().unwrap().pop() else { break };
-                    match replay(&self.inputs[job.input].input, &job.spec, &mut |_| {}) {
-                        Ok(r) => {
-                            let row = result_row(job, &r);
-                            let _guard = append_lock.lock().unwrap();
-                            if let Err(e) = append_rows(&results, &RESULTS_HEADER, &[row]) {
-                                failed.lock().unwrap().push(format!("{}: {e}", describe(job)));
-                            }
-                            finished.lock().unwrap().push((job.clone(), r));
-                        }
-                        Err(e) => failed.lock().unwrap().push(format!("{}: {e}", describe(job))),
+        crate::parallel::for_each(todo.len(), parallel, |n| {
+            let job = todo[n];
+            match replay(&self.inputs[job.input].input, &job.spec, &mut |_| {}) {
+                Ok(r) => {
+                    let row = result_row(job, &r);
+                    let _guard = append_lock.lock().unwrap();
+                    if let Err(e) = append_rows(&results, &RESULTS_HEADER, &[row]) {
+                        failed.lock().unwrap().push(format!("{}: {e}", describe(job)));
                     }
-                    on_done();
-                });
+                    finished.lock().unwrap().push((job.clone(), r));
+                }
+                Err(e) => failed.lock().unwrap().push(format!("{}: {e}", describe(job))),
             }
+            on_done();
         });
         for (job, r) in finished.into_inner().unwrap() {
             done.insert(job.key(), result_row(&job, &r));

@@ -627,31 +627,25 @@ pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &st
             None => todo.push(i),
         }
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
     let done = std::sync::atomic::AtomicUsize::new(total - todo.len());
     let failures = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..exp.threads.max(1) {
-            scope.spawn(|| loop {
-                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&i) = todo.get(n) else { break };
-                let (section, spec) = &specs[i];
-                let label = format!("{} {} {} {} {} records", section.name(), spec.tree.name(), spec.mix.name(), spec.distribution.name(), spec.records);
-                match run_tree(spec, &mut |_, _| {}) {
-                    Ok(outcome) => {
-                        let mut rows = rows.lock().expect("rows");
-                        rows[i] = Some(result_row(*section, &outcome));
-                        // Written after every run, so an interrupted experiment resumes.
-                        let finished: Vec<Vec<String>> = rows.iter().flatten().cloned().collect();
-                        if let Err(e) = crate::sweep::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &finished)) {
-                            failures.lock().expect("failures").push(format!("{label}: {e}"));
-                        }
-                    }
-                    Err(e) => failures.lock().expect("failures").push(format!("{label}: {e}")),
+    crate::parallel::for_each(todo.len(), exp.threads, |n| {
+        let i = todo[n];
+        let (section, spec) = &specs[i];
+        let label = format!("{} {} {} {} {} records", section.name(), spec.tree.name(), spec.mix.name(), spec.distribution.name(), spec.records);
+        match run_tree(spec, &mut |_, _| {}) {
+            Ok(outcome) => {
+                let mut rows = rows.lock().expect("rows");
+                rows[i] = Some(result_row(*section, &outcome));
+                // Written after every run, so an interrupted experiment resumes.
+                let finished: Vec<Vec<String>> = rows.iter().flatten().cloned().collect();
+                if let Err(e) = crate::sweep::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &finished)) {
+                    failures.lock().expect("failures").push(format!("{label}: {e}"));
                 }
-                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total, &label);
-            });
+            }
+            Err(e) => failures.lock().expect("failures").push(format!("{label}: {e}")),
         }
+        progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total, &label);
     });
     let rows: Vec<Vec<String>> = rows.into_inner().expect("rows").into_iter().flatten().collect();
     crate::sweep::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &rows))?;
@@ -739,7 +733,7 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
                     }
                 }
             }
-            text.push_str(&markdown(
+            text.push_str(&zonekit_report::markdown_table(
                 &["records", "workload", "reads zb+", "reads cow", "Δ reads", "writes zb+", "writes cow", "Δ writes", "ms zb+", "ms cow", "Δ time", "ops/s zb+", "ops/s cow"],
                 &table,
             ));
@@ -758,7 +752,7 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
                 table.push(vec![w.into(), records.to_string(), ours("zbtree"), format!("{:.6}", paper_zb[i]), ours("cow"), format!("{:.6}", paper_cow[i])]);
             }
         }
-        text.push_str(&markdown(&["workload", "records", "zb+ ours", "zb+ paper", "cow ours", "cow paper"], &table));
+        text.push_str(&zonekit_report::markdown_table(&["workload", "records", "zb+ ours", "zb+ paper", "cow ours", "cow paper"], &table));
     }
     if rows.iter().any(|r| r[col("section")] == "ratio") {
         let _ = writeln!(text, "\n## Cov:Seq ratio, {} records, zipfian: Seq-Zone occupancy (paper Tables 7–8 beside ours)\n", scaled(1e6, scale));
@@ -771,7 +765,7 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
                 table.push(vec![w.into(), format!("1:{seq}"), ours("zbtree"), format!("{:.6}", paper_zb[i]), ours("cow"), format!("{:.6}", paper_cow[i]), ms("zbtree"), ms("cow")]);
             }
         }
-        text.push_str(&markdown(&["workload", "Cov:Seq", "zb+ ours", "zb+ paper", "cow ours", "cow paper", "ms zb+", "ms cow"], &table));
+        text.push_str(&zonekit_report::markdown_table(&["workload", "Cov:Seq", "zb+ ours", "zb+ paper", "cow ours", "cow paper", "ms zb+", "ms cow"], &table));
     }
     if rows.iter().any(|r| r[col("section")] == "resets") {
         let _ = writeln!(text, "\n## Zone resets with 1 Seq + 1 Cov zone, no dynamic choice, zipfian (paper §4.2.5 beside ours; run phase, and with the load)\n");
@@ -787,7 +781,7 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
                 table.push(vec![w.into(), n.to_string(), ours("zbtree"), "0".into(), ours("cow"), paper_cow[i].to_string()]);
             }
         }
-        text.push_str(&markdown(&["workload", "records", "zb+ ours, run (all)", "zb+ paper", "cow ours, run (all)", "cow paper"], &table));
+        text.push_str(&zonekit_report::markdown_table(&["workload", "records", "zb+ ours, run (all)", "zb+ paper", "cow ours, run (all)", "cow paper"], &table));
     }
     if rows.iter().any(|r| r[col("section")] == "conventional") {
         let _ = writeln!(text, "\n## ZB+-tree Cov-Zone occupancy, zipfian (paper Fig. 21: linear, < 0.50 at 10 M)\n");
@@ -804,18 +798,10 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
             }
             series.push(zonekit_report::Series { name: w.to_string(), points });
         }
-        text.push_str(&markdown(&["workload", "records", "Cov occupancy", "Seq occupancy"], &table));
+        text.push_str(&zonekit_report::markdown_table(&["workload", "records", "Cov occupancy", "Seq occupancy"], &table));
         write_chart(out, "conventional-occupancy.svg", zonekit_report::line_chart("ZB+-tree Cov-Zone occupancy (zipfian)", "records", "occupancy", &series, false))?;
     }
     Ok(text)
-}
-
-fn markdown(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut s = format!("| {} |\n|{}|\n", header.join(" | "), header.iter().map(|_| "---").collect::<Vec<_>>().join("|"));
-    for r in rows {
-        s.push_str(&format!("| {} |\n", r.join(" | ")));
-    }
-    s
 }
 
 fn write_chart(out: &std::path::Path, name: &str, svg: String) -> Result<()> {

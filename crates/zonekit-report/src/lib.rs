@@ -36,6 +36,15 @@ pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// Rows as a Markdown (GitHub) table.
+pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = format!("| {} |\n|{}|\n", header.join(" | "), vec!["---"; header.len()].join("|"));
+    for row in rows {
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    out
+}
+
 /// Rows as CSV (cells containing commas or quotes are quoted).
 pub fn csv(header: &[&str], rows: &[Vec<String>]) -> String {
     let quote = |c: &str| if c.contains([',', '"', '\n']) { format!("\"{}\"", c.replace('"', "\"\"")) } else { c.to_string() };
@@ -51,6 +60,12 @@ pub fn csv(header: &[&str], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markdown_table_has_a_rule_under_the_header() {
+        let t = markdown_table(&["a", "b"], &[vec!["1".into(), "2".into()]]);
+        assert_eq!(t, "| a | b |\n|---|---|\n| 1 | 2 |\n");
+    }
 
     #[test]
     fn table_aligns_columns() {
