@@ -20,7 +20,7 @@ use serde::Serialize;
 use zonekit_base::Rng;
 use zonekit_device::timing::TimedDevice;
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
-use zonekit_trace::synth::ycsb::{fnv_hash64, Latest, ScrambledZipfian, Uniform};
+use zonekit_trace::synth::ycsb::{fnv_hash64, KeyChooser, Latest, ScrambledZipfian, Uniform};
 use zonekit_zbtree::{CowTree, Index, Payload, TreeConfig, TreeError, TreeStats, ZbTree};
 
 use crate::error::{LabError, Result};
@@ -244,15 +244,10 @@ pub struct TreeOutcome {
     pub stats: TreeStats,
 }
 
-/// The key chooser of the run phase (YCSB CoreWorkload).
-enum Chooser {
-    Zipfian(ScrambledZipfian),
-    Uniform(Uniform),
-    Latest(Latest),
-}
-
+/// The run phase's key numbers (YCSB CoreWorkload: the chooser, and a chosen key number not
+/// inserted yet is drawn again).
 struct Keys {
-    chooser: Chooser,
+    chooser: KeyChooser,
     /// Key numbers 0..inserted exist (or existed).
     inserted: u64,
 }
@@ -261,20 +256,16 @@ impl Keys {
     fn new(distribution: KeyDistribution, records: u64, mix: Mix, operations: u64) -> Keys {
         let expected_new = (operations as f64 * mix.insert_pct as f64 / 100.0 * 2.0) as u64;
         let chooser = match distribution {
-            KeyDistribution::Zipfian => Chooser::Zipfian(ScrambledZipfian::new(0, records + expected_new - 1)),
-            KeyDistribution::Uniform => Chooser::Uniform(Uniform::new(0, records - 1)),
-            KeyDistribution::Latest => Chooser::Latest(Latest::new(records)),
+            KeyDistribution::Zipfian => KeyChooser::Zipfian(ScrambledZipfian::new(0, records + expected_new - 1)),
+            KeyDistribution::Uniform => KeyChooser::Uniform(Uniform::new(0, records - 1)),
+            KeyDistribution::Latest => KeyChooser::Latest(Latest::new(records)),
         };
         Keys { chooser, inserted: records }
     }
 
     fn choose(&mut self, rng: &mut Rng) -> u64 {
         loop {
-            let keynum = match &mut self.chooser {
-                Chooser::Zipfian(g) => g.next(rng),
-                Chooser::Uniform(g) => g.next(rng),
-                Chooser::Latest(g) => g.next(rng),
-            };
+            let keynum = self.chooser.next(rng);
             if keynum < self.inserted {
                 return keynum;
             }
@@ -282,9 +273,7 @@ impl Keys {
     }
 
     fn insert(&mut self) -> u64 {
-        if let Chooser::Latest(g) = &mut self.chooser {
-            g.insert();
-        }
+        self.chooser.inserted();
         self.inserted += 1;
         self.inserted - 1
     }

@@ -194,21 +194,12 @@ impl Workload {
             Workload::Hpc { pattern, scale } => Box::new(Hpc::new(pattern, scale, seed)),
             Workload::Ycsb { keys, ops, dist } => {
                 let mut rng = Rng::new(seed);
-                let mut chooser: Box<dyn FnMut(&mut Rng) -> u64 + Send> = match dist {
-                    YcsbDist::Zipfian => {
-                        let mut z = ycsb::ScrambledZipfian::new(0, keys - 1);
-                        Box::new(move |r| z.next(r))
-                    }
-                    YcsbDist::Uniform => {
-                        let mut u = ycsb::Uniform::new(0, keys - 1);
-                        Box::new(move |r| u.next(r))
-                    }
-                    YcsbDist::Latest => {
-                        let mut l = ycsb::Latest::new(keys);
-                        Box::new(move |r| l.next(r))
-                    }
+                let mut chooser = match dist {
+                    YcsbDist::Zipfian => ycsb::KeyChooser::Zipfian(ycsb::ScrambledZipfian::new(0, keys - 1)),
+                    YcsbDist::Uniform => ycsb::KeyChooser::Uniform(ycsb::Uniform::new(0, keys - 1)),
+                    YcsbDist::Latest => ycsb::KeyChooser::Latest(ycsb::Latest::new(keys)),
                 };
-                Box::new((0..ops).map(move |i| single(chooser(&mut rng), i)))
+                Box::new((0..ops).map(move |i| single(chooser.next(&mut rng), i)))
             }
         })
     }

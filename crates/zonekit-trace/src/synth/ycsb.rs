@@ -155,6 +155,32 @@ impl Latest {
     }
 }
 
+/// One of YCSB's request-key choosers, as CoreWorkload holds it: the block workloads and the
+/// tree experiment build theirs over their own key ranges and draw through this.
+#[derive(Clone, Debug)]
+pub enum KeyChooser {
+    Zipfian(ScrambledZipfian),
+    Uniform(Uniform),
+    Latest(Latest),
+}
+
+impl KeyChooser {
+    pub fn next(&mut self, rng: &mut Rng) -> u64 {
+        match self {
+            KeyChooser::Zipfian(g) => g.next(rng),
+            KeyChooser::Uniform(g) => g.next(rng),
+            KeyChooser::Latest(g) => g.next(rng),
+        }
+    }
+
+    /// A record was inserted: "latest" now favours it; the others do not change.
+    pub fn inserted(&mut self) {
+        if let KeyChooser::Latest(g) = self {
+            g.insert();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
