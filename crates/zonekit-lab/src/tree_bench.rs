@@ -21,6 +21,7 @@ use zonekit_base::Rng;
 use zonekit_device::timing::TimedDevice;
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
 use zonekit_trace::synth::ycsb::{fnv_hash64, KeyChooser, Latest, ScrambledZipfian, Uniform};
+use zonekit_trace::synth::YcsbDist;
 use zonekit_zbtree::{CowTree, Index, Payload, TreeConfig, TreeError, TreeStats, ZbTree};
 
 use crate::error::{LabError, Result};
@@ -86,27 +87,12 @@ impl Mix {
     }
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-pub enum KeyDistribution {
-    Zipfian,
-    Uniform,
-    Latest,
-}
+/// The run phase's key distribution: YCSB's, by the names YCSB gives them.
+pub type KeyDistribution = YcsbDist;
 
-impl KeyDistribution {
-    pub const ALL: [KeyDistribution; 3] = [KeyDistribution::Zipfian, KeyDistribution::Uniform, KeyDistribution::Latest];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            KeyDistribution::Zipfian => "zipfian",
-            KeyDistribution::Uniform => "uniform",
-            KeyDistribution::Latest => "latest",
-        }
-    }
-
-    pub fn parse(name: &str) -> Result<KeyDistribution> {
-        KeyDistribution::ALL.into_iter().find(|d| d.name() == name).ok_or_else(|| LabError::Usage(format!("unknown distribution {name:?}: zipfian, uniform or latest")))
-    }
+/// `zipfian`, `uniform` or `latest`.
+pub fn parse_distribution(name: &str) -> Result<KeyDistribution> {
+    YcsbDist::from_name(name).ok_or_else(|| LabError::Usage(format!("unknown distribution {name:?}: zipfian, uniform or latest")))
 }
 
 /// Everything that defines one run.

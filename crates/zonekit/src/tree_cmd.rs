@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use zonekit_lab::tree_bench::{run_experiment, run_tree, KeyDistribution, Mix, Section, TreeExperiment, TreeKind, TreeSpec};
+use zonekit_lab::tree_bench::{parse_distribution, run_experiment, run_tree, Mix, Section, TreeExperiment, TreeKind, TreeSpec};
 
 use crate::replay_cmd::lab;
 use crate::Usage;
@@ -113,7 +113,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         records: a.records,
         operations: a.operations.unwrap_or(a.records),
         mix: Mix::parse(&a.workload).map_err(lab)?,
-        distribution: KeyDistribution::parse(&a.distribution).map_err(lab)?,
+        distribution: parse_distribution(&a.distribution).map_err(lab)?,
         seed: a.seed,
         sequential_zones: a.sequential_zones,
         conventional_zones: a.conventional_zones,

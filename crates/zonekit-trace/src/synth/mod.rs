@@ -37,11 +37,29 @@ pub enum Workload {
     Ycsb { keys: u64, ops: u64, dist: YcsbDist },
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// YCSB's request distributions (`requestdistribution`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum YcsbDist {
     Zipfian,
     Uniform,
     Latest,
+}
+
+impl YcsbDist {
+    pub const ALL: [YcsbDist; 3] = [YcsbDist::Zipfian, YcsbDist::Uniform, YcsbDist::Latest];
+
+    /// YCSB's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            YcsbDist::Zipfian => "zipfian",
+            YcsbDist::Uniform => "uniform",
+            YcsbDist::Latest => "latest",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<YcsbDist> {
+        YcsbDist::ALL.into_iter().find(|d| d.name() == name)
+    }
 }
 
 const BLOCK: u64 = 4096;
@@ -76,14 +94,7 @@ impl std::fmt::Display for Workload {
             Workload::HotCold { blocks, writes, hot_blocks, hot_writes } => write!(f, "hotcold:blocks={blocks},writes={writes},hot={hot_blocks},hot-writes={hot_writes}"),
             Workload::Cloud(c) => write!(f, "cloud:volumes={},blocks={},writes={},hours={}", c.volumes, c.total_blocks, c.writes, c.hours),
             Workload::Hpc { pattern, scale } => write!(f, "{}:scale={scale}", if *pattern == HpcPattern::Lammps { "lammps" } else { "macdrp" }),
-            Workload::Ycsb { keys, ops, dist } => {
-                let dist = match dist {
-                    YcsbDist::Zipfian => "zipfian",
-                    YcsbDist::Uniform => "uniform",
-                    YcsbDist::Latest => "latest",
-                };
-                write!(f, "ycsb:keys={keys},ops={ops},dist={dist}")
-            }
+            Workload::Ycsb { keys, ops, dist } => write!(f, "ycsb:keys={keys},ops={ops},dist={}", dist.name()),
         }
     }
 }
@@ -130,10 +141,8 @@ impl FromStr for Workload {
                 keys: num(take("keys"), "keys", 1 << 20)?,
                 ops: num(take("ops"), "ops", 10 << 20)?,
                 dist: match take("dist").as_deref() {
-                    None | Some("zipfian") => YcsbDist::Zipfian,
-                    Some("uniform") => YcsbDist::Uniform,
-                    Some("latest") => YcsbDist::Latest,
-                    Some(other) => return Err(format!("dist={other}: expected zipfian, uniform or latest").into()),
+                    None => YcsbDist::Zipfian,
+                    Some(name) => YcsbDist::from_name(name).ok_or_else(|| format!("dist={name}: expected zipfian, uniform or latest"))?,
                 },
             },
             other => return Err(format!("unknown workload {other:?}; valid: zipf, uniform, hotcold, cloud, lammps, macdrp, ycsb").into()),
