@@ -166,6 +166,12 @@ impl<'a> ParamReader<'a> {
         v.parse().map_err(|_| self.bad(name, v, "not a whole number"))
     }
 
+    /// One of `options`, by name.
+    pub fn choice(&self, name: &'static str, options: &[&'static str]) -> Result<&'static str, PolicyError> {
+        let v = self.raw(name);
+        options.iter().copied().find(|o| *o == v).ok_or_else(|| self.invalid(format!("{name}={v}: expected one of {}", options.join(", "))))
+    }
+
     fn bad(&self, param: &'static str, value: &str, expected: &'static str) -> PolicyError {
         PolicyError::BadValue { policy: self.info_name, param, value: value.to_string(), expected }
     }
@@ -198,6 +204,11 @@ mod tests {
         assert_eq!(make("scaled", &[]), Ok(1.5));
         assert_eq!(make("scaled:4", &[]), Ok(4.0));
         assert_eq!(make("scaled", &[("k", "2")]), Ok(2.0));
+        let info = &PolicyInfo { name: "pick", summary: "", role: Role::Variant, params: &[ParamInfo { name: "how", default: "a", summary: "" }], make: () };
+        let params = Params::from([("how".to_string(), "c".to_string())]);
+        let reader = ParamReader::new(info, &params).unwrap();
+        assert_eq!(reader.choice("how", &["a", "b"]).unwrap_err().to_string(), "pick: how=c: expected one of a, b");
+        assert_eq!(ParamReader::new(info, &Params::new()).unwrap().choice("how", &["a", "b"]), Ok("a"));
     }
 
     #[test]

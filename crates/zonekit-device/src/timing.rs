@@ -63,6 +63,14 @@ impl FlashConfig {
     }
 }
 
+/// The die (an Open-Channel parallel unit, numbered with the channel in the low digits) and
+/// the channel a zone's pages go to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ParallelUnit {
+    pub die: u32,
+    pub channel: u32,
+}
+
 /// Busy-until times of every die and channel, in virtual nanoseconds.
 #[derive(Clone, Debug)]
 pub struct TimingModel {
@@ -98,6 +106,16 @@ impl TimingModel {
 
     fn channel_of(&self, die: usize) -> usize {
         die % self.flash.channels as usize
+    }
+
+    /// Where a zone lives when it is pinned to one die (`dies_per_zone == 1`, an Open-Channel
+    /// 2.0 chunk); `None` when its pages are striped over several dies.
+    pub fn parallel_unit(&self, zone: u32) -> Option<ParallelUnit> {
+        if self.flash.dies_per_zone != 1 || zone as usize >= self.zone_written_bytes.len() {
+            return None;
+        }
+        let die = self.die_of(zone, 0);
+        Some(ParallelUnit { die: die as u32, channel: self.channel_of(die) as u32 })
     }
 
     /// Writes `len` bytes at byte `offset` of `zone`; returns the completion time.
@@ -254,6 +272,17 @@ impl<D: ZonedDevice> TimedDevice<D> {
 
     pub fn report(&self) -> &TimingReport {
         &self.report
+    }
+
+    /// The device's topology: the flash it models and where each zone lives.
+    pub fn flash(&self) -> &FlashConfig {
+        self.model.flash()
+    }
+
+    /// The die and channel of `zone` when zones are pinned to one die (see
+    /// [`TimingModel::parallel_unit`]).
+    pub fn parallel_unit(&self, zone: ZoneId) -> Option<ParallelUnit> {
+        self.model.parallel_unit(zone.0)
     }
 
     /// The host clock: when the next operation would be submitted, at the earliest.

@@ -2,7 +2,7 @@
 //!
 //! Charts are plain SVG strings with no dependencies: [`bar_chart`] for comparisons across
 //! policies or devices, [`box_chart`] for distributions, [`line_chart`] for CDFs and time
-//! series (optionally log-scale x).
+//! series (optionally log-scale x), [`heat_map`] for grids such as per-block erase counts.
 //!
 //! ```
 //! let svg = zonekit_report::bar_chart("WAF", "WAF", &[("greedy".into(), 1.8), ("cbe".into(), 1.5)]);
@@ -11,7 +11,7 @@
 
 mod chart;
 
-pub use chart::{bar_chart, box_chart, line_chart, Series};
+pub use chart::{bar_chart, box_chart, heat_map, line_chart, Series};
 
 /// Formats rows as a fixed-width text table with a header.
 pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -100,6 +100,8 @@ mod degenerate_tests {
             line_chart("t", "x", "y", &flat, true),
             line_chart("t", "x", "y", &one, true),
             line_chart("t", "x", "y", &[], false),
+            heat_map("t", "x", "y", &vec![vec![0.0; 3]; 2]),
+            heat_map("t", "x", "y", &[]),
         ];
         for (i, svg) in charts.iter().enumerate() {
             assert!(!svg.contains("NaN") && !svg.contains("inf"), "chart {i}: {svg}");

@@ -1,0 +1,1 @@
+//! Superblock bookkeeping shared by SBM_GCL and HSBM_GCL.

@@ -1,0 +1,214 @@
+//! [`Ssd`]: an FTL on its flash, taking byte-addressed host requests. It splits a request into
+//! logical pages, reads back the rest of a partly written page (read-modify-write, shared by
+//! every FTL), times each request in virtual time and keeps what the experiments report.
+
+use serde::Serialize;
+use zonekit_base::LogHistogram;
+use zonekit_device::preset;
+use zonekit_device::timing::TimedDevice;
+use zonekit_device::{MemDevice, StorageMode, ZonedDevice};
+
+use crate::ftl::{self, AnyFtl, Ftl, FtlConfig, MapCounters};
+use crate::{Flash, FlashCounters, OcError, OcGeometry, Result};
+
+/// Operations the timing model may have in flight: two per PU, as pblk keeps.
+const QUEUE_DEPTH_PER_PU: usize = 2;
+
+pub struct Ssd<D: ZonedDevice> {
+    flash: Flash<D>,
+    ftl: AnyFtl,
+    buf: Vec<u8>,
+    page: Vec<u8>,
+    user_bytes_written: u64,
+    user_bytes_read: u64,
+    write_requests: u64,
+    read_requests: u64,
+    rmw_pages: u64,
+    write_latency: LogHistogram,
+    read_latency: LogHistogram,
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct SsdReport {
+    pub ftl: &'static str,
+    pub geometry: OcGeometry,
+    pub logical_bytes: u64,
+    pub user_bytes_written: u64,
+    pub user_bytes_read: u64,
+    pub write_requests: u64,
+    pub read_requests: u64,
+    /// Pages a partial write had to read back first.
+    pub rmw_pages: u64,
+    pub elapsed_ns: u64,
+    /// User bytes moved per second of virtual time, in MB (10^6 bytes).
+    pub mb_per_sec: f64,
+    /// Bytes programmed (filler included) per user byte written.
+    pub waf: f64,
+    pub map_table_bytes: u64,
+    pub map: MapCounters,
+    pub flash: FlashCounters,
+    pub write_latency_us_p50: f64,
+    pub write_latency_us_p99: f64,
+    pub write_latency_us_max: f64,
+    pub read_latency_us_p50: f64,
+    pub read_latency_us_p99: f64,
+    pub erase_count_min: u32,
+    pub erase_count_max: u32,
+    pub erase_count_mean: f64,
+}
+
+impl Ssd<MemDevice> {
+    /// `spec` on an in-memory device of `geometry` with the thesis' flash timing; `data` keeps
+    /// the bytes (for tests), otherwise only metadata (for long replays).
+    pub fn memory(spec: &str, config: &FtlConfig, geometry: OcGeometry, data: bool) -> Result<Ssd<MemDevice>> {
+        let ftl = ftl::find(spec, &config.params, geometry)?;
+        let mode = if data { StorageMode::Data } else { StorageMode::MetadataOnly };
+        let device = MemDevice::new(geometry.zoned(), geometry.behavior(), mode)?;
+        Ssd::new(device, geometry, ftl)
+    }
+}
+
+impl<D: ZonedDevice> Ssd<D> {
+    /// Wraps `device` in the thesis' timing model for `geometry` and puts `ftl` on it.
+    pub fn new(device: D, geometry: OcGeometry, ftl: AnyFtl) -> Result<Ssd<D>> {
+        let timing = preset::find("ocssd-thesis").expect("the ocssd-thesis preset exists").flash;
+        let timed = TimedDevice::new(device, geometry.flash_config(&timing), QUEUE_DEPTH_PER_PU * geometry.pus() as usize)?;
+        let flash = Flash::new(timed, geometry)?;
+        let page = vec![0; geometry.page_bytes as usize];
+        Ok(Ssd { flash, ftl, buf: Vec::new(), page, user_bytes_written: 0, user_bytes_read: 0, write_requests: 0, read_requests: 0, rmw_pages: 0, write_latency: LogHistogram::default(), read_latency: LogHistogram::default() })
+    }
+
+    pub fn ftl(&self) -> &AnyFtl {
+        &self.ftl
+    }
+
+    pub fn flash(&self) -> &Flash<D> {
+        &self.flash
+    }
+
+    pub fn logical_bytes(&self) -> u64 {
+        self.ftl.logical_pages() * self.flash.page_bytes() as u64
+    }
+
+    fn check_range(&self, offset: u64, len: u64) -> Result<()> {
+        let capacity = self.logical_bytes();
+        if len == 0 || offset.checked_add(len).is_none_or(|end| end > capacity) {
+            return Err(OcError::OutOfRange { ftl: self.ftl.name(), offset, len, capacity });
+        }
+        Ok(())
+    }
+
+    /// Writes `data` at byte `offset`.
+    pub fn write(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        self.write_with(offset, data.len() as u64, |buf, at| buf[at..at + data.len()].copy_from_slice(data))
+    }
+
+    /// Writes `len` bytes of zeros at `offset` (a trace replay, which has no data).
+    pub fn write_zeros(&mut self, offset: u64, len: u64) -> Result<()> {
+        self.write_with(offset, len, |buf, at| buf[at..at + len as usize].fill(0))
+    }
+
+    fn write_with(&mut self, offset: u64, len: u64, fill: impl FnOnce(&mut [u8], usize)) -> Result<()> {
+        self.check_range(offset, len)?;
+        let page_bytes = self.flash.page_bytes() as u64;
+        let first = offset / page_bytes;
+        let end = (offset + len).div_ceil(page_bytes);
+        self.flash.begin_request();
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.resize(((end - first) * page_bytes) as usize, 0);
+        // Partial head and tail pages keep what they held.
+        let head_partial = offset % page_bytes != 0;
+        let tail_partial = (offset + len) % page_bytes != 0;
+        for (partial, lpn) in [(head_partial, first), (tail_partial && (end - 1 != first || !head_partial), end - 1)] {
+            if partial {
+                let at = ((lpn - first) * page_bytes) as usize;
+                let slot = &mut buf[at..at + page_bytes as usize];
+                if self.ftl.read(&mut self.flash, lpn, slot)? {
+                    self.rmw_pages += 1;
+                } else {
+                    slot.fill(0);
+                }
+            }
+        }
+        fill(&mut buf, (offset - first * page_bytes) as usize);
+        self.flash.barrier();
+        let result = self.ftl.write(&mut self.flash, first, &buf);
+        self.buf = buf;
+        result?;
+        self.write_latency.record(self.flash.end_request());
+        self.user_bytes_written += len;
+        self.write_requests += 1;
+        Ok(())
+    }
+
+    /// Reads `buf.len()` bytes at `offset`; never-written bytes read as zeros.
+    pub fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.check_range(offset, buf.len() as u64)?;
+        let page_bytes = self.flash.page_bytes() as u64;
+        self.flash.begin_request();
+        let mut done = 0usize;
+        while done < buf.len() {
+            let at = offset + done as u64;
+            let lpn = at / page_bytes;
+            let in_page = (at % page_bytes) as usize;
+            let n = (page_bytes as usize - in_page).min(buf.len() - done);
+            if !self.ftl.read(&mut self.flash, lpn, &mut self.page)? {
+                self.page.fill(0);
+            }
+            buf[done..done + n].copy_from_slice(&self.page[in_page..in_page + n]);
+            done += n;
+        }
+        self.read_latency.record(self.flash.end_request());
+        self.user_bytes_read += buf.len() as u64;
+        self.read_requests += 1;
+        Ok(())
+    }
+
+    /// A read that only times the flash (a replay has nowhere to put the bytes).
+    pub fn read_discard(&mut self, offset: u64, len: u64) -> Result<()> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.resize(len as usize, 0);
+        let result = self.read(offset, &mut buf);
+        self.buf = buf;
+        result
+    }
+
+    pub fn check_invariants(&mut self) -> Result<()> {
+        self.flash.check_invariants()?;
+        self.ftl.check_invariants(&self.flash)
+    }
+
+    pub fn report(&self) -> SsdReport {
+        let flash = self.flash.counters();
+        let elapsed_ns = self.flash.now_ns();
+        let page_bytes = self.flash.page_bytes() as u64;
+        let moved = self.user_bytes_written + self.user_bytes_read;
+        let erases = self.flash.erase_counts();
+        let us = |ns: u64| ns as f64 / 1000.0;
+        SsdReport {
+            ftl: self.ftl.name(),
+            geometry: *self.flash.geometry(),
+            logical_bytes: self.logical_bytes(),
+            user_bytes_written: self.user_bytes_written,
+            user_bytes_read: self.user_bytes_read,
+            write_requests: self.write_requests,
+            read_requests: self.read_requests,
+            rmw_pages: self.rmw_pages,
+            elapsed_ns,
+            mb_per_sec: if elapsed_ns == 0 { 0.0 } else { moved as f64 / 1e6 / (elapsed_ns as f64 / 1e9) },
+            waf: if self.user_bytes_written == 0 { 0.0 } else { (flash.pages_programmed * page_bytes) as f64 / self.user_bytes_written as f64 },
+            map_table_bytes: self.ftl.map_table_bytes(),
+            map: *self.ftl.counters(),
+            flash,
+            write_latency_us_p50: us(self.write_latency.quantile(0.5)),
+            write_latency_us_p99: us(self.write_latency.quantile(0.99)),
+            write_latency_us_max: us(self.write_latency.quantile(1.0)),
+            read_latency_us_p50: us(self.read_latency.quantile(0.5)),
+            read_latency_us_p99: us(self.read_latency.quantile(0.99)),
+            erase_count_min: erases.iter().copied().min().unwrap_or(0),
+            erase_count_max: erases.iter().copied().max().unwrap_or(0),
+            erase_count_mean: erases.iter().map(|&e| e as f64).sum::<f64>() / erases.len().max(1) as f64,
+        }
+    }
+}
