@@ -27,6 +27,9 @@ pub enum LabError {
     /// A tree failed during a run (out of space, a corrupt node).
     #[error("{context}: {error}")]
     Tree { context: String, error: Box<zonekit_zbtree::TreeError> },
+    /// An open-channel FTL refused its settings or failed during a replay.
+    #[error("{context}: {error}")]
+    Ocssd { context: String, error: Box<zonekit_ocssd::OcError> },
     /// The OS error is part of the message (not a `source()`), so error chains print it once.
     #[error("{}: {error}", path.display())]
     Io { path: PathBuf, error: std::io::Error },
@@ -47,7 +50,11 @@ impl From<FtlError> for LabError {
 impl LabError {
     /// Whether the request was at fault (a usage error: exit status 2) rather than the run.
     pub fn is_usage(&self) -> bool {
-        matches!(self, LabError::Usage(_) | LabError::Policy(_))
+        match self {
+            LabError::Usage(_) | LabError::Policy(_) => true,
+            LabError::Ocssd { error, .. } => crate::ocssd_bench::is_usage(error),
+            _ => false,
+        }
     }
 
     pub(crate) fn input(input: &zonekit_trace::input::Input) -> impl Fn(TraceError) -> LabError + '_ {

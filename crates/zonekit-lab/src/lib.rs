@@ -10,6 +10,8 @@
 //!   configuration (a table of allocation rule × GC) and key count, resumable, with charts.
 //! - [`tree_bench`]: seed 003's experiment, YCSB-style loads and mixes on the ZB+-tree and the
 //!   copy-on-write B+-tree over the paper's device of conventional and sequential zones.
+//! - [`ocssd_bench`]: seed 002's experiment, the open-channel FTLs replaying HPC traces
+//!   (throughput, mapping cost, erases, WAF, wear maps, sensitivity).
 //! - [`error`]: [`LabError`], which tells a bad request (usage) from a failed run.
 //!
 //! The CLI only turns flags into these specs and prints; engines know nothing of this crate.
@@ -27,6 +29,7 @@
 pub mod driver;
 pub mod error;
 pub mod kv_bench;
+pub mod ocssd_bench;
 mod parallel;
 pub mod replay;
 pub mod sweep;

@@ -45,7 +45,12 @@ impl<D: ZonedDevice> Flash<D> {
     pub fn new(device: TimedDevice<D>, geometry: OcGeometry) -> Result<Flash<D>> {
         geometry.validate()?;
         let zoned = device.geometry();
-        if zoned.zone_count != geometry.blocks() || zoned.zone_size_bytes() != geometry.block_bytes() || zoned.zone_capacity_blocks != zoned.zone_size_blocks || zoned.block_size_bytes != SECTOR_BYTES || zoned.conventional_zone_count != 0 {
+        if zoned.zone_count != geometry.blocks()
+            || zoned.zone_size_bytes() != geometry.block_bytes()
+            || zoned.zone_capacity_blocks != zoned.zone_size_blocks
+            || zoned.block_size_bytes != SECTOR_BYTES
+            || zoned.conventional_zone_count != 0
+        {
             return Err(OcError::Geometry(format!("device of {} zones of {} bytes is not {geometry} (one sequential zone per block)", zoned.zone_count, zoned.zone_size_bytes())));
         }
         for zone in 0..geometry.blocks() {

@@ -47,13 +47,22 @@ impl OcGeometry {
         let f = &preset.flash;
         let g = &preset.geometry;
         if f.dies_per_zone != 1 {
-            return Err(OcError::Geometry(format!("preset {} stripes a zone over {} dies; an open-channel FTL needs zones pinned to one parallel unit", preset.name, f.dies_per_zone)));
+            return Err(OcError::Geometry(format!(
+                "preset {} stripes a zone over {} dies; an open-channel FTL needs zones pinned to one parallel unit",
+                preset.name, f.dies_per_zone
+            )));
         }
         let pus = f.die_count();
         if g.zone_count % pus != 0 || g.zone_size_bytes() != f.page_size_bytes as u64 * f.pages_per_block as u64 {
             return Err(OcError::Geometry(format!("preset {}: zones are not one flash block on each of {pus} parallel units", preset.name)));
         }
-        let geometry = OcGeometry { channels: f.channels, luns_per_channel: f.dies_per_channel, blocks_per_lun: g.zone_count / pus, pages_per_block: f.pages_per_block, page_bytes: f.page_size_bytes };
+        let geometry = OcGeometry {
+            channels: f.channels,
+            luns_per_channel: f.dies_per_channel,
+            blocks_per_lun: g.zone_count / pus,
+            pages_per_block: f.pages_per_block,
+            page_bytes: f.page_size_bytes,
+        };
         geometry.validate()?;
         Ok(geometry)
     }
@@ -112,12 +121,27 @@ impl OcGeometry {
     /// The zoned device this flash is exposed as: one zone per block.
     pub fn zoned(&self) -> Geometry {
         let zone_blocks = self.block_bytes() / SECTOR_BYTES as u64;
-        Geometry { block_size_bytes: SECTOR_BYTES, zone_size_blocks: zone_blocks, zone_capacity_blocks: zone_blocks, zone_count: self.blocks(), conventional_zone_count: 0, open_zones_max: None, active_zones_max: None }
+        Geometry {
+            block_size_bytes: SECTOR_BYTES,
+            zone_size_blocks: zone_blocks,
+            zone_capacity_blocks: zone_blocks,
+            zone_count: self.blocks(),
+            conventional_zone_count: 0,
+            open_zones_max: None,
+            active_zones_max: None,
+        }
     }
 
     /// The timing model for this geometry, with the cell latencies and channel rate of `timing`.
     pub fn flash_config(&self, timing: &FlashConfig) -> FlashConfig {
-        FlashConfig { channels: self.channels, dies_per_channel: self.luns_per_channel, page_size_bytes: self.page_bytes, pages_per_block: self.pages_per_block, dies_per_zone: 1, ..*timing }
+        FlashConfig {
+            channels: self.channels,
+            dies_per_channel: self.luns_per_channel,
+            page_size_bytes: self.page_bytes,
+            pages_per_block: self.pages_per_block,
+            dies_per_zone: 1,
+            ..*timing
+        }
     }
 
     pub fn behavior(&self) -> ZoneBehavior {

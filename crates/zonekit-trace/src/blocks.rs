@@ -53,6 +53,13 @@ impl Default for SplitOptions {
     }
 }
 
+impl SplitOptions {
+    /// Whether the time window, volume and operation filters keep `r`.
+    pub fn wanted(&self, r: &Record) -> bool {
+        self.window_us.is_none_or(|(s, e)| r.time_us >= s && r.time_us < e) && self.volumes.as_ref().is_none_or(|v| v.contains(&r.volume)) && self.only.is_none_or(|op| op == r.op)
+    }
+}
+
 /// Splits records into the aligned blocks they touch.
 pub struct Splitter<I> {
     records: I,
@@ -74,9 +81,7 @@ impl<I: Iterator<Item = Result<Record>>> Splitter<I> {
     }
 
     fn wanted(&self, r: &Record) -> bool {
-        self.options.window_us.is_none_or(|(s, e)| r.time_us >= s && r.time_us < e)
-            && self.options.volumes.as_ref().is_none_or(|v| v.contains(&r.volume))
-            && self.options.only.is_none_or(|op| op == r.op)
+        self.options.wanted(r)
     }
 }
 

@@ -8,7 +8,7 @@ use crate::analyze::BlockSource;
 use crate::binary::{BinaryStream, BlockRecord, NEVER};
 use crate::blocks::{BlockIo, SplitOptions, Splitter};
 use crate::format::{self, Format, ReadOptions};
-use crate::record::{Op, Result, TraceError};
+use crate::record::{Op, Record, Result, TraceError};
 use crate::sample::{Ring, Shards};
 use crate::synth::Workload;
 
@@ -89,6 +89,30 @@ impl Input {
     }
 
     /// Blocks with their next-write annotation where the source has one (`NEVER` otherwise).
+    /// The trace as host requests (byte offset and length), not split into blocks: for
+    /// engines that see whole requests, such as the open-channel FTLs. The time window, volume
+    /// and operation filters apply; sampling and node filters pick blocks, and a binary trace
+    /// holds blocks, not requests, so those are refused.
+    pub fn requests(&self) -> Result<Box<dyn Iterator<Item = Result<Record>> + '_>> {
+        let f = &self.filters;
+        if f.sample.is_some() || f.node.is_some() || f.relative_window_us.is_some() {
+            return Err(TraceError::Invalid(format!("{}: sampling, node and relative-window filters select blocks, not whole requests", self.describe())));
+        }
+        let all: Box<dyn Iterator<Item = Result<Record>>> = match &self.source {
+            Source::Binary(path) => return Err(TraceError::Invalid(format!("{}: a binary trace holds blocks, not the original requests; give the text trace", path.display()))),
+            Source::Trace { path, format, lenient } => {
+                let fmt = match format {
+                    Some(f) => f.clone(),
+                    None => format::detect(path)?,
+                };
+                Box::new(format::open(path, &fmt, &ReadOptions { lenient: *lenient })?)
+            }
+            Source::Generated { workload, seed } => Box::new(workload.records(*seed)?.map(Ok)),
+        };
+        let split = f.split.clone();
+        Ok(Box::new(all.filter(move |r| r.as_ref().map_or(true, |r| split.wanted(r)))))
+    }
+
     pub fn records(&self) -> Result<Box<dyn Iterator<Item = Result<BlockRecord>> + '_>> {
         let f = &self.filters;
         let unannotated = |it: Box<dyn Iterator<Item = Result<BlockIo>>>| -> Box<dyn Iterator<Item = Result<BlockRecord>>> {

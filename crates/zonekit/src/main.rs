@@ -14,6 +14,7 @@ mod device_demo;
 mod experiment_cmd;
 mod fs_cmd;
 mod kv_bench_cmd;
+mod ocssd_cmd;
 mod open;
 mod replay_cmd;
 mod trace_cmd;
@@ -58,6 +59,9 @@ enum Command {
     /// Seed 003: the ZB+-tree and the copy-on-write B+-tree under YCSB-style workloads.
     #[command(subcommand)]
     Tree(tree_cmd::TreeCommand),
+    /// Seed 002: host FTLs (page, superblock, hybrid; DFTL, FAST) on an open-channel SSD.
+    #[command(subcommand)]
+    Ocssd(ocssd_cmd::OcssdCommand),
 }
 
 /// `zonekit device ...` with the lock flag its commands share.
@@ -106,6 +110,7 @@ fn main() -> ExitCode {
         }
         Some(Command::KvBench(args)) => kv_bench_cmd::run(args),
         Some(Command::Tree(cmd)) => tree_cmd::run(cmd),
+        Some(Command::Ocssd(cmd)) => ocssd_cmd::run(cmd),
     };
     match result {
         Ok(code) => code,
@@ -138,5 +143,6 @@ fn policies() -> anyhow::Result<ExitCode> {
     println!("Placement policies (replay --placement, sweep --placements; parameters with --param k=v or --grid):\n{}", help(zonekit_ftl::placement::PLACEMENTS));
     println!("GC victim policies (--victim NAME or NAME:VALUE):\n{}", help(zonekit_ftl::victim::VICTIMS));
     println!("File-system allocation (zonekit:// option alloc=NAME):\n{}", help(zonekit_zfs::alloc::ALLOCATORS));
+    println!("Open-channel FTLs (ocssd run --ftl NAME, --param k=v):\n{}", help(zonekit_ocssd::FTLS));
     Ok(ExitCode::SUCCESS)
 }

@@ -135,8 +135,20 @@ fn config(e: PolicyError) -> OcError {
 
 /// Every FTL, in the order the thesis presents them, then the baselines beyond it.
 pub const FTLS: &[FtlInfo] = &[
-    PolicyInfo { name: "pm-gcl", summary: "page map, per-PU block queues, lazy greedy GC (Linux pblk's scheme, §3.2.1)", role: Role::Baseline, params: &[], make: |_, g| Ok(AnyFtl::PmGcl(pm_gcl::PmGcl::new(g)?)) },
-    PolicyInfo { name: "pm-gcc", summary: "page map, the device as one circular log swept whole by GC (§3.2.2)", role: Role::Proposed, params: &[], make: |_, g| Ok(AnyFtl::PmGcc(pm_gcc::PmGcc::new(g)?)) },
+    PolicyInfo {
+        name: "pm-gcl",
+        summary: "page map, per-PU block queues, lazy greedy GC (Linux pblk's scheme, §3.2.1)",
+        role: Role::Baseline,
+        params: &[],
+        make: |_, g| Ok(AnyFtl::PmGcl(pm_gcl::PmGcl::new(g)?)),
+    },
+    PolicyInfo {
+        name: "pm-gcc",
+        summary: "page map, the device as one circular log swept whole by GC (§3.2.2)",
+        role: Role::Proposed,
+        params: &[],
+        make: |_, g| Ok(AnyFtl::PmGcc(pm_gcc::PmGcc::new(g)?)),
+    },
     PolicyInfo {
         name: "sbm-gcl",
         summary: "superblock map of PN PUs × BN blocks, greedy GC of empty superblocks (§3.2.3)",
@@ -181,8 +193,9 @@ pub fn find(spec: &str, params: &Params, geometry: OcGeometry) -> Result<AnyFtl>
     (info.make)(&reader, geometry)
 }
 
-/// Builds an FTL from a plain configuration (for tests and the command line's defaults).
+/// An FTL's parameters and how its requests are timed.
 #[derive(Clone, Debug, Default)]
 pub struct FtlConfig {
     pub params: Params,
+    pub timing: crate::Timing,
 }

@@ -62,6 +62,12 @@ impl PuWriter {
         Ok((block, page))
     }
 
+    /// Whether `stream` can program a page without collecting: it has an active block (an
+    /// active block is never full) or some PU has an empty one.
+    pub fn has_room(&self, stream: usize) -> bool {
+        self.queues.empty_units() > 0 || self.active[stream].iter().any(Option::is_some)
+    }
+
     /// Greedy victim among full blocks: fewest valid pages, scanning from the cursor.
     pub fn take_victim(&mut self, valid: impl Fn(u32) -> u32) -> Option<u32> {
         self.queues.take_victim(|b| Some(valid(b)), 0).map(|(_, block)| block)
@@ -104,7 +110,13 @@ impl PmGcl {
             return Err(OcError::Geometry(format!("{geometry}: page mapping needs at least 2 blocks per LUN (one is spare)")));
         }
         let logical = geometry.pages() - geometry.pus() as u64 * geometry.pages_per_block as u64;
-        Ok(PmGcl { map: PageMap::new(logical, geometry.blocks(), geometry.pages_per_block), writer: PuWriter::new(geometry, 1), counters: MapCounters::default(), copy: Vec::new(), geometry })
+        Ok(PmGcl {
+            map: PageMap::new(logical, geometry.blocks(), geometry.pages_per_block),
+            writer: PuWriter::new(geometry, 1),
+            counters: MapCounters::default(),
+            copy: Vec::new(),
+            geometry,
+        })
     }
 
     fn program<D: ZonedDevice>(&mut self, flash: &mut Flash<D>, lpn: u64, data: &[u8]) -> Result<()> {

@@ -1,0 +1,711 @@
+//! Seed 002's experiment: host FTLs on an open-channel SSD, replaying HPC write traces
+//! (chapter 4 of the thesis).
+//!
+//! [`run_ocssd`] replays one trace or workload through one FTL ([`OcssdSpec`]), request by
+//! request, and samples the running counters as it goes (the thesis' Figs. 4.2, 4.4–4.6 plot
+//! them against bytes written). [`run_experiment`] runs the chapter: the throughput table on
+//! LAMMPS-like, MACDRP-like and one real trace, the wear maps, and the sensitivity to device
+//! capacity, pages per block, superblock size and log count; it writes `results.csv`,
+//! `series.csv`, `summary.md` and SVG charts.
+//!
+//! Real traces address far more space than the thesis' 512 MiB device. With `compact`, each
+//! block-sized region the trace touches gets the next free region of the logical space, in
+//! order of first touch, so offsets within a block (and so alignment) are kept; a request
+//! crossing into a region that did not land next to its predecessor is issued in pieces.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Serialize;
+use zonekit_base::policy::Params;
+use zonekit_ocssd::{OcError, OcGeometry, Ssd, SsdReport, Timing, FTLS};
+use zonekit_report::{csv, heat_map, line_chart, markdown_table, text_table, Series};
+use zonekit_trace::input::Input;
+use zonekit_trace::record::{Op, Record};
+use zonekit_trace::synth::{HpcPattern, Workload};
+
+use crate::error::{LabError, Result};
+use crate::parallel;
+
+const MB: f64 = 1e6;
+
+/// One replay of a trace through one FTL.
+#[derive(Clone, Debug)]
+pub struct OcssdSpec {
+    /// FTL name (`pm-gcl`, ...; `NAME:VALUE` sets a one-parameter FTL's parameter).
+    pub ftl: String,
+    pub params: Params,
+    pub geometry: OcGeometry,
+    pub input: Input,
+    /// Pack the block-sized regions the trace touches densely (see the module doc).
+    pub compact: bool,
+    /// Take a sample of the running counters every this many bytes written.
+    pub sample_every_bytes: u64,
+    pub timing: Timing,
+}
+
+/// The running counters after some bytes were written.
+#[derive(Copy, Clone, Debug, Serialize)]
+pub struct Sample {
+    pub written_mb: f64,
+    /// User bytes moved so far per second of virtual time so far.
+    pub mb_per_sec: f64,
+    pub blocks_erased: u64,
+    pub waf: f64,
+    pub map_update_kb: f64,
+}
+
+pub struct OcssdRun {
+    pub report: SsdReport,
+    pub series: Vec<Sample>,
+    /// Erases per block: rows are PUs, columns blocks within the LUN.
+    pub erase_map: Vec<Vec<u32>>,
+    /// Programs per page: rows are blocks, columns pages.
+    pub page_write_map: Vec<Vec<u32>>,
+    /// MB/s of each request (bytes over its latency), for the per-request distribution.
+    pub request_mb_per_sec: Vec<f32>,
+}
+
+fn engine_error(context: String) -> impl FnOnce(OcError) -> LabError {
+    move |error| LabError::Ocssd { context, error: Box::new(error) }
+}
+
+/// Maps trace offsets into a dense space of block-sized regions.
+struct Compactor {
+    region_bytes: u64,
+    regions: HashMap<(u32, u64), u64>,
+}
+
+impl Compactor {
+    fn new(region_bytes: u64) -> Compactor {
+        Compactor { region_bytes, regions: HashMap::new() }
+    }
+
+    /// The pieces of `r` in the packed space, as (offset, length), merging pieces that land
+    /// next to each other.
+    fn map(&mut self, r: &Record, out: &mut Vec<(u64, u64)>) {
+        out.clear();
+        let mut at = r.offset_bytes;
+        let end = r.offset_bytes + r.len_bytes;
+        while at < end {
+            let region = at / self.region_bytes;
+            let piece_end = ((region + 1) * self.region_bytes).min(end);
+            let next = self.regions.len() as u64;
+            let id = *self.regions.entry((r.volume, region)).or_insert(next);
+            let offset = id * self.region_bytes + at % self.region_bytes;
+            match out.last_mut() {
+                Some((o, l)) if *o + *l == offset => *l += piece_end - at,
+                _ => out.push((offset, piece_end - at)),
+            }
+            at = piece_end;
+        }
+    }
+
+    fn footprint_bytes(&self) -> u64 {
+        self.regions.len() as u64 * self.region_bytes
+    }
+}
+
+/// Bytes of logical space the input's requests reach (after compaction if asked).
+pub fn footprint_bytes(input: &Input, region_bytes: u64, compact: bool) -> Result<u64> {
+    let mut compactor = Compactor::new(region_bytes);
+    let mut pieces = Vec::new();
+    let mut end = 0;
+    for r in input.requests().map_err(LabError::input(input))? {
+        let r = r.map_err(LabError::input(input))?;
+        if r.len_bytes == 0 {
+            continue;
+        }
+        if compact {
+            compactor.map(&r, &mut pieces);
+        } else {
+            end = end.max(r.offset_bytes + r.len_bytes);
+        }
+    }
+    Ok(if compact { compactor.footprint_bytes() } else { end })
+}
+
+/// Replays `spec.input` through `spec.ftl`; `progress` gets the bytes written so far.
+pub fn run_ocssd(spec: &OcssdSpec, progress: &mut dyn FnMut(u64)) -> Result<OcssdRun> {
+    let context = format!("{} on {}", spec.ftl, spec.input.describe());
+    let ftl = zonekit_ocssd::ftl::find(&spec.ftl, &spec.params, spec.geometry).map_err(engine_error(context.clone()))?;
+    let device = zonekit_device::MemDevice::new(spec.geometry.zoned(), spec.geometry.behavior(), zonekit_device::StorageMode::MetadataOnly)?;
+    let mut ssd = Ssd::new(device, spec.geometry, ftl, spec.timing).map_err(engine_error(context.clone()))?;
+    // Refuse a trace that does not fit before replaying any of it.
+    let footprint = footprint_bytes(&spec.input, spec.geometry.block_bytes(), spec.compact)?;
+    if footprint > ssd.logical_bytes() {
+        return Err(LabError::Usage(format!(
+            "{context}: the trace reaches {:.1} MB{} but {} on {} exposes {:.1} MB; give a larger device (more blocks per LUN){}",
+            footprint as f64 / MB,
+            if spec.compact { " of packed regions" } else { "" },
+            spec.ftl,
+            spec.geometry,
+            ssd.logical_bytes() as f64 / MB,
+            if spec.compact { "" } else { " or pack the trace's regions (--compact)" }
+        )));
+    }
+    let mut compactor = Compactor::new(spec.geometry.block_bytes());
+    let mut pieces = Vec::new();
+    let mut series = Vec::new();
+    let mut request_mb_per_sec = Vec::new();
+    let mut next_sample = spec.sample_every_bytes.max(1);
+    let sample = |ssd: &Ssd<zonekit_device::MemDevice>| {
+        let r = ssd.report();
+        Sample {
+            written_mb: r.user_bytes_written as f64 / MB,
+            mb_per_sec: r.mb_per_sec,
+            blocks_erased: r.flash.blocks_erased,
+            waf: r.waf,
+            map_update_kb: r.map.map_update_bytes as f64 / 1024.0,
+        }
+    };
+    for (index, r) in spec.input.requests().map_err(LabError::input(&spec.input))?.enumerate() {
+        let r = r.map_err(LabError::input(&spec.input))?;
+        if r.len_bytes == 0 {
+            continue;
+        }
+        if spec.compact {
+            compactor.map(&r, &mut pieces);
+        } else {
+            pieces.clear();
+            pieces.push((r.offset_bytes, r.len_bytes));
+        }
+        for &(offset, len) in &pieces {
+            let at = || format!("{context}, request {} (offset {offset}, {len} bytes)", index + 1);
+            let latency_ns = match r.op {
+                Op::Write => ssd.write_zeros(offset, len).map_err(|e| engine_error(at())(e))?,
+                Op::Read => ssd.read_discard(offset, len).map_err(|e| engine_error(at())(e))?,
+            };
+            request_mb_per_sec.push((len as f64 / MB / (latency_ns.max(1) as f64 / 1e9)) as f32);
+        }
+        let written = ssd.report_written_bytes();
+        if written >= next_sample {
+            series.push(sample(&ssd));
+            progress(written);
+            next_sample = (written / spec.sample_every_bytes.max(1) + 1) * spec.sample_every_bytes.max(1);
+        }
+    }
+    ssd.check_invariants().map_err(engine_error(context))?;
+    series.push(sample(&ssd));
+    let flash = ssd.flash();
+    Ok(OcssdRun { report: ssd.report(), series, erase_map: flash.erase_map(), page_write_map: flash.page_write_map(), request_mb_per_sec })
+}
+
+/// What the experiment varies from the thesis' defaults.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Axis {
+    /// The throughput table at the thesis' settings.
+    Main,
+    /// Device capacity as a multiple of the live data (blocks per LUN vary).
+    Capacity(u32),
+    /// Pages per block, at the thesis' capacity.
+    PagesPerBlock(u32),
+    /// Superblock of this many PUs × 1 block, 8-page blocks (§4.8).
+    Superblock(u32),
+    /// Log superblocks of HSBM_GCL.
+    Logs(u32),
+    /// The main table again with every page of a request issued at once over the preset's
+    /// channels ([`Timing::Parallel`]), beyond the thesis.
+    Parallel,
+}
+
+impl Axis {
+    pub fn section(self) -> &'static str {
+        match self {
+            Axis::Main => "main",
+            Axis::Capacity(_) => "capacity",
+            Axis::PagesPerBlock(_) => "pages-per-block",
+            Axis::Superblock(_) => "superblock",
+            Axis::Logs(_) => "logs",
+            Axis::Parallel => "parallel",
+        }
+    }
+
+    pub fn value(self) -> u32 {
+        match self {
+            Axis::Main | Axis::Parallel => 0,
+            Axis::Capacity(v) | Axis::PagesPerBlock(v) | Axis::Superblock(v) | Axis::Logs(v) => v,
+        }
+    }
+}
+
+/// The chapter-4 experiment.
+#[derive(Clone, Debug)]
+pub struct OcssdExperiment {
+    /// Multiplies the bytes the HPC generators write (1.0: the thesis' 7 and 8.3 GB).
+    pub scale: f64,
+    /// The real trace for the throughput table (replayed compacted), if any.
+    pub real_trace: Option<std::path::PathBuf>,
+    pub seed: u64,
+    pub threads: usize,
+    pub out: std::path::PathBuf,
+}
+
+/// The thesis' FTLs (the sensitivity sections run these); DFTL and FAST join the main table.
+const THESIS_FTLS: [&str; 4] = ["pm-gcl", "pm-gcc", "sbm-gcl", "hsbm-gcl"];
+
+struct Job {
+    trace: String,
+    axis: Axis,
+    spec: OcssdSpec,
+}
+
+impl OcssdExperiment {
+    fn hpc(&self, pattern: HpcPattern) -> Input {
+        Input::generated(Workload::Hpc { pattern, scale: self.scale }, self.seed)
+    }
+
+    fn jobs(&self) -> Result<Vec<Job>> {
+        let thesis = OcGeometry::THESIS;
+        let mut jobs = Vec::new();
+        let mut traces: Vec<(String, Input, bool, OcGeometry)> =
+            vec![("lammps".into(), self.hpc(HpcPattern::Lammps), false, thesis), ("macdrp".into(), self.hpc(HpcPattern::Macdrp), false, thesis)];
+        if let Some(path) = &self.real_trace {
+            let input = Input::path(path, None, false);
+            let footprint = footprint_bytes(&input, thesis.block_bytes(), true)?;
+            // The thesis' LAMMPS ratio: 512 MiB of flash for 358 MB of live data.
+            let blocks_per_lun = (footprint as f64 * 512.0 * 1.048576 / 358.0 / (thesis.pus() as f64 * thesis.block_bytes() as f64)).ceil() as u32;
+            let name = path.file_name().map_or("real".into(), |n| n.to_string_lossy().into_owned());
+            traces.push((name, input, true, OcGeometry { blocks_per_lun: blocks_per_lun.max(thesis.blocks_per_lun), ..thesis }));
+        }
+        let spec = |ftl: &str, params: &[(&str, String)], geometry: OcGeometry, input: &Input, compact: bool| OcssdSpec {
+            ftl: ftl.into(),
+            params: params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            geometry,
+            input: input.clone(),
+            compact,
+            sample_every_bytes: (64.0 * MB * self.scale.min(1.0)).max(MB) as u64,
+            timing: Timing::Synchronous,
+        };
+        for (name, input, compact, geometry) in &traces {
+            for info in FTLS {
+                jobs.push(Job { trace: name.clone(), axis: Axis::Main, spec: spec(info.name, &[], *geometry, input, *compact) });
+            }
+        }
+        for (name, input, _, _) in traces.iter().take(2) {
+            for info in FTLS {
+                jobs.push(Job { trace: name.clone(), axis: Axis::Parallel, spec: OcssdSpec { timing: Timing::Parallel, ..spec(info.name, &[], thesis, input, false) } });
+            }
+            let live = match name.as_str() {
+                "lammps" => HpcPattern::Lammps,
+                _ => HpcPattern::Macdrp,
+            }
+            .thesis_scale()
+            .1 as f64;
+            for times in [2u32, 4, 8] {
+                let blocks_per_lun = (times as f64 * live / (thesis.pus() as f64 * thesis.block_bytes() as f64)).ceil() as u32;
+                for ftl in THESIS_FTLS {
+                    jobs.push(Job { trace: name.clone(), axis: Axis::Capacity(times), spec: spec(ftl, &[], OcGeometry { blocks_per_lun, ..thesis }, input, false) });
+                }
+            }
+            for ppb in [8u32, 16, 32, 64] {
+                let g = OcGeometry { pages_per_block: ppb, blocks_per_lun: thesis.blocks_per_lun * thesis.pages_per_block / ppb, ..thesis };
+                for ftl in THESIS_FTLS {
+                    jobs.push(Job { trace: name.clone(), axis: Axis::PagesPerBlock(ppb), spec: spec(ftl, &[], g, input, false) });
+                }
+            }
+            let eight_page = OcGeometry { pages_per_block: 8, blocks_per_lun: thesis.blocks_per_lun * 4, ..thesis };
+            for pn in [1u32, 2, 4, 8] {
+                for ftl in ["sbm-gcl", "hsbm-gcl"] {
+                    jobs.push(Job { trace: name.clone(), axis: Axis::Superblock(pn), spec: spec(ftl, &[("pn", pn.to_string())], eight_page, input, false) });
+                }
+            }
+            for logs in [2u32, 4, 8, 16] {
+                jobs.push(Job { trace: name.clone(), axis: Axis::Logs(logs), spec: spec("hsbm-gcl", &[("logs", logs.to_string())], thesis, input, false) });
+            }
+        }
+        Ok(jobs)
+    }
+}
+
+/// Columns of `results.csv`.
+pub const RESULT_COLUMNS: [&str; 24] = [
+    "section",
+    "value",
+    "trace",
+    "ftl",
+    "channels",
+    "luns",
+    "blocks_per_lun",
+    "pages_per_block",
+    "written_mb",
+    "mb_per_sec",
+    "waf",
+    "blocks_erased",
+    "map_table_bytes",
+    "map_update_kb",
+    "pages_copied",
+    "pages_padded",
+    "switch_merges",
+    "partial_merges",
+    "full_merges",
+    "erase_in_place",
+    "translation_reads",
+    "translation_writes",
+    "write_latency_us_p50",
+    "write_latency_us_p99",
+];
+
+fn result_row(job: &Job, r: &SsdReport) -> Vec<String> {
+    let g = &r.geometry;
+    vec![
+        job.axis.section().into(),
+        job.axis.value().to_string(),
+        job.trace.clone(),
+        job.spec.ftl.clone(),
+        g.channels.to_string(),
+        g.luns_per_channel.to_string(),
+        g.blocks_per_lun.to_string(),
+        g.pages_per_block.to_string(),
+        format!("{:.1}", r.user_bytes_written as f64 / MB),
+        format!("{:.1}", r.mb_per_sec),
+        format!("{:.3}", r.waf),
+        r.flash.blocks_erased.to_string(),
+        r.map_table_bytes.to_string(),
+        format!("{:.0}", r.map.map_update_bytes as f64 / 1024.0),
+        r.map.pages_copied.to_string(),
+        r.flash.pages_padded.to_string(),
+        r.map.switch_merges.to_string(),
+        r.map.partial_merges.to_string(),
+        r.map.full_merges.to_string(),
+        r.map.erase_in_place.to_string(),
+        r.map.translation_reads.to_string(),
+        r.map.translation_writes.to_string(),
+        format!("{:.0}", r.write_latency_us_p50),
+        format!("{:.0}", r.write_latency_us_p99),
+    ]
+}
+
+/// Runs the experiment, writes its files into `exp.out` and returns the summary (markdown).
+/// `progress(done, total, last)` is called after each run.
+pub fn run_experiment(exp: &OcssdExperiment, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<String> {
+    if !(exp.scale > 0.0 && exp.scale <= 1.0) {
+        return Err(LabError::Usage(format!("--scale {}: must be in (0, 1]", exp.scale)));
+    }
+    std::fs::create_dir_all(&exp.out).map_err(LabError::io(&exp.out))?;
+    let jobs = exp.jobs()?;
+    let results: Vec<std::sync::Mutex<Option<Result<OcssdRun>>>> = jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    parallel::for_each(jobs.len(), exp.threads, |i| {
+        let run = run_ocssd(&jobs[i].spec, &mut |_| {});
+        *results[i].lock().expect("no panics while holding") = Some(run);
+        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        progress(n, jobs.len(), &format!("{} {} {}", jobs[i].trace, jobs[i].axis.section(), jobs[i].spec.ftl));
+    });
+    let mut runs = Vec::new();
+    let mut failed = Vec::new();
+    for (job, slot) in jobs.iter().zip(results) {
+        match slot.into_inner().expect("no panics while holding").expect("every job ran") {
+            Ok(run) => runs.push((job, run)),
+            Err(e) => failed.push(format!("{} {} {}: {e}", job.trace, job.axis.section(), job.spec.ftl)),
+        }
+    }
+    let summary = write_outputs(exp, &runs)?;
+    if !failed.is_empty() {
+        return Err(LabError::Runs { failed, total: jobs.len() });
+    }
+    Ok(summary)
+}
+
+/// The thesis' table 4.2 (MB/s) and §4.3 update traffic (KB per trace), for the summary.
+const THESIS_MB_PER_SEC: [(&str, [f64; 4]); 2] = [("lammps", [261.487, 72.324, 210.354, 220.670]), ("macdrp", [259.303, 153.016, 84.621, 183.848])];
+const THESIS_UPDATE_KB: [(&str, [f64; 4]); 2] = [("lammps", [1768.0, 3674.0, 63.0, 487.0]), ("macdrp", [2065.0, 2481.0, 130.0, 571.0])];
+const THESIS_MAP_BYTES: [f64; 4] = [131072.0, 131072.0, 4096.0, 4736.0];
+
+fn write_file(out: &Path, name: &str, text: String) -> Result<()> {
+    let path = out.join(name);
+    std::fs::write(&path, text).map_err(LabError::io(&path))
+}
+
+fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<String> {
+    let out = &exp.out;
+    let rows: Vec<Vec<String>> = runs.iter().map(|(job, run)| result_row(job, &run.report)).collect();
+    write_file(out, "results.csv", csv(&RESULT_COLUMNS, &rows))?;
+    let mut series_rows = Vec::new();
+    for (job, run) in runs.iter().filter(|(j, _)| j.axis == Axis::Main) {
+        for s in &run.series {
+            series_rows.push(vec![
+                job.trace.clone(),
+                job.spec.ftl.clone(),
+                format!("{:.1}", s.written_mb),
+                format!("{:.1}", s.mb_per_sec),
+                s.blocks_erased.to_string(),
+                format!("{:.3}", s.waf),
+                format!("{:.1}", s.map_update_kb),
+            ]);
+        }
+    }
+    write_file(out, "series.csv", csv(&["trace", "ftl", "written_mb", "mb_per_sec", "blocks_erased", "waf", "map_update_kb"], &series_rows))?;
+
+    let mut text = String::from("# Seed 002, chapter 4: open-channel FTLs\n\n");
+    text.push_str(&format!("HPC generators at scale {} (seed {}); every number below is from `results.csv`.\n\n", exp.scale, exp.seed));
+    let main: Vec<&(&Job, OcssdRun)> = runs.iter().filter(|(j, _)| j.axis == Axis::Main).collect();
+    let traces: Vec<String> = main.iter().map(|(j, _)| j.trace.clone()).fold(Vec::new(), |mut v, t| {
+        if !v.contains(&t) {
+            v.push(t);
+        }
+        v
+    });
+    // Table 4.2 beside ours.
+    text.push_str("## Throughput (MB/s), thesis table 4.2 beside ours\n\n");
+    let mut table = Vec::new();
+    for trace in &traces {
+        let mut row = vec![trace.clone()];
+        for (k, ftl) in THESIS_FTLS.iter().enumerate() {
+            let ours = main.iter().find(|(j, _)| &j.trace == trace && j.spec.ftl == *ftl).map_or("—".into(), |(_, r)| format!("{:.1}", r.report.mb_per_sec));
+            let thesis = THESIS_MB_PER_SEC.iter().find(|(t, _)| t == trace).map_or("—".into(), |(_, v)| format!("{:.1}", v[k]));
+            row.push(format!("{ours} ({thesis})"));
+        }
+        for ftl in ["dftl", "fast"] {
+            row.push(main.iter().find(|(j, _)| &j.trace == trace && j.spec.ftl == ftl).map_or("—".into(), |(_, r)| format!("{:.1}", r.report.mb_per_sec)));
+        }
+        table.push(row);
+    }
+    text.push_str("Ours (thesis). DFTL and FAST are beyond the thesis.\n\n");
+    text.push_str(&markdown_table(&["trace", "PM_GCL", "PM_GCC", "SBM_GCL", "HSBM_GCL", "DFTL", "FAST"], &table));
+    // Everything else of the main runs.
+    text.push_str("\n## Every FTL on every trace\n\n");
+    let header = ["trace", "FTL", "MB/s", "WAF", "erases", "map bytes", "map updates KB", "copied pages", "padded pages", "merges s/p/f", "write p50 µs", "write p99 µs"];
+    let detail: Vec<Vec<String>> = main
+        .iter()
+        .map(|(j, r)| {
+            let r = &r.report;
+            vec![
+                j.trace.clone(),
+                j.spec.ftl.clone(),
+                format!("{:.1}", r.mb_per_sec),
+                format!("{:.3}", r.waf),
+                r.flash.blocks_erased.to_string(),
+                r.map_table_bytes.to_string(),
+                format!("{:.0}", r.map.map_update_bytes as f64 / 1024.0),
+                r.map.pages_copied.to_string(),
+                r.flash.pages_padded.to_string(),
+                format!("{}/{}/{}", r.map.switch_merges, r.map.partial_merges, r.map.full_merges),
+                format!("{:.0}", r.write_latency_us_p50),
+                format!("{:.0}", r.write_latency_us_p99),
+            ]
+        })
+        .collect();
+    text.push_str(&markdown_table(&header, &detail));
+    // §4.3 map sizes and update traffic.
+    text.push_str("\n## Mapping table and update traffic (§4.3), thesis in parentheses\n\n");
+    let mut map_rows = Vec::new();
+    for (k, ftl) in THESIS_FTLS.iter().enumerate() {
+        let mut row = vec![ftl.to_string()];
+        let bytes = main.iter().find(|(j, _)| j.spec.ftl == *ftl).map_or(0, |(_, r)| r.report.map_table_bytes);
+        row.push(format!("{:.3} KiB ({:.3} KiB)", bytes as f64 / 1024.0, THESIS_MAP_BYTES[k] / 1024.0));
+        for (trace, thesis) in THESIS_UPDATE_KB {
+            let ours =
+                main.iter().find(|(j, _)| j.trace == trace && j.spec.ftl == *ftl).map_or("—".into(), |(_, r)| format!("{:.0}", r.report.map.map_update_bytes as f64 / 1024.0));
+            row.push(format!("{ours} ({:.0})", thesis[k]));
+        }
+        map_rows.push(row);
+    }
+    text.push_str(&markdown_table(&["FTL", "map table", "update KB, LAMMPS", "update KB, MACDRP"], &map_rows));
+
+    // Over-time charts (Figs. 4.2, 4.4, 4.5, 4.6) and per-request throughput (Fig. 4.3).
+    for trace in &traces {
+        let pick: Vec<&&(&Job, OcssdRun)> = main.iter().filter(|(j, _)| &j.trace == trace).collect();
+        let chart = |title: &str, y: &str, f: fn(&Sample) -> f64| {
+            let series: Vec<Series> = pick.iter().map(|(j, r)| Series { name: j.spec.ftl.clone(), points: r.series.iter().map(|s| (s.written_mb, f(s))).collect() }).collect();
+            line_chart(&format!("{title}, {trace}"), "MB written", y, &series, false)
+        };
+        let slug = trace.replace('.', "-");
+        write_file(out, &format!("throughput-{slug}.svg"), chart("Average throughput", "MB/s", |s| s.mb_per_sec))?;
+        write_file(out, &format!("map-updates-{slug}.svg"), chart("Mapping-update traffic", "KB", |s| s.map_update_kb))?;
+        write_file(out, &format!("erases-{slug}.svg"), chart("Blocks erased", "blocks", |s| s.blocks_erased as f64))?;
+        write_file(out, &format!("waf-{slug}.svg"), chart("Write amplification", "WAF", |s| s.waf))?;
+        let boxes: Vec<(String, [f64; 5])> = pick
+            .iter()
+            .map(|(j, r)| {
+                let mut v: Vec<f64> = r.request_mb_per_sec.iter().map(|&x| x as f64).collect();
+                v.sort_by(f64::total_cmp);
+                let q = |p: f64| v.get(((v.len().max(1) - 1) as f64 * p) as usize).copied().unwrap_or(0.0);
+                (j.spec.ftl.clone(), [q(0.0), q(0.25), q(0.5), q(0.75), q(1.0)])
+            })
+            .collect();
+        let top = boxes.iter().map(|(_, b)| b[4]).fold(1.0, f64::max);
+        write_file(out, &format!("request-throughput-{slug}.svg"), zonekit_report::box_chart(&format!("Per-request throughput, {trace}"), "MB/s", top, &boxes))?;
+    }
+    // Wear maps (Fig. 4.7).
+    for (j, r) in main.iter().filter(|(j, _)| THESIS_FTLS.contains(&j.spec.ftl.as_str()) && (j.trace == "lammps" || j.trace == "macdrp")) {
+        let erase: Vec<Vec<f64>> = r.erase_map.iter().map(|row| row.iter().map(|&x| x as f64).collect()).collect();
+        let pages: Vec<Vec<f64>> = r.page_write_map.iter().map(|row| row.iter().map(|&x| x as f64).collect()).collect();
+        write_file(
+            out,
+            &format!("wear-erases-{}-{}.svg", j.trace, j.spec.ftl),
+            heat_map(&format!("Erases per block, {} on {}", j.spec.ftl, j.trace), "block in LUN", "parallel unit", &erase),
+        )?;
+        write_file(out, &format!("wear-writes-{}-{}.svg", j.trace, j.spec.ftl), heat_map(&format!("Programs per page, {} on {}", j.spec.ftl, j.trace), "page", "block", &pages))?;
+    }
+    text.push_str("\n## Wear (Fig. 4.7): erases per block, min / mean / max\n\n");
+    let wear: Vec<Vec<String>> = main
+        .iter()
+        .map(|(j, r)| {
+            vec![j.trace.clone(), j.spec.ftl.clone(), r.report.erase_count_min.to_string(), format!("{:.1}", r.report.erase_count_mean), r.report.erase_count_max.to_string()]
+        })
+        .collect();
+    text.push_str(&markdown_table(&["trace", "FTL", "min", "mean", "max"], &wear));
+
+    // Beyond the thesis: the same runs with parallel issue.
+    let parallel: Vec<&(&Job, OcssdRun)> = runs.iter().filter(|(j, _)| j.axis == Axis::Parallel).collect();
+    if !parallel.is_empty() {
+        text.push_str("\n## Parallel issue (beyond the thesis): every page of a request at once, 40 MB/s channels\n\n");
+        let rows: Vec<Vec<String>> = parallel
+            .iter()
+            .map(|(j, r)| {
+                let r = &r.report;
+                let synchronous = main.iter().find(|(m, _)| m.trace == j.trace && m.spec.ftl == j.spec.ftl).map_or("—".into(), |(_, m)| format!("{:.1}", m.report.mb_per_sec));
+                vec![
+                    j.trace.clone(),
+                    j.spec.ftl.clone(),
+                    format!("{:.1}", r.mb_per_sec),
+                    synchronous,
+                    format!("{:.3}", r.waf),
+                    format!("{:.0}", r.write_latency_us_p50),
+                    format!("{:.0}", r.write_latency_us_p99),
+                ]
+            })
+            .collect();
+        text.push_str(&markdown_table(&["trace", "FTL", "MB/s parallel", "MB/s synchronous", "WAF", "write p50 µs", "write p99 µs"], &rows));
+    }
+    // Sensitivity (Figs. 4.8–4.11).
+    for section in ["capacity", "pages-per-block", "superblock", "logs"] {
+        let picked: Vec<&(&Job, OcssdRun)> = runs.iter().filter(|(j, _)| j.axis.section() == section).collect();
+        if picked.is_empty() {
+            continue;
+        }
+        text.push_str(&format!("\n## Sensitivity: {section}\n\n"));
+        let rows: Vec<Vec<String>> = picked
+            .iter()
+            .map(|(j, r)| {
+                let r = &r.report;
+                vec![
+                    j.trace.clone(),
+                    j.spec.ftl.clone(),
+                    j.axis.value().to_string(),
+                    format!("{:.1}", r.mb_per_sec),
+                    format!("{:.3}", r.waf),
+                    r.flash.blocks_erased.to_string(),
+                    format!("{:.0}", r.map.map_update_bytes as f64 / 1024.0),
+                ]
+            })
+            .collect();
+        text.push_str(&markdown_table(&["trace", "FTL", section, "MB/s", "WAF", "erases", "map updates KB"], &rows));
+        for trace in ["lammps", "macdrp"] {
+            for (metric, y, f) in [
+                ("throughput", "MB/s", (|r: &SsdReport| r.mb_per_sec) as fn(&SsdReport) -> f64),
+                ("waf", "WAF", |r| r.waf),
+                ("erases", "blocks", |r| r.flash.blocks_erased as f64),
+                ("map-updates", "KB", |r| r.map.map_update_bytes as f64 / 1024.0),
+            ] {
+                let mut series: Vec<Series> = Vec::new();
+                for (j, r) in picked.iter().filter(|(j, _)| j.trace == trace) {
+                    let point = (j.axis.value() as f64, f(&r.report));
+                    match series.iter_mut().find(|s| s.name == j.spec.ftl) {
+                        Some(s) => s.points.push(point),
+                        None => series.push(Series { name: j.spec.ftl.clone(), points: vec![point] }),
+                    }
+                }
+                write_file(out, &format!("sensitivity-{section}-{metric}-{trace}.svg"), line_chart(&format!("{metric} vs {section}, {trace}"), section, y, &series, true))?;
+            }
+        }
+    }
+    write_file(out, "summary.md", text.clone())?;
+    Ok(text)
+}
+
+/// One run's report as a text table (for `zonekit ocssd run`).
+pub fn report_table(run: &OcssdRun) -> String {
+    let r = &run.report;
+    let rows = vec![
+        vec!["FTL".into(), r.ftl.to_string()],
+        vec!["device".into(), r.geometry.to_string()],
+        vec!["logical space".into(), format!("{:.1} MB", r.logical_bytes as f64 / MB)],
+        vec![
+            "written / read".into(),
+            format!("{:.1} / {:.1} MB in {} / {} requests", r.user_bytes_written as f64 / MB, r.user_bytes_read as f64 / MB, r.write_requests, r.read_requests),
+        ],
+        vec!["throughput".into(), format!("{:.1} MB/s over {:.3} s of device time", r.mb_per_sec, r.elapsed_ns as f64 / 1e9)],
+        vec!["write latency".into(), format!("p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs", r.write_latency_us_p50, r.write_latency_us_p99, r.write_latency_us_max)],
+        vec!["WAF".into(), format!("{:.3} ({} pages copied, {} padded, {} read-modify-write)", r.waf, r.map.pages_copied, r.flash.pages_padded, r.rmw_pages)],
+        vec!["erases".into(), format!("{} blocks (per block min {} / mean {:.1} / max {})", r.flash.blocks_erased, r.erase_count_min, r.erase_count_mean, r.erase_count_max)],
+        vec!["mapping table".into(), format!("{} bytes", r.map_table_bytes)],
+        vec!["mapping updates".into(), format!("{:.0} KB", r.map.map_update_bytes as f64 / 1024.0)],
+        vec!["merges".into(), format!("{} switch, {} partial, {} full, {} erase-in-place", r.map.switch_merges, r.map.partial_merges, r.map.full_merges, r.map.erase_in_place)],
+        vec![
+            "map cache".into(),
+            format!("{} hits, {} misses, {} translation reads, {} writes", r.map.map_cache_hits, r.map.map_cache_misses, r.map.translation_reads, r.map.translation_writes),
+        ],
+    ];
+    text_table(&["", ""], &rows)
+}
+
+/// Names of every FTL, for help and validation.
+pub fn ftl_names() -> Vec<&'static str> {
+    FTLS.iter().map(|f| f.name).collect()
+}
+
+/// Whether an engine error is the request's fault (bad geometry or parameters).
+pub fn is_usage(error: &OcError) -> bool {
+    matches!(error, OcError::Geometry(_) | OcError::Config(_))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compaction_keeps_offsets_within_a_region_and_merges_neighbours() {
+        let mut c = Compactor::new(1 << 20);
+        let mut out = Vec::new();
+        let r = |offset_bytes, len_bytes| Record { time_us: 0, volume: 0, offset_bytes, len_bytes, op: Op::Write };
+        c.map(&r(50 << 20 | 4096, 8192), &mut out);
+        assert_eq!(out, vec![(4096, 8192)]);
+        // Crosses into region 51, which lands next to region 50's slot: one piece.
+        c.map(&r((51 << 20) - 4096, 8192), &mut out);
+        assert_eq!(out, vec![((1 << 20) - 4096, 8192)]);
+        // Region 7 is new (slot 2); region 8 follows it.
+        c.map(&r((8 << 20) - 4096, 8192), &mut out);
+        assert_eq!(out, vec![((3 << 20) - 4096, 8192)]);
+        // Region 50 again, then region 9 (new, slot 4): two pieces.
+        c.map(&r((51 << 20) - 4096, 4096), &mut out);
+        assert_eq!(out, vec![((1 << 20) - 4096, 4096)]);
+        assert_eq!(c.footprint_bytes(), 4 << 20);
+    }
+
+    #[test]
+    fn a_small_replay_reports_consistent_counters() {
+        let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale: 0.02 }, 1);
+        let geometry = OcGeometry::THESIS;
+        for info in FTLS {
+            let spec = OcssdSpec {
+                ftl: info.name.into(),
+                params: Params::new(),
+                geometry,
+                input: input.clone(),
+                compact: false,
+                sample_every_bytes: 16 << 20,
+                timing: Timing::Synchronous,
+            };
+            let run = run_ocssd(&spec, &mut |_| {}).unwrap();
+            let r = &run.report;
+            assert!(r.user_bytes_written >= 160_000_000, "{}: {}", info.name, r.user_bytes_written);
+            assert!(r.waf >= 1.0 && r.mb_per_sec > 0.0 && r.mb_per_sec < 330.0, "{}: WAF {} at {} MB/s", info.name, r.waf, r.mb_per_sec);
+            assert!(run.series.len() >= 9 && run.series.windows(2).all(|w| w[0].written_mb <= w[1].written_mb), "{}", info.name);
+            assert_eq!(run.erase_map.iter().flatten().map(|&e| e as u64).sum::<u64>(), r.flash.blocks_erased);
+            assert_eq!(run.page_write_map.iter().flatten().map(|&e| e as u64).sum::<u64>(), r.flash.pages_programmed);
+        }
+    }
+
+    #[test]
+    fn a_trace_larger_than_the_device_is_refused_by_name() {
+        let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Lammps, scale: 0.01 }, 1);
+        let geometry = OcGeometry { blocks_per_lun: 2, ..OcGeometry::THESIS };
+        let spec = OcssdSpec { ftl: "pm-gcl".into(), params: Params::new(), geometry, input, compact: false, sample_every_bytes: 1 << 20, timing: Timing::Synchronous };
+        let err = run_ocssd(&spec, &mut |_| {}).err().expect("70 MB do not fit 32 MiB");
+        assert!(err.is_usage());
+        let err = err.to_string();
+        assert!(err.contains("pm-gcl on lammps") && err.contains("exposes 33.6 MB"), "{err}");
+    }
+}

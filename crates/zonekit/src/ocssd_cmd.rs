@@ -1,0 +1,159 @@
+//! `zonekit ocssd`: seed 002's host FTLs on an open-channel SSD (`zonekit_lab::ocssd_bench`
+//! runs them).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use zonekit_base::policy::Params;
+use zonekit_lab::ocssd_bench::{report_table, run_experiment, run_ocssd, OcssdExperiment, OcssdSpec};
+use zonekit_ocssd::{OcGeometry, Timing};
+
+use crate::replay_cmd::lab;
+use crate::trace_cmd::InputArgs;
+
+#[derive(Subcommand)]
+pub enum OcssdCommand {
+    /// Replay a trace or workload through one FTL; print throughput, WAF, erases, map cost.
+    Run(RunArgs),
+    /// Reproduce the thesis' chapter 4: tables beside the thesis', charts and wear maps.
+    Experiment(ExperimentArgs),
+}
+
+/// The open-channel device (default: the thesis' 8 × 4 × 16 × 32 × 32 KiB).
+#[derive(Args)]
+pub struct GeometryArgs {
+    #[arg(long, default_value_t = OcGeometry::THESIS.channels)]
+    channels: u32,
+    #[arg(long, default_value_t = OcGeometry::THESIS.luns_per_channel)]
+    luns: u32,
+    #[arg(long, default_value_t = OcGeometry::THESIS.blocks_per_lun)]
+    blocks_per_lun: u32,
+    #[arg(long, default_value_t = OcGeometry::THESIS.pages_per_block)]
+    pages_per_block: u32,
+    /// Flash page (the mapping unit) in KiB, a multiple of 4.
+    #[arg(long, default_value_t = OcGeometry::THESIS.page_bytes / 1024)]
+    page_kib: u32,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// pm-gcl, pm-gcc, sbm-gcl, hsbm-gcl, dftl or fast (`zonekit policies` lists their
+    /// parameters).
+    #[arg(long, default_value = "pm-gcl")]
+    ftl: String,
+    /// An FTL parameter, KEY=VALUE (repeatable), e.g. pn=2, logs=16, no_free=erase-in-place.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    #[command(flatten)]
+    geometry: GeometryArgs,
+    /// Pack the block-sized regions a real trace touches into a dense logical space.
+    #[arg(long)]
+    compact: bool,
+    #[command(flatten)]
+    input: InputArgs,
+    /// synchronous (the thesis' replay: one command at a time) or parallel (every page of a
+    /// request at once over 40 MB/s channels).
+    #[arg(long, default_value = "synchronous")]
+    timing: String,
+    /// Print the full report as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ExperimentArgs {
+    /// Multiplies the bytes the LAMMPS-like and MACDRP-like generators write (1 = the
+    /// thesis' 7 and 8.3 GB).
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// A real trace for the throughput table, replayed with its regions packed (e.g.
+    /// ../shared/traces/cloudPhysicsIO.csv).
+    #[arg(long)]
+    real_trace: Option<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Runs in parallel (default: the machine's cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    #[arg(long, default_value = "zonekit-out/ocssd")]
+    out: PathBuf,
+}
+
+pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
+    match cmd {
+        OcssdCommand::Run(a) => run_cmd(a),
+        OcssdCommand::Experiment(a) => experiment_cmd(a),
+    }
+}
+
+fn parse_params(raw: &[String]) -> Result<Params> {
+    let mut params = Params::new();
+    for p in raw {
+        let Some((k, v)) = p.split_once('=') else { usage!("--param {p:?}: expected KEY=VALUE") };
+        if params.insert(k.trim().to_string(), v.trim().to_string()).is_some() {
+            usage!("--param {k} given twice");
+        }
+    }
+    Ok(params)
+}
+
+fn run_cmd(a: RunArgs) -> Result<ExitCode> {
+    if a.input.block_size != 4096 {
+        usage!("--block-size does not apply here: the FTL maps flash pages (--page-kib)");
+    }
+    let g = &a.geometry;
+    let geometry = OcGeometry {
+        channels: g.channels,
+        luns_per_channel: g.luns,
+        blocks_per_lun: g.blocks_per_lun,
+        pages_per_block: g.pages_per_block,
+        page_bytes: g.page_kib.saturating_mul(1024),
+    };
+    let spec = OcssdSpec {
+        ftl: a.ftl.clone(),
+        params: parse_params(&a.params)?,
+        geometry,
+        input: a.input.input()?,
+        compact: a.compact,
+        sample_every_bytes: 64 << 20,
+        timing: Timing::parse(&a.timing).map_err(|e| crate::Usage(e.to_string()))?,
+    };
+    let bar = ProgressBar::new_spinner().with_style(ProgressStyle::with_template("{spinner} {msg}").expect("template"));
+    let run = run_ocssd(&spec, &mut |written| bar.set_message(format!("{} MB written", written / 1_000_000))).map_err(lab)?;
+    bar.finish_and_clear();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&run.report)?);
+    } else {
+        println!("{} through {}\n", spec.input.describe(), spec.ftl);
+        print!("{}", report_table(&run));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
+    let threads = match a.threads {
+        Some(0) => usage!("--threads must be at least 1"),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    if let Some(path) = &a.real_trace {
+        if !path.exists() {
+            usage!("--real-trace {}: no such file", path.display());
+        }
+    }
+    let exp = OcssdExperiment { scale: a.scale, real_trace: a.real_trace.clone(), seed: a.seed, threads, out: a.out.clone() };
+    let bar = ProgressBar::new(0).with_style(ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} runs ({eta})").expect("template"));
+    let summary = run_experiment(&exp, &|done, total, label| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(label.to_string());
+    })
+    .map_err(lab)?;
+    bar.finish_and_clear();
+    print!("{summary}");
+    println!("\nresults: {}/results.csv, series.csv, summary.md and charts", a.out.display());
+    Ok(ExitCode::SUCCESS)
+}
