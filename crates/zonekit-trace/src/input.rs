@@ -96,7 +96,7 @@ impl Input {
     pub fn requests(&self) -> Result<Box<dyn Iterator<Item = Result<Record>> + '_>> {
         let f = &self.filters;
         if f.sample.is_some() || f.node.is_some() || f.relative_window_us.is_some() {
-            return Err(TraceError::Invalid(format!("{}: sampling, node and relative-window filters select blocks, not whole requests", self.describe())));
+            return Err(TraceError::Invalid("sampling, node and relative-window filters select blocks, not whole requests".into()));
         }
         let all: Box<dyn Iterator<Item = Result<Record>>> = match &self.source {
             Source::Binary(path) => return Err(TraceError::Invalid(format!("{}: a binary trace holds blocks, not the original requests; give the text trace", path.display()))),

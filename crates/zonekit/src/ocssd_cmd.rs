@@ -104,6 +104,9 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if a.input.block_size != 4096 {
         usage!("--block-size does not apply here: the FTL maps flash pages (--page-kib)");
     }
+    if a.input.sample.is_some() || a.input.nodes.is_some() || a.input.window.is_some() {
+        usage!("--sample, --nodes and --window select blocks, not whole requests: an FTL replay needs the requests as issued");
+    }
     let g = &a.geometry;
     let geometry = OcGeometry {
         channels: g.channels,

@@ -1,8 +1,9 @@
 //! The HPC write patterns of seed 002 (chapter 4), as the thesis characterises its traces:
 //!
-//! - LAMMPS-like: all writes, 7 GB written over a 358 MB range, requests larger than 500 KiB,
-//!   page- (32 KiB) and half-block- (512 KiB) aligned, about 90 % larger than one 1 MiB block;
-//!   the application rewrites its dump files, so the range is swept over and over.
+//! - LAMMPS-like: all writes, 7 GB written over a 358 MB range, requests of at least 512 KiB
+//!   starting and ending on block or half-block (512 KiB) boundaries, about 90 % larger than
+//!   one 1 MiB block, about half starting in the middle of a block; the application rewrites
+//!   its dump files, so the range is swept over and over.
 //! - MACDRP-like: all writes, 8.3 GB over a 93 MB range, almost every request exactly 512 KiB,
 //!   half of them starting at a 512 KiB offset within a 1 MiB block. The thesis also says
 //!   that sequential writes dominate both traces and random access is rare (§4.9), yet that
@@ -75,10 +76,12 @@ impl Iterator for Hpc {
         }
         let (offset, len) = match self.pattern {
             HpcPattern::Lammps => {
-                let len = if self.rng.chance(0.9) { MIB + PAGE * (1 + self.rng.below(3 * MIB / PAGE)) } else { HALF_BLOCK + PAGE * self.rng.below(HALF_BLOCK / PAGE) };
-                if self.rng.chance(0.5) {
-                    self.cursor = self.cursor.div_ceil(HALF_BLOCK) * HALF_BLOCK;
-                }
+                // Whole half-blocks: starts and ends alike are block- or half-block-aligned
+                // (Fig. 2.4), 90 % of requests longer than a block, about half of them an odd
+                // number of half-blocks, so the dump sweeps its range with half of the
+                // boundaries in the middle of a block.
+                let halves = if self.rng.chance(0.9) { 3 + self.rng.below(6) } else { 1 + self.rng.below(2) };
+                let len = halves * HALF_BLOCK;
                 if self.cursor + len > self.range_bytes {
                     self.cursor = 0;
                 }
@@ -111,7 +114,9 @@ mod tests {
         let recs: Vec<Record> = Hpc::new(HpcPattern::Lammps, 0.1, 1).collect();
         let bytes: u64 = recs.iter().map(|r| r.len_bytes).sum();
         assert!((700_000_000..705_000_000).contains(&bytes));
-        assert!(recs.iter().all(|r| r.len_bytes > 500 * KIB && r.offset_bytes % PAGE == 0 && r.offset_bytes + r.len_bytes <= 358_000_000));
+        assert!(recs.iter().all(|r| r.len_bytes > 500 * KIB && r.offset_bytes % HALF_BLOCK == 0 && r.len_bytes % HALF_BLOCK == 0 && r.offset_bytes + r.len_bytes <= 358_000_000));
+        let mid = recs.iter().filter(|r| r.offset_bytes % MIB == HALF_BLOCK).count() as f64 / recs.len() as f64;
+        assert!((0.45..0.55).contains(&mid), "{mid}");
         let big = recs.iter().filter(|r| r.len_bytes > MIB).count() as f64 / recs.len() as f64;
         assert!((0.87..0.93).contains(&big), "{big}");
     }

@@ -1,0 +1,74 @@
+//! `zonekit ocssd` end to end: a run of one FTL, the chapter-4 experiment at a tiny scale
+//! (tables, charts, wear maps), and bad input refused with exit status 2.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn zonekit(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(cwd).output().expect("run zonekit")
+}
+
+fn ok(args: &[&str], cwd: &Path) -> String {
+    let out = zonekit(args, cwd);
+    assert!(out.status.success(), "zonekit {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn refused(args: &[&str], cwd: &Path, code: i32) -> String {
+    let out = zonekit(args, cwd);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "zonekit {args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "zonekit {args:?} panicked: {stderr}");
+    stderr
+}
+
+#[test]
+fn run_prints_the_report_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&["ocssd", "run", "--ftl", "hsbm-gcl", "--param", "logs=4", "--workload", "macdrp:scale=0.01"], dir.path());
+    assert!(out.contains("hsbm-gcl") && out.contains("throughput") && out.contains("switch"), "{out}");
+    let json = ok(&["ocssd", "run", "--ftl", "sbm-gcl", "--workload", "macdrp:scale=0.01", "--json"], dir.path());
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["ftl"], "sbm-gcl");
+    assert_eq!(report["map_table_bytes"], 4096);
+    assert!(report["waf"].as_f64().unwrap() > 1.0);
+}
+
+#[test]
+fn the_experiment_writes_tables_charts_and_wear_maps() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&["ocssd", "experiment", "--scale", "0.01", "--threads", "2", "--out", "oc"], dir.path());
+    assert!(out.contains("## Throughput (MB/s), thesis table 4.2 beside ours"), "{out}");
+    let results = std::fs::read_to_string(dir.path().join("oc/results.csv")).unwrap();
+    let sections = ["main", "parallel", "capacity", "pages-per-block", "superblock", "logs"];
+    for section in sections {
+        assert!(results.lines().any(|l| l.starts_with(&format!("{section},"))), "no {section} rows");
+    }
+    for file in ["summary.md", "series.csv", "throughput-lammps.svg", "wear-erases-macdrp-pm-gcc.svg", "wear-writes-lammps-hsbm-gcl.svg", "sensitivity-superblock-waf-macdrp.svg"] {
+        assert!(dir.path().join("oc").join(file).exists(), "{file}");
+    }
+}
+
+#[test]
+fn bad_requests_are_refused_with_usage_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |extra: &[&str]| refused(&[&["ocssd", "run", "--workload", "macdrp:scale=0.01"], extra].concat(), d, 2);
+    assert!(run(&["--ftl", "bast"]).contains("unknown FTL policy \"bast\""));
+    assert!(run(&["--ftl", "sbm-gcl", "--param", "pn=3"]).contains("must divide the device's 32 PUs"));
+    assert!(run(&["--ftl", "sbm-gcl", "--param", "bn=64"]).contains("16 blocks per LUN"));
+    assert!(run(&["--ftl", "sbm-gcl", "--param", "no_free=never"]).contains("expected one of gc-first, erase-in-place"));
+    assert!(run(&["--ftl", "pm-gcl", "--param", "logs=4"]).contains("has no parameter \"logs\""));
+    assert!(run(&["--param", "pn"]).contains("expected KEY=VALUE"));
+    assert!(run(&["--channels", "0"]).contains("at least 1"));
+    assert!(run(&["--page-kib", "6"]).contains("multiple of 4096"));
+    assert!(run(&["--timing", "fast"]).contains("synchronous or parallel"));
+    assert!(run(&["--block-size", "8192"]).contains("--block-size does not apply"));
+    assert!(run(&["--sample", "10/1"]).contains("select blocks, not whole requests"));
+    assert!(run(&["--window", "0:10"]).contains("select blocks, not whole requests"));
+    // The LAMMPS-like range (358 MB) does not fit a 4-block-per-LUN device.
+    let err = refused(&["ocssd", "run", "--blocks-per-lun", "4", "--workload", "lammps:scale=0.1"], d, 2);
+    assert!(err.contains("the trace reaches") && err.contains("give a larger device"), "{err}");
+    assert!(refused(&["ocssd", "experiment", "--scale", "2"], d, 2).contains("must be in (0, 1]"));
+    assert!(refused(&["ocssd", "experiment", "--real-trace", "nope.csv"], d, 2).contains("no such file"));
+}
