@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde::Serialize;
 use zonekit_base::policy::Params;
-use zonekit_ocssd::{OcError, OcGeometry, Ssd, SsdReport, Timing, FTLS};
+use zonekit_ocssd::{Ftl, OcError, OcGeometry, Ssd, SsdReport, Timing, FTLS};
 use zonekit_report::{csv, heat_map, line_chart, markdown_table, text_table, Series};
 use zonekit_trace::input::Input;
 use zonekit_trace::record::{Op, Record};
@@ -263,10 +263,28 @@ impl OcssdExperiment {
         if let Some(path) = &self.real_trace {
             let input = Input::path(path, None, false);
             let footprint = footprint_bytes(&input, thesis.block_bytes(), true)?;
-            // The thesis' LAMMPS ratio: 512 MiB of flash for 358 MB of live data.
-            let blocks_per_lun = (footprint as f64 * 512.0 * 1.048576 / 358.0 / (thesis.pus() as f64 * thesis.block_bytes() as f64)).ceil() as u32;
+            // The thesis' LAMMPS ratio, 512 MiB of flash for 358 MB of live data, or more if an
+            // FTL keeps a larger spare (DFTL's depends on its translation pages): one device
+            // for every FTL.
+            let mut blocks_per_lun = (footprint as f64 * 512.0 * 1.048576 / 358.0 / (thesis.pus() as f64 * thesis.block_bytes() as f64)).ceil() as u32;
+            blocks_per_lun = blocks_per_lun.max(thesis.blocks_per_lun);
+            loop {
+                let geometry = OcGeometry { blocks_per_lun, ..thesis };
+                let smallest = FTLS
+                    .iter()
+                    .map(|f| zonekit_ocssd::ftl::find(f.name, &Params::new(), geometry).map(|ftl| ftl.logical_pages() * geometry.page_bytes as u64))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(engine_error(path.display().to_string()))?
+                    .into_iter()
+                    .min()
+                    .unwrap_or(0);
+                if smallest >= footprint {
+                    break;
+                }
+                blocks_per_lun += (blocks_per_lun as u64 * (footprint - smallest)).div_ceil(smallest.max(1)) as u32;
+            }
             let name = path.file_name().map_or("real".into(), |n| n.to_string_lossy().into_owned());
-            traces.push((name, input, true, OcGeometry { blocks_per_lun: blocks_per_lun.max(thesis.blocks_per_lun), ..thesis }));
+            traces.push((name, input, true, OcGeometry { blocks_per_lun, ..thesis }));
         }
         let spec = |ftl: &str, params: &[(&str, String)], geometry: OcGeometry, input: &Input, compact: bool| OcssdSpec {
             ftl: ftl.into(),
@@ -562,12 +580,13 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
                     format!("{:.1}", r.mb_per_sec),
                     synchronous,
                     format!("{:.3}", r.waf),
+                    format!("{:.1}", r.pus_per_write),
                     format!("{:.0}", r.write_latency_us_p50),
                     format!("{:.0}", r.write_latency_us_p99),
                 ]
             })
             .collect();
-        text.push_str(&markdown_table(&["trace", "FTL", "MB/s parallel", "MB/s synchronous", "WAF", "write p50 µs", "write p99 µs"], &rows));
+        text.push_str(&markdown_table(&["trace", "FTL", "MB/s parallel", "MB/s synchronous", "WAF", "PUs per write", "write p50 µs", "write p99 µs"], &rows));
     }
     // Sensitivity (Figs. 4.8–4.11).
     for section in ["capacity", "pages-per-block", "superblock", "logs"] {
@@ -630,6 +649,7 @@ pub fn report_table(run: &OcssdRun) -> String {
         vec!["write latency".into(), format!("p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs", r.write_latency_us_p50, r.write_latency_us_p99, r.write_latency_us_max)],
         vec!["WAF".into(), format!("{:.3} ({} pages copied, {} padded, {} read-modify-write)", r.waf, r.map.pages_copied, r.flash.pages_padded, r.rmw_pages)],
         vec!["erases".into(), format!("{} blocks (per block min {} / mean {:.1} / max {})", r.flash.blocks_erased, r.erase_count_min, r.erase_count_mean, r.erase_count_max)],
+        vec!["parallel units".into(), format!("{:.1} programmed per write request", r.pus_per_write)],
         vec!["mapping table".into(), format!("{} bytes", r.map_table_bytes)],
         vec!["mapping updates".into(), format!("{:.0} KB", r.map.map_update_bytes as f64 / 1024.0)],
         vec!["merges".into(), format!("{} switch, {} partial, {} full, {} erase-in-place", r.map.switch_merges, r.map.partial_merges, r.map.full_merges, r.map.erase_in_place)],

@@ -36,6 +36,10 @@ pub struct Flash<D: ZonedDevice> {
     counters: FlashCounters,
     filler: Vec<u8>,
     request_start_ns: u64,
+    /// The request that last programmed each PU, to count the PUs a request spreads over.
+    pu_stamp: Vec<u64>,
+    request: u64,
+    request_pus: u64,
 }
 
 impl<D: ZonedDevice> Flash<D> {
@@ -69,6 +73,9 @@ impl<D: ZonedDevice> Flash<D> {
             counters: FlashCounters::default(),
             filler: vec![0; geometry.page_bytes as usize],
             request_start_ns: 0,
+            pu_stamp: vec![0; geometry.pus() as usize],
+            request: 0,
+            request_pus: 0,
             device,
             geometry,
         })
@@ -103,6 +110,11 @@ impl<D: ZonedDevice> Flash<D> {
             return Err(OcError::Internal(format!("program of full block {block}")));
         }
         self.device.write(self.lba(block, page), data)?;
+        let pu = self.geometry.pu_of(block) as usize;
+        if self.pu_stamp[pu] != self.request {
+            self.pu_stamp[pu] = self.request;
+            self.request_pus += 1;
+        }
         self.written[block as usize] += 1;
         self.page_writes[(block * self.geometry.pages_per_block + page) as usize] += 1;
         self.counters.pages_programmed += 1;
@@ -155,6 +167,8 @@ impl<D: ZonedDevice> Flash<D> {
     /// Starts a host request at the current host time (after the previous one completed).
     pub fn begin_request(&mut self) -> u64 {
         self.barrier();
+        self.request += 1;
+        self.request_pus = 0;
         self.request_start_ns = self.device.host_now_ns();
         self.request_start_ns
     }
@@ -163,6 +177,11 @@ impl<D: ZonedDevice> Flash<D> {
     pub fn end_request(&mut self) -> u64 {
         self.barrier();
         self.device.host_now_ns() - self.request_start_ns
+    }
+
+    /// Parallel units the current request has programmed so far.
+    pub fn request_pus(&self) -> u64 {
+        self.request_pus
     }
 
     /// Virtual time since the start, in nanoseconds.

@@ -55,6 +55,8 @@ pub struct Ssd<D: ZonedDevice> {
     write_requests: u64,
     read_requests: u64,
     rmw_pages: u64,
+    /// Sum over write requests of the PUs each programmed.
+    write_request_pus: u64,
     write_latency: LogHistogram,
     read_latency: LogHistogram,
 }
@@ -79,6 +81,8 @@ pub struct SsdReport {
     pub map_table_bytes: u64,
     pub map: MapCounters,
     pub flash: FlashCounters,
+    /// Parallel units a write request programmed (its own pages, GC and merges), on average.
+    pub pus_per_write: f64,
     pub write_latency_us_p50: f64,
     pub write_latency_us_p99: f64,
     pub write_latency_us_max: f64,
@@ -122,6 +126,7 @@ impl<D: ZonedDevice> Ssd<D> {
             write_requests: 0,
             read_requests: 0,
             rmw_pages: 0,
+            write_request_pus: 0,
             write_latency: LogHistogram::default(),
             read_latency: LogHistogram::default(),
         })
@@ -190,6 +195,7 @@ impl<D: ZonedDevice> Ssd<D> {
         self.buf = buf;
         result?;
         let latency_ns = self.flash.end_request();
+        self.write_request_pus += self.flash.request_pus();
         self.write_latency.record(latency_ns);
         self.user_bytes_written += len;
         self.write_requests += 1;
@@ -257,6 +263,7 @@ impl<D: ZonedDevice> Ssd<D> {
             map_table_bytes: self.ftl.map_table_bytes(),
             map: *self.ftl.counters(),
             flash,
+            pus_per_write: self.write_request_pus as f64 / self.write_requests.max(1) as f64,
             write_latency_us_p50: us(self.write_latency.quantile(0.5)),
             write_latency_us_p99: us(self.write_latency.quantile(0.99)),
             write_latency_us_max: us(self.write_latency.quantile(1.0)),

@@ -26,7 +26,7 @@ fn seeds() -> Vec<u64> {
 }
 
 fn run(name: &str, params: &[(&str, &str)], seed: u64) -> Result<(), String> {
-    let config = FtlConfig { params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() };
+    let config = FtlConfig { params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), ..FtlConfig::default() };
     let mut ssd = Ssd::memory(name, &config, SMALL, true).map_err(|e| e.to_string())?;
     let page = SMALL.page_bytes as u64;
     let sector = 4096u64;

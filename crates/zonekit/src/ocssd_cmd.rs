@@ -17,7 +17,7 @@ use crate::trace_cmd::InputArgs;
 #[derive(Subcommand)]
 pub enum OcssdCommand {
     /// Replay a trace or workload through one FTL; print throughput, WAF, erases, map cost.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Reproduce the thesis' chapter 4: tables beside the thesis', charts and wear maps.
     Experiment(ExperimentArgs),
 }
@@ -84,7 +84,7 @@ pub struct ExperimentArgs {
 
 pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
     match cmd {
-        OcssdCommand::Run(a) => run_cmd(a),
+        OcssdCommand::Run(a) => run_cmd(*a),
         OcssdCommand::Experiment(a) => experiment_cmd(a),
     }
 }
@@ -137,11 +137,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
 }
 
 fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
-    let threads = match a.threads {
-        Some(0) => usage!("--threads must be at least 1"),
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let threads = crate::tree_cmd::threads(a.threads)?;
     if let Some(path) = &a.real_trace {
         if !path.exists() {
             usage!("--real-trace {}: no such file", path.display());

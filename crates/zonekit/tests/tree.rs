@@ -1,26 +1,9 @@
 //! `zonekit tree` end to end: a run of both trees, the experiment at a tiny scale (tables,
 //! charts, resume only under the same settings), and bad input refused with exit status 2.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn zonekit(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(cwd).output().expect("run zonekit")
-}
-
-fn ok(args: &[&str], cwd: &Path) -> String {
-    let out = zonekit(args, cwd);
-    assert!(out.status.success(), "zonekit {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn refused(args: &[&str], cwd: &Path, code: i32) -> String {
-    let out = zonekit(args, cwd);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(code), "zonekit {args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "zonekit {args:?} panicked: {stderr}");
-    stderr
-}
+use common::{ok, refused};
 
 const SMALL: [&str; 6] = ["--records", "3000", "--sequential-zones", "4", "--zone-size-mib", "8"];
 

@@ -40,6 +40,14 @@ impl PageMap {
         Some(self.l2p[lpn as usize]).filter(|&p| p != NONE)
     }
 
+    /// Reads logical page `lpn` from where the map says it is; `false` if never written.
+    pub fn read<D: zonekit_device::ZonedDevice>(&self, flash: &mut crate::Flash<D>, lpn: u64, buf: &mut [u8]) -> Result<bool> {
+        let Some(ppn) = self.lookup(lpn) else { return Ok(false) };
+        let (block, page) = self.split(ppn);
+        flash.read(block, page, buf)?;
+        Ok(true)
+    }
+
     pub fn owner(&self, ppn: u32) -> Option<u32> {
         Some(self.p2l[ppn as usize]).filter(|&o| o != NONE)
     }

@@ -119,10 +119,7 @@ impl Ftl for PmGcc {
     }
 
     fn read<D: ZonedDevice>(&mut self, flash: &mut Flash<D>, lpn: u64, buf: &mut [u8]) -> Result<bool> {
-        let Some(ppn) = self.map.lookup(lpn) else { return Ok(false) };
-        let (block, page) = self.map.split(ppn);
-        flash.read(block, page, buf)?;
-        Ok(true)
+        self.map.read(flash, lpn, buf)
     }
 
     fn map_table_bytes(&self) -> u64 {

@@ -68,9 +68,23 @@ impl PuWriter {
         self.queues.empty_units() > 0 || self.active[stream].iter().any(Option::is_some)
     }
 
-    /// Greedy victim among full blocks: fewest valid pages, scanning from the cursor.
-    pub fn take_victim(&mut self, valid: impl Fn(u32) -> u32) -> Option<u32> {
-        self.queues.take_victim(|b| Some(valid(b)), 0).map(|(_, block)| block)
+    /// Blocks erased and queued, on any PU.
+    pub fn empty_blocks(&self) -> usize {
+        self.queues.empty_units()
+    }
+
+    /// Greedy victim among full blocks: fewest valid pages, scanning from the cursor. A block
+    /// with no stale page frees nothing and is never taken: when every full block is
+    /// entirely valid, `ftl` is out of space and the queues are left as they were.
+    pub fn take_victim(&mut self, map: &PageMap, ftl: &'static str) -> Result<u32> {
+        let ppb = self.geometry.pages_per_block;
+        let victim = self.queues.take_victim(|b| Some(map.valid(b)).filter(|&v| v < ppb), 0);
+        victim.map(|(_, block)| block).ok_or_else(|| OcError::DeviceFull { ftl, detail: "every full block is entirely valid".into() })
+    }
+
+    /// Puts back a victim that will not be collected after all (at its PU's tail).
+    pub fn requeue(&mut self, block: u32) {
+        self.queues.push_used(self.geometry.pu_of(block) as usize, block);
     }
 
     /// Erases a collected block and queues it empty at the tail of its PU.
@@ -127,12 +141,7 @@ impl PmGcl {
     }
 
     fn collect<D: ZonedDevice>(&mut self, flash: &mut Flash<D>) -> Result<()> {
-        let map = &self.map;
-        let victim = self.writer.take_victim(|b| map.valid(b));
-        let ppb = self.geometry.pages_per_block;
-        let Some(victim) = victim.filter(|&b| self.map.valid(b) < ppb) else {
-            return Err(OcError::DeviceFull { ftl: "pm-gcl", detail: "every full block is entirely valid".into() });
-        };
+        let victim = self.writer.take_victim(&self.map, "pm-gcl")?;
         let live = self.map.live_pages(victim);
         let page_bytes = flash.page_bytes();
         self.copy.resize(live.len() * page_bytes, 0);
@@ -175,10 +184,7 @@ impl Ftl for PmGcl {
     }
 
     fn read<D: ZonedDevice>(&mut self, flash: &mut Flash<D>, lpn: u64, buf: &mut [u8]) -> Result<bool> {
-        let Some(ppn) = self.map.lookup(lpn) else { return Ok(false) };
-        let (block, page) = self.map.split(ppn);
-        flash.read(block, page, buf)?;
-        Ok(true)
+        self.map.read(flash, lpn, buf)
     }
 
     /// One entry per physical page (§4.3: 128 KiB for the thesis device).

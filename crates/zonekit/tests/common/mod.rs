@@ -1,0 +1,24 @@
+//! Running the `zonekit` binary from integration tests.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+pub fn zonekit(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(cwd).output().expect("run zonekit")
+}
+
+/// Runs `zonekit args` in `cwd`, expects success, returns standard output.
+pub fn ok(args: &[&str], cwd: &Path) -> String {
+    let out = zonekit(args, cwd);
+    assert!(out.status.success(), "zonekit {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs `zonekit args`, expects exit status `code` and no panic, returns standard error.
+pub fn refused(args: &[&str], cwd: &Path, code: i32) -> String {
+    let out = zonekit(args, cwd);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "zonekit {args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "zonekit {args:?} panicked: {stderr}");
+    stderr
+}
