@@ -27,6 +27,9 @@ pub enum LabError {
     /// A tree failed during a run (out of space, a corrupt node).
     #[error("{context}: {error}")]
     Tree { context: String, error: Box<zonekit_zbtree::TreeError> },
+    /// The cache failed during a run.
+    #[error("{context}: {error}")]
+    Cache { context: String, error: Box<zonekit_cache::CacheError> },
     /// An open-channel FTL refused its settings or failed during a replay.
     #[error("{context}: {error}")]
     Ocssd { context: String, error: Box<zonekit_ocssd::OcError> },

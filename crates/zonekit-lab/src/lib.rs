@@ -12,6 +12,12 @@
 //!   copy-on-write B+-tree over the paper's device of conventional and sequential zones.
 //! - [`ocssd_bench`]: seed 002's experiment, the open-channel FTLs replaying HPC traces
 //!   (throughput, mapping cost, erases, WAF, wear maps, sensitivity).
+//! - [`cache_bench`]: seed 004's experiment, a bcache-style cache of an HDD on a ZNS SSD or a
+//!   conventional SSD (device WAF measured through the block FTL), samplers × evictions,
+//!   YCSB-like reads or block traces, against item-level references and Belady.
+//! - [`cache_sim`]: seed 004's item-level cache simulation, every block request of a trace or
+//!   workload through one item policy (LRU, FIFO, S3-FIFO, SIEVE, Belady): hits and speed, the
+//!   stream `scripts/cache-crosscheck` compares with libCacheSim.
 //! - [`error`]: [`LabError`], which tells a bad request (usage) from a failed run.
 //!
 //! The CLI only turns flags into these specs and prints; engines know nothing of this crate.
@@ -26,6 +32,8 @@
 //! assert!(report.waf >= 1.0);
 //! ```
 
+pub mod cache_bench;
+pub mod cache_sim;
 pub mod driver;
 pub mod error;
 pub mod kv_bench;

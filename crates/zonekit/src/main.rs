@@ -8,10 +8,12 @@ macro_rules! usage {
     };
 }
 
+mod cache_cmd;
 mod demo;
 mod device_cmd;
 mod device_demo;
 mod experiment_cmd;
+mod experiment_run;
 mod fs_cmd;
 mod kv_bench_cmd;
 mod ocssd_cmd;
@@ -62,6 +64,10 @@ enum Command {
     /// Seed 002: host FTLs (page, superblock, hybrid; DFTL, FAST) on an open-channel SSD.
     #[command(subcommand)]
     Ocssd(ocssd_cmd::OcssdCommand),
+    /// Seed 004: the block cache on flash over an HDD; item-level cache policies (LRU, FIFO,
+    /// S3-FIFO, SIEVE, Belady) replayed over traces.
+    #[command(subcommand)]
+    Cache(cache_cmd::CacheCommand),
 }
 
 /// `zonekit device ...` with the lock flag its commands share.
@@ -111,6 +117,7 @@ fn main() -> ExitCode {
         Some(Command::KvBench(args)) => kv_bench_cmd::run(args),
         Some(Command::Tree(cmd)) => tree_cmd::run(cmd),
         Some(Command::Ocssd(cmd)) => ocssd_cmd::run(cmd),
+        Some(Command::Cache(cmd)) => cache_cmd::run(cmd),
     };
     match result {
         Ok(code) => code,
@@ -144,5 +151,6 @@ fn policies() -> anyhow::Result<ExitCode> {
     println!("GC victim policies (--victim NAME or NAME:VALUE):\n{}", help(zonekit_ftl::victim::VICTIMS));
     println!("File-system allocation (zonekit:// option alloc=NAME):\n{}", help(zonekit_zfs::alloc::ALLOCATORS));
     println!("Open-channel FTLs (ocssd run --ftl NAME, --param k=v):\n{}", help(zonekit_ocssd::FTLS));
+    println!("Item cache policies (cache sim --policy NAME, --param k=v):\n{}", help(zonekit_lab::cache_sim::ITEM_POLICIES));
     Ok(ExitCode::SUCCESS)
 }

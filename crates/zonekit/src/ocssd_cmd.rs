@@ -89,7 +89,8 @@ pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
     }
 }
 
-fn parse_params(raw: &[String]) -> Result<Params> {
+/// `--param KEY=VALUE` flags as a map (a key given twice is refused).
+pub fn parse_params(raw: &[String]) -> Result<Params> {
     let mut params = Params::new();
     for p in raw {
         let Some((k, v)) = p.split_once('=') else { usage!("--param {p:?}: expected KEY=VALUE") };
@@ -137,21 +138,14 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
 }
 
 fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
-    let threads = crate::tree_cmd::threads(a.threads)?;
+    let threads = crate::experiment_run::threads(a.threads)?;
     if let Some(path) = &a.real_trace {
         if !path.exists() {
             usage!("--real-trace {}: no such file", path.display());
         }
     }
     let exp = OcssdExperiment { scale: a.scale, real_trace: a.real_trace.clone(), seed: a.seed, threads, out: a.out.clone() };
-    let bar = ProgressBar::new(0).with_style(ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} runs ({eta})").expect("template"));
-    let summary = run_experiment(&exp, &|done, total, label| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-        bar.set_message(label.to_string());
-    })
-    .map_err(lab)?;
-    bar.finish_and_clear();
+    let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
     print!("{summary}");
     println!("\nresults: {}/results.csv, series.csv, summary.md and charts", a.out.display());
     Ok(ExitCode::SUCCESS)

@@ -96,15 +96,6 @@ fn count(text: &str) -> Result<u64, String> {
     Ok((value * multiplier).round() as u64)
 }
 
-/// `--threads`: at least one, the machine's cores by default.
-pub fn threads(given: Option<usize>) -> Result<usize> {
-    match given {
-        Some(0) => usage!("--threads must be at least 1"),
-        Some(n) => Ok(n),
-        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
-    }
-}
-
 pub fn run(cmd: TreeCommand) -> Result<ExitCode> {
     match cmd {
         TreeCommand::Run(a) => run_cmd(a),
@@ -183,7 +174,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
 
 fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let sections = a.sections.iter().map(|s| Section::parse(s)).collect::<Result<Vec<_>, _>>().map_err(lab)?;
-    let threads = threads(a.threads)?;
+    let threads = crate::experiment_run::threads(a.threads)?;
     let exp = TreeExperiment { scale: a.scale, sections, seed: a.seed, threads, out: a.out.clone() };
     let runs = exp.specs().len() as u64;
     let bar = ProgressBar::new(runs).with_style(ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} runs ({eta})").expect("template"));

@@ -1,0 +1,116 @@
+//! The cache device as buckets: [`CacheDevice`] is what the cache writes through. A bucket is
+//! filled in order from its start and evicted whole. [`ZonedBuckets`] puts each bucket on a
+//! whole number of zones of a [`ZonedDevice`] (eviction = zone reset); a conventional SSD with
+//! its own FTL implements the trait in the lab, where the block FTL lives.
+
+use zonekit_device::{Lba, ZoneId, ZonedDevice};
+
+use crate::{CacheError, Result};
+
+pub trait CacheDevice {
+    fn buckets(&self) -> u32;
+    fn bucket_blocks(&self) -> u64;
+    fn block_bytes(&self) -> u32;
+    /// Writes whole blocks at `offset` blocks into `bucket`, which is where the bucket's
+    /// previous write ended (buckets are filled in order).
+    fn write(&mut self, bucket: u32, offset: u64, data: &[u8]) -> Result<()>;
+    fn read(&mut self, bucket: u32, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// The bucket's data is no longer needed; it will be filled again from its start.
+    fn evict(&mut self, bucket: u32) -> Result<()>;
+    /// Bytes the device wrote to flash per byte it was given, if it can tell (an SSD's FTL).
+    fn device_waf(&self) -> Option<f64> {
+        None
+    }
+    /// Bytes the cache wrote to the device so far.
+    fn bytes_written(&self) -> u64;
+}
+
+/// Buckets of `zones_per_bucket` consecutive sequential zones.
+pub struct ZonedBuckets<D: ZonedDevice> {
+    device: D,
+    zones_per_bucket: u32,
+    first_zone: u32,
+    buckets: u32,
+    zone_blocks: u64,
+    bytes_written: u64,
+}
+
+impl<D: ZonedDevice> ZonedBuckets<D> {
+    /// Buckets of `bucket_bytes` over every sequential zone of `device`. A bucket must be a
+    /// whole number of zones, and the zones must be fully writable (capacity = size).
+    pub fn new(device: D, bucket_bytes: u64) -> Result<ZonedBuckets<D>> {
+        let g = *device.geometry();
+        let zone_bytes = g.zone_size_bytes();
+        if g.zone_capacity_blocks != g.zone_size_blocks {
+            return Err(CacheError::Config(format!("zones of {} bytes with {} bytes of capacity: a bucket needs whole zones", zone_bytes, g.zone_capacity_bytes())));
+        }
+        if bucket_bytes == 0 || bucket_bytes % zone_bytes != 0 {
+            return Err(CacheError::Config(format!("bucket of {bucket_bytes} bytes is not a whole number of {zone_bytes}-byte zones")));
+        }
+        let zones_per_bucket = (bucket_bytes / zone_bytes) as u32;
+        let sequential = g.zone_count - g.conventional_zone_count;
+        let buckets = sequential / zones_per_bucket;
+        if buckets < 3 {
+            return Err(CacheError::Config(format!("{sequential} sequential zones make {buckets} buckets of {zones_per_bucket} zones; the cache needs at least 3")));
+        }
+        Ok(ZonedBuckets { first_zone: g.conventional_zone_count, zone_blocks: g.zone_size_blocks, device, zones_per_bucket, buckets, bytes_written: 0 })
+    }
+
+    pub fn device(&self) -> &D {
+        &self.device
+    }
+
+    fn lba(&self, bucket: u32, offset: u64) -> Lba {
+        let zone = self.first_zone as u64 + bucket as u64 * self.zones_per_bucket as u64;
+        Lba(zone * self.zone_blocks + offset)
+    }
+}
+
+impl<D: ZonedDevice> CacheDevice for ZonedBuckets<D> {
+    fn buckets(&self) -> u32 {
+        self.buckets
+    }
+
+    fn bucket_blocks(&self) -> u64 {
+        self.zones_per_bucket as u64 * self.zone_blocks
+    }
+
+    fn block_bytes(&self) -> u32 {
+        self.device.geometry().block_size_bytes
+    }
+
+    fn write(&mut self, bucket: u32, offset: u64, data: &[u8]) -> Result<()> {
+        // A write may not cross a zone boundary: split it.
+        let bb = self.block_bytes() as usize;
+        let mut done = 0;
+        while done < data.len() {
+            let at = offset + (done / bb) as u64;
+            let room = (self.zone_blocks - at % self.zone_blocks) as usize * bb;
+            let n = room.min(data.len() - done);
+            self.device.write(self.lba(bucket, at), &data[done..done + n])?;
+            done += n;
+        }
+        self.bytes_written += data.len() as u64;
+        Ok(())
+    }
+
+    fn read(&mut self, bucket: u32, offset: u64, buf: &mut [u8]) -> Result<()> {
+        Ok(self.device.read(self.lba(bucket, offset), buf)?)
+    }
+
+    fn evict(&mut self, bucket: u32) -> Result<()> {
+        let first = self.first_zone + bucket * self.zones_per_bucket;
+        for zone in first..first + self.zones_per_bucket {
+            self.device.reset_zone(ZoneId(zone))?;
+        }
+        Ok(())
+    }
+
+    fn device_waf(&self) -> Option<f64> {
+        Some(1.0)
+    }
+
+    fn bytes_written(&self) -> u64 {
+        self.bytes_written
+    }
+}

@@ -1,0 +1,250 @@
+//! `zonekit cache`: seed 004's block cache. `run` runs one bucket-cache configuration on
+//! YCSB-like reads or a trace, `experiment` the thesis' comparisons
+//! (`zonekit_lab::cache_bench`); `sim` replays a trace or workload through the item-level
+//! policies (`zonekit_lab::cache_sim`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use zonekit_cache::sampler::SamplerBudget;
+use zonekit_cache::CacheConfig;
+use zonekit_lab::cache_bench::{run_cache, run_cache_trace, run_experiment, write_mode, CacheExperiment, CacheSpec, DeviceKind, Ycsb};
+use zonekit_lab::cache_sim::{params_for_each, report_table, simulate, validate};
+
+use crate::ocssd_cmd::parse_params;
+use crate::replay_cmd::lab;
+use crate::trace_cmd::InputArgs;
+
+#[derive(Subcommand)]
+pub enum CacheCommand {
+    /// Replay every block of a trace or workload, reads and writes alike, through item-level
+    /// cache policies (lru, fifo, s3fifo, sieve, belady); print hits, hit ratio, requests/s.
+    Sim(Box<SimArgs>),
+    /// One bucket-cache configuration (device, eviction, sampler) on YCSB-like reads or a
+    /// trace: hit ratio, device WAF, evictions, latency.
+    Run(Box<RunArgs>),
+    /// The thesis' comparisons (Figs. 5.1–5.3, 2.4) and today's policies, with the Belady
+    /// bound: tables and charts.
+    Experiment(ExperimentArgs),
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// zns (bucket = zones) or conventional (buckets over an SSD's own FTL).
+    #[arg(long, default_value = "zns")]
+    device: String,
+    /// Cache size in MiB.
+    #[arg(long, default_value_t = 512)]
+    cache_mib: u64,
+    /// ZNS zone size in MiB (a bucket is --zones-per-bucket zones).
+    #[arg(long, default_value_t = 8)]
+    zone_mib: u64,
+    #[arg(long, default_value_t = 1)]
+    zones_per_bucket: u32,
+    /// Conventional SSD: bucket size in KiB, spare fraction, erase unit in KiB.
+    #[arg(long, default_value_t = 1024)]
+    bucket_kib: u64,
+    #[arg(long, default_value_t = 0.07)]
+    op: f64,
+    #[arg(long, default_value_t = 16384)]
+    erase_unit_kib: u64,
+    /// Bucket eviction: bcache, lru, fifo, lfu, sieve, region-fifo.
+    #[arg(long, default_value = "lfu")]
+    eviction: String,
+    /// Admission sampler: none, lru, arc, slru, dam, mbf, sfr.
+    #[arg(long, default_value = "lru")]
+    sampler: String,
+    /// A sampler parameter, KEY=VALUE (repeatable).
+    #[arg(long = "sampler-param", value_name = "KEY=VALUE")]
+    sampler_params: Vec<String>,
+    /// Sampler memory budget in bytes and LBA chunk in KiB.
+    #[arg(long, default_value_t = 16384)]
+    sampler_bytes: u64,
+    #[arg(long, default_value_t = 2048)]
+    chunk_kib: u64,
+    /// writethrough, writeback or writearound.
+    #[arg(long, default_value = "writethrough")]
+    mode: String,
+    /// Sequential cutoff in KiB (0: off).
+    #[arg(long, default_value_t = 4096)]
+    cutoff_kib: u64,
+    /// Open buckets per placement class (chosen by the requesting thread).
+    #[arg(long, default_value_t = 1)]
+    write_points: u32,
+    /// YCSB-like reads: records, data set in MiB, threads, operations (default 2 per record),
+    /// update share (0 = YCSB-C, 0.05 = B, 0.5 = A), warm-up share.
+    #[arg(long, default_value_t = 400_000)]
+    records: u64,
+    #[arg(long, default_value_t = 4096)]
+    data_mib: u64,
+    #[arg(long, default_value_t = 8)]
+    threads: u32,
+    #[arg(long)]
+    operations: Option<u64>,
+    #[arg(long, default_value_t = 0.0)]
+    update_fraction: f64,
+    #[arg(long, default_value_t = 0.5)]
+    warmup_fraction: f64,
+    /// Plain zipfian (hot records side by side) instead of YCSB's scrambled zipfian.
+    #[arg(long)]
+    clustered: bool,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Replay this block trace instead of the YCSB-like reads (no warm-up; the backing disk is
+    /// sized to the trace).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ExperimentArgs {
+    /// 1 = the thesis' 8 GiB cache of 64 × 128 MiB zones over 64 GiB and 6.4 M records; smaller
+    /// scales shrink the zone and everything with it (at least 1 MiB zones).
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Read operations per record (the cache must cycle for eviction to matter).
+    #[arg(long, default_value_t = 2.0)]
+    passes: f64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Runs in parallel (default: the machine's cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    #[arg(long, default_value = "zonekit-out/cache")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+pub struct SimArgs {
+    /// The item policy (`zonekit policies` lists them with their parameters).
+    #[arg(long, default_value = "lru", conflicts_with = "policies")]
+    policy: String,
+    /// Several policies, one after the other over the same input, in one table, e.g.
+    /// lru,fifo,s3fifo,sieve,belady.
+    #[arg(long, value_delimiter = ',')]
+    policies: Option<Vec<String>>,
+    /// Cache capacity in blocks (of --block-size bytes).
+    #[arg(long)]
+    cache_blocks: usize,
+    /// A policy parameter, KEY=VALUE (repeatable), e.g. small_ratio=0.2; with --policies, it goes
+    /// to the policies that take it.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    #[command(flatten)]
+    input: InputArgs,
+    /// Print the reports as JSON (an array, one object per policy) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(cmd: CacheCommand) -> Result<ExitCode> {
+    match cmd {
+        CacheCommand::Sim(a) => sim_cmd(*a),
+        CacheCommand::Run(a) => run_cmd(*a),
+        CacheCommand::Experiment(a) => experiment_cmd(a),
+    }
+}
+
+fn sim_cmd(a: SimArgs) -> Result<ExitCode> {
+    let policies = a.policies.clone().unwrap_or_else(|| vec![a.policy.clone()]);
+    let params = params_for_each(&policies, &parse_params(&a.params)?).map_err(lab)?;
+    // Every policy is checked before any runs: a typo in the last one wastes no time.
+    for (policy, params) in policies.iter().zip(&params) {
+        validate(policy, params, a.cache_blocks).map_err(lab)?;
+    }
+    let input = a.input.input()?;
+    let mut reports = Vec::new();
+    for (policy, params) in policies.iter().zip(&params) {
+        reports.push(simulate(&input, policy, params, a.cache_blocks).map_err(lab)?);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let first = &reports[0];
+    println!("{}: {} requests, {} block requests of {} bytes\n", first.input, first.trace_requests, first.requests, a.input.block_size);
+    print!("{}", report_table(&reports));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_cmd(a: RunArgs) -> Result<ExitCode> {
+    let mib = |v: u64, flag: &str| v.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")));
+    let kib = |v: u64, flag: &str| v.checked_mul(1 << 10).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")));
+    let device = match a.device.as_str() {
+        "zns" => DeviceKind::Zoned { zone_bytes: mib(a.zone_mib, "--zone-mib")?, zones_per_bucket: a.zones_per_bucket },
+        "conventional" => DeviceKind::Conventional { bucket_bytes: kib(a.bucket_kib, "--bucket-kib")?, op: a.op, erase_unit_bytes: kib(a.erase_unit_kib, "--erase-unit-kib")? },
+        other => usage!("--device {other:?}: expected zns or conventional"),
+    };
+    let operations = a.operations.unwrap_or(a.records.saturating_mul(2));
+    let spec = CacheSpec {
+        device,
+        cache_bytes: mib(a.cache_mib, "--cache-mib")?,
+        eviction: a.eviction.clone(),
+        sampler: a.sampler.clone(),
+        sampler_params: parse_params(&a.sampler_params)?,
+        budget: SamplerBudget { memory_bytes: a.sampler_bytes, chunk_bytes: kib(a.chunk_kib, "--chunk-kib")? },
+        config: CacheConfig {
+            mode: write_mode(&a.mode).map_err(lab)?,
+            sequential_cutoff_bytes: kib(a.cutoff_kib, "--cutoff-kib")?,
+            write_points: a.write_points,
+            ..CacheConfig::default()
+        },
+        workload: Ycsb {
+            records: a.records,
+            record_bytes: 1040,
+            data_bytes: mib(a.data_mib, "--data-mib")?,
+            threads: a.threads,
+            operations,
+            update_fraction: a.update_fraction,
+            warmup_fraction: a.warmup_fraction,
+            scrambled: !a.clustered,
+        },
+        seed: a.seed,
+        data: false,
+    };
+    let bar = ProgressBar::new(operations).with_style(ProgressStyle::with_template("[{bar:30}] {pos}/{len} operations ({eta})").expect("template"));
+    let report = match &a.trace {
+        Some(path) => {
+            if !path.exists() {
+                usage!("--trace {}: no such file", path.display());
+            }
+            let input = zonekit_trace::input::Input::path(path, None, false);
+            run_cache_trace("trace", &spec, &input, &mut |_| {}).map_err(lab)?
+        }
+        None => run_cache("ycsb", &spec, &mut |done, _| bar.set_position(done)).map_err(lab)?.0,
+    };
+    bar.finish_and_clear();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = vec![
+        vec!["cache".into(), format!("{} buckets of {} KiB ({:?})", report.buckets, report.bucket_bytes / 1024, report.spec.device)],
+        vec!["eviction / sampler".into(), format!("{} / {} ({} bytes)", report.spec.eviction, report.spec.sampler, report.sampler_memory_bytes)],
+        vec![
+            "hit ratio".into(),
+            format!("{:.2} % of blocks, {:.2} % of requests ({} blocks read after warm-up)", report.hit_ratio * 100.0, report.request_hit_ratio * 100.0, report.read_blocks),
+        ],
+        vec!["device WAF".into(), format!("{:.3}", report.device_waf)],
+        vec!["evictions".into(), format!("{} buckets; {} blocks written to the cache, {} reinserted", report.evictions, report.cache_blocks_written, report.reinserted_blocks)],
+        vec!["read latency".into(), format!("mean {:.0} µs, p99 {:.0} µs", report.mean_latency_us, report.latency_us_p99)],
+        vec!["placement".into(), format!("blocks inserted per class {:?}", report.inserted_per_class)],
+    ];
+    print!("{}", zonekit_report::text_table(&["", ""], &rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
+    let threads = crate::experiment_run::threads(a.threads)?;
+    let exp = CacheExperiment { scale: a.scale, passes: a.passes, seed: a.seed, threads, out: a.out.clone() };
+    let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
+    print!("{summary}");
+    println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", a.out.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,106 @@
+//! `zonekit cache sim` end to end: one policy and several in one table, JSON output, a real
+//! trace split into blocks, and bad input refused with exit status 2.
+
+mod common;
+
+use common::{ok, refused};
+
+const ZIPF: [&str; 4] = ["--workload", "zipf:blocks=5K,alpha=0.9,writes=50K", "--seed", "3"];
+
+#[test]
+fn sim_prints_a_table_of_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&[&["cache", "sim", "--policy", "sieve", "--cache-blocks", "450"], &ZIPF[..]].concat(), dir.path());
+    assert!(out.contains("50000 requests, 50000 block requests of 4096 bytes"), "{out}");
+    let row = out.lines().find(|l| l.starts_with("sieve")).unwrap_or_else(|| panic!("no sieve row in:\n{out}"));
+    // 29551 hits of 50000: the figure libCacheSim 0.3.5 gives (crates/zonekit-lab/src/cache_sim.rs).
+    assert!(row.contains(" 450 ") && row.contains(" 29551 ") && row.contains("0.5910"), "{row}");
+    let out = ok(&[&["cache", "sim", "--policies", "lru,fifo,s3fifo,sieve,belady", "--cache-blocks", "450", "--param", "warmup=paper"], &ZIPF[..]].concat(), dir.path());
+    for policy in ["lru ", "fifo ", "s3fifo (warmup=paper) ", "sieve ", "belady "] {
+        assert!(out.lines().any(|l| l.starts_with(policy)), "no {policy:?} row in:\n{out}");
+    }
+}
+
+#[test]
+fn sim_json_and_a_real_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.csv");
+    // Alibaba CSV: an 8 KiB read, a 4 KiB write of its second block, a 12 KiB write at 2 KiB
+    // (blocks 0-3): 7 block requests, 3 hits under LRU.
+    std::fs::write(&trace, "0,R,0,8192,1\n0,W,4096,4096,2\n0,W,2048,12288,3\n").unwrap();
+    let out = ok(&["cache", "sim", "--policies", "lru,belady", "--cache-blocks", "10", "--format", "alibaba", trace.to_str().unwrap(), "--json"], dir.path());
+    let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(parsed.as_array().unwrap().len(), 2);
+    assert_eq!(parsed[0]["policy"], "lru");
+    assert_eq!((parsed[0]["trace_requests"].as_u64(), parsed[0]["requests"].as_u64(), parsed[0]["hits"].as_u64()), (Some(3), Some(7), Some(3)));
+    assert_eq!(parsed[1]["capacity_blocks"], 10);
+    assert!(parsed[1]["requests_per_sec"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn bad_requests_are_refused_with_usage_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sim = |extra: &[&str]| refused(&[&["cache", "sim"], &ZIPF[..], extra].concat(), d, 2);
+    assert!(sim(&["--policy", "lfu", "--cache-blocks", "10"]).contains("unknown item cache policy \"lfu\""));
+    assert!(sim(&["--policies", "lru,arc", "--cache-blocks", "10"]).contains("unknown item cache policy \"arc\""));
+    assert!(sim(&["--cache-blocks", "0"]).contains("at least one block"));
+    assert!(sim(&["--policy", "s3fifo", "--cache-blocks", "5"]).contains("leaves the small queue"));
+    assert!(sim(&["--policy", "s3fifo", "--cache-blocks", "100", "--param", "small_ratio=2"]).contains("strictly between 0 and 1"));
+    assert!(sim(&["--policy", "s3fifo", "--cache-blocks", "100", "--param", "move_threshold=x"]).contains("not a whole number"));
+    assert!(sim(&["--policy", "lru", "--cache-blocks", "100", "--param", "small_ratio=0.2"]).contains("has a parameter \"small_ratio\""));
+    assert!(sim(&["--cache-blocks", "100", "--param", "k"]).contains("expected KEY=VALUE"));
+    assert!(refused(&["cache", "sim", "--cache-blocks", "10"], d, 2).contains("name a trace file or a --workload"));
+    assert!(refused(&["cache", "sim", "--cache-blocks", "10", "no-such.csv"], d, 2).contains("no such file"));
+    // clap's own refusals: a missing capacity, both --policy and --policies.
+    refused(&["cache", "sim", "--workload", "zipf:blocks=1K,writes=1K"], d, 2);
+    refused(&["cache", "sim", "--policy", "lru", "--policies", "fifo", "--cache-blocks", "10", "--workload", "zipf:blocks=1K,writes=1K"], d, 2);
+}
+
+const SMALL: [&str; 8] = ["--records", "20000", "--data-mib", "256", "--cache-mib", "32", "--zone-mib", "1"];
+
+#[test]
+fn run_reports_hit_ratio_waf_and_placement() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&[&["cache", "run", "--sampler-bytes", "512"], &SMALL[..]].concat(), dir.path());
+    assert!(out.contains("hit ratio") && out.contains("device WAF") && out.contains("lfu / lru"), "{out}");
+    let json = ok(
+        &[&["cache", "run", "--device", "conventional", "--bucket-kib", "256", "--erase-unit-kib", "4096", "--eviction", "bcache", "--sampler", "none", "--json"], &SMALL[..]]
+            .concat(),
+        dir.path(),
+    );
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["buckets"], 128);
+    assert!(report["device_waf"].as_f64().unwrap() > 1.0, "{json}");
+    let hit = report["hit_ratio"].as_f64().unwrap();
+    assert!(hit > 0.0 && hit < 1.0);
+}
+
+#[test]
+fn the_experiment_writes_every_section_and_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&["cache", "experiment", "--scale", "0.0078125", "--passes", "1", "--threads", "2", "--out", "ce"], dir.path());
+    for section in ["## fig5.1", "## fig4.1", "## fig5.2", "## fig5.3", "## clustered", "## beyond", "belady"] {
+        assert!(out.contains(section), "no {section} in {out}");
+    }
+    for file in ["results.csv", "waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
+        assert!(dir.path().join("ce").join(file).exists(), "{file}");
+    }
+}
+
+#[test]
+fn bad_cache_configurations_are_refused_with_usage_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |extra: &[&str]| refused(&[&["cache", "run"], &SMALL[..], extra].concat(), d, 2);
+    let larger = refused(&["cache", "run", "--records", "20000", "--data-mib", "256", "--cache-mib", "512", "--zone-mib", "1"], d, 2);
+    assert!(larger.contains("is not smaller than the 268435456-byte data set"), "{larger}");
+    assert!(run(&["--device", "conventional", "--bucket-kib", "300"]).contains("not a whole number of 307200-byte buckets"));
+    assert!(run(&["--sampler-bytes", "2"]).contains("holds no"));
+    assert!(run(&["--sampler", "lfu"]).contains("unknown sampler policy \"lfu\""));
+    assert!(run(&["--eviction", "random"]).contains("unknown eviction policy \"random\""));
+    assert!(run(&["--mode", "writeonce"]).contains("expected writethrough, writeback or writearound"));
+    assert!(run(&["--device", "hdd"]).contains("expected zns or conventional"));
+    assert!(run(&["--trace", "missing.csv"]).contains("no such file"));
+    assert!(refused(&["cache", "experiment", "--scale", "0"], d, 2).contains("must be in (0, 1]"));
+}
