@@ -50,6 +50,18 @@ impl WriteMode {
     }
 }
 
+/// Which read misses enter the cache.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum Admission {
+    /// Every read miss (bcache).
+    #[default]
+    All,
+    /// S3-FIFO's ghost rule for flash: a block enters only if it missed recently, i.e. it is
+    /// among the last `blocks` distinct missed blocks remembered in a FIFO of ids; a first
+    /// miss is only remembered. One-hit wonders never cost a flash write.
+    Ghost { blocks: u64 },
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CacheConfig {
     pub mode: WriteMode,
@@ -62,11 +74,12 @@ pub struct CacheConfig {
     /// Open buckets per placement class, chosen by the requesting task (bcache's write
     /// points: its allocator keeps one per task, up to 128).
     pub write_points: u32,
+    pub admission: Admission,
 }
 
 impl Default for CacheConfig {
     fn default() -> Self {
-        CacheConfig { mode: WriteMode::Writethrough, sequential_cutoff_bytes: 4 << 20, chunk_bytes: 2 << 20, flash_read_ns: 58_000, write_points: 1 }
+        CacheConfig { mode: WriteMode::Writethrough, sequential_cutoff_bytes: 4 << 20, chunk_bytes: 2 << 20, flash_read_ns: 58_000, write_points: 1, admission: Admission::All }
     }
 }
 
@@ -111,6 +124,8 @@ pub struct CacheStats {
     pub writeback_blocks: u64,
     /// Blocks inserted per placement class.
     pub inserted_per_class: Vec<u64>,
+    /// Read misses the admission rule kept out of the cache.
+    pub admission_rejected: u64,
 }
 
 impl CacheStats {
@@ -121,6 +136,31 @@ impl CacheStats {
 
     pub fn request_hit_ratio(&self) -> f64 {
         self.read_request_hits as f64 / self.read_requests.max(1) as f64
+    }
+}
+
+/// A FIFO of recently missed block ids with membership counts (the ghost queue).
+struct Ghost {
+    fifo: VecDeque<u64>,
+    count: BlockMap<u32>,
+    capacity: usize,
+}
+
+impl Ghost {
+    fn contains(&self, lba: u64) -> bool {
+        self.count.get(lba).is_some_and(|c| c > 0)
+    }
+
+    fn remember(&mut self, lba: u64) {
+        if self.capacity == 0 || self.contains(lba) {
+            return;
+        }
+        if self.fifo.len() == self.capacity {
+            let old = self.fifo.pop_front().expect("the FIFO is full");
+            *self.count.entry(old).0 -= 1;
+        }
+        self.fifo.push_back(lba);
+        *self.count.entry(lba).0 += 1;
     }
 }
 
@@ -166,6 +206,7 @@ pub struct Cache<C: CacheDevice> {
     eviction: Box<dyn Eviction>,
     sampler: Option<Box<dyn Sampler>>,
     streams: Streams,
+    ghost: Option<Ghost>,
     batch: u32,
     clock: u64,
     stats: CacheStats,
@@ -216,6 +257,10 @@ impl<C: CacheDevice> Cache<C> {
             eviction,
             sampler,
             streams: Streams { runs: VecDeque::new() },
+            ghost: match config.admission {
+                Admission::All => None,
+                Admission::Ghost { blocks } => Some(Ghost { fifo: VecDeque::new(), count: BlockMap::new(), capacity: blocks as usize }),
+            },
             batch,
             clock: 0,
             stats: CacheStats { inserted_per_class: vec![0; classes], ..CacheStats::default() },
@@ -339,6 +384,13 @@ impl<C: CacheDevice> Cache<C> {
             latency += self.hdd.read(lba + i, &mut buf[at..end as usize * bb])?;
             if !bypass {
                 for j in i..end {
+                    if let Some(ghost) = &mut self.ghost {
+                        if !ghost.contains(lba + j) {
+                            ghost.remember(lba + j);
+                            self.stats.admission_rejected += 1;
+                            continue;
+                        }
+                    }
                     let from = j as usize * bb;
                     self.block.copy_from_slice(&buf[from..from + bb]);
                     let block = std::mem::take(&mut self.block);

@@ -11,7 +11,7 @@ pub mod hdd;
 pub mod item;
 pub mod sampler;
 
-pub use cache::{Cache, CacheConfig, CacheStats, WriteMode};
+pub use cache::{Admission, Cache, CacheConfig, CacheStats, WriteMode};
 pub use device::{CacheDevice, ZonedBuckets};
 pub use hdd::{Hdd, HddConfig};
 

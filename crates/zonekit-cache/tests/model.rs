@@ -9,7 +9,7 @@ use zonekit_base::policy::{self, ParamReader};
 use zonekit_base::Rng;
 use zonekit_cache::evict::{CacheShape, EVICTIONS};
 use zonekit_cache::sampler::{SamplerBudget, SAMPLERS};
-use zonekit_cache::{Cache, CacheConfig, CacheDevice, Hdd, HddConfig, WriteMode, ZonedBuckets};
+use zonekit_cache::{Admission, Cache, CacheConfig, CacheDevice, Hdd, HddConfig, WriteMode, ZonedBuckets};
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
 
 const BLOCK: usize = 4096;
@@ -17,7 +17,7 @@ const ZONE_BLOCKS: u64 = 16;
 const ZONES: u32 = 16;
 const DISK_BLOCKS: u64 = 800;
 
-fn cache(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u32) -> Cache<ZonedBuckets<MemDevice>> {
+fn cache(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u32, admission: Admission) -> Cache<ZonedBuckets<MemDevice>> {
     let geometry = Geometry {
         block_size_bytes: BLOCK as u32,
         zone_size_blocks: ZONE_BLOCKS,
@@ -36,13 +36,13 @@ fn cache(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u
         let (info, params) = policy::find(SAMPLERS, "sampler", name).unwrap();
         (info.make)(&ParamReader::new(info, &params).unwrap(), budget).unwrap()
     });
-    let config = CacheConfig { mode, sequential_cutoff_bytes: 24 * BLOCK as u64, chunk_bytes: budget.chunk_bytes, write_points, ..CacheConfig::default() };
+    let config = CacheConfig { mode, sequential_cutoff_bytes: 24 * BLOCK as u64, chunk_bytes: budget.chunk_bytes, write_points, admission, ..CacheConfig::default() };
     Cache::new(device, Hdd::new(HddConfig::barracuda(DISK_BLOCKS, BLOCK as u32), true).unwrap(), config, eviction, sampler).unwrap()
 }
 
-fn run(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u32, seed: u64) -> Result<(), String> {
-    let name = format!("{mode:?} {eviction} {sampler:?} {write_points} write points, seed {seed}");
-    let mut c = cache(mode, eviction, sampler, write_points);
+fn run(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u32, admission: Admission, seed: u64) -> Result<(), String> {
+    let name = format!("{mode:?} {eviction} {sampler:?} {write_points} write points, {admission:?}, seed {seed}");
+    let mut c = cache(mode, eviction, sampler, write_points, admission);
     let mut model = vec![0u8; DISK_BLOCKS as usize * BLOCK];
     let mut rng = Rng::new(seed);
     for step in 0..3000u32 {
@@ -103,14 +103,17 @@ fn every_mode_and_policy_returns_the_latest_data() {
         for info in EVICTIONS {
             for sampler in [None, Some("lru"), Some("dam")] {
                 for &seed in &seeds {
-                    if let Err(e) = run(mode, info.name, sampler, 1, seed) {
+                    if let Err(e) = run(mode, info.name, sampler, 1, Admission::All, seed) {
                         failures.push(e);
                     }
                 }
             }
         }
         for &seed in &seeds {
-            if let Err(e) = run(mode, "lfu", Some("slru"), 2, seed) {
+            if let Err(e) = run(mode, "lfu", Some("slru"), 2, Admission::All, seed) {
+                failures.push(e);
+            }
+            if let Err(e) = run(mode, "lfu", None, 1, Admission::Ghost { blocks: 64 }, seed) {
                 failures.push(e);
             }
         }
@@ -141,7 +144,7 @@ fn bad_configurations_are_refused() {
     let err = Cache::new(device, small_disk, CacheConfig::default(), eviction, None).err().unwrap().to_string();
     assert!(err.contains("is not smaller than its"), "{err}");
     // A request beyond the disk.
-    let mut c = cache(WriteMode::Writethrough, "lru", None, 1);
+    let mut c = cache(WriteMode::Writethrough, "lru", None, 1, Admission::All);
     let err = c.read(DISK_BLOCKS - 1, &mut [0u8; 8192]).unwrap_err().to_string();
     assert!(err.contains("beyond the 800-block backing device"), "{err}");
 }

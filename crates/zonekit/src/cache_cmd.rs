@@ -71,6 +71,13 @@ pub struct RunArgs {
     /// Sequential cutoff in KiB (0: off).
     #[arg(long, default_value_t = 4096)]
     cutoff_kib: u64,
+    /// Read-miss admission: all (bcache) or ghost (S3-FIFO's ghost rule: only blocks that
+    /// missed recently, among the last --ghost-blocks distinct misses).
+    #[arg(long, default_value = "all")]
+    admission: String,
+    /// Ghost size in blocks for --admission ghost (default: 0.9 × the cache's blocks).
+    #[arg(long)]
+    ghost_blocks: Option<u64>,
     /// Open buckets per placement class (chosen by the requesting thread).
     #[arg(long, default_value_t = 1)]
     write_points: u32,
@@ -78,8 +85,10 @@ pub struct RunArgs {
     /// update share (0 = YCSB-C, 0.05 = B, 0.5 = A), warm-up share.
     #[arg(long, default_value_t = 400_000)]
     records: u64,
-    #[arg(long, default_value_t = 4096)]
-    data_mib: u64,
+    /// Data set (the backing disk) in MiB: 4096 for the YCSB-like reads; with --trace, the
+    /// disk's size (the trace must fit), else sized to the trace.
+    #[arg(long)]
+    data_mib: Option<u64>,
     #[arg(long, default_value_t = 8)]
     threads: u32,
     #[arg(long)]
@@ -94,8 +103,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Replay this block trace instead of the YCSB-like reads (no warm-up; the backing disk is
-    /// sized to the trace).
-    #[arg(long)]
+    /// --data-mib or sized to the trace). The YCSB flags do not apply and are refused.
+    #[arg(long, conflicts_with_all = ["records", "threads", "operations", "update_fraction", "warmup_fraction", "clustered", "seed"])]
     trace: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
@@ -182,9 +191,16 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         other => usage!("--device {other:?}: expected zns or conventional"),
     };
     let operations = a.operations.unwrap_or(a.records.saturating_mul(2));
+    let cache_bytes = mib(a.cache_mib, "--cache-mib")?;
+    let admission = match (a.admission.as_str(), a.ghost_blocks) {
+        ("all", None) => zonekit_cache::Admission::All,
+        ("all", Some(_)) => usage!("--ghost-blocks applies to --admission ghost only"),
+        ("ghost", blocks) => zonekit_cache::Admission::Ghost { blocks: blocks.unwrap_or(cache_bytes / 4096 * 9 / 10) },
+        (other, _) => usage!("--admission {other:?}: expected all or ghost"),
+    };
     let spec = CacheSpec {
         device,
-        cache_bytes: mib(a.cache_mib, "--cache-mib")?,
+        cache_bytes,
         eviction: a.eviction.clone(),
         sampler: a.sampler.clone(),
         sampler_params: parse_params(&a.sampler_params)?,
@@ -193,12 +209,13 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
             mode: write_mode(&a.mode).map_err(lab)?,
             sequential_cutoff_bytes: kib(a.cutoff_kib, "--cutoff-kib")?,
             write_points: a.write_points,
+            admission,
             ..CacheConfig::default()
         },
         workload: Ycsb {
             records: a.records,
             record_bytes: 1040,
-            data_bytes: mib(a.data_mib, "--data-mib")?,
+            data_bytes: mib(a.data_mib.unwrap_or(4096), "--data-mib")?,
             threads: a.threads,
             operations,
             update_fraction: a.update_fraction,
@@ -215,7 +232,8 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
                 usage!("--trace {}: no such file", path.display());
             }
             let input = zonekit_trace::input::Input::path(path, None, false);
-            run_cache_trace("trace", &spec, &input, &mut |_| {}).map_err(lab)?
+            let backing = a.data_mib.map(|m| mib(m, "--data-mib")).transpose()?;
+            run_cache_trace("trace", &spec, &input, backing, &mut |_| {}).map_err(lab)?
         }
         None => run_cache("ycsb", &spec, &mut |done, _| bar.set_position(done)).map_err(lab)?.0,
     };

@@ -80,7 +80,7 @@ fn run_reports_hit_ratio_waf_and_placement() {
 fn the_experiment_writes_every_section_and_chart() {
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&["cache", "experiment", "--scale", "0.0078125", "--passes", "1", "--threads", "2", "--out", "ce"], dir.path());
-    for section in ["## fig5.1", "## fig4.1", "## fig5.2", "## fig5.3", "## clustered", "## beyond", "belady"] {
+    for section in ["## fig5.1", "## fig4.1", "## fig5.2", "## fig5.3", "## clustered", "## beyond", "## admission", "belady"] {
         assert!(out.contains(section), "no {section} in {out}");
     }
     for file in ["results.csv", "waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
@@ -101,6 +101,14 @@ fn bad_cache_configurations_are_refused_with_usage_status() {
     assert!(run(&["--eviction", "random"]).contains("unknown eviction policy \"random\""));
     assert!(run(&["--mode", "writeonce"]).contains("expected writethrough, writeback or writearound"));
     assert!(run(&["--device", "hdd"]).contains("expected zns or conventional"));
-    assert!(run(&["--trace", "missing.csv"]).contains("no such file"));
+    assert!(refused(&["cache", "run", "--trace", "missing.csv"], d, 2).contains("no such file"));
+    assert!(refused(&["cache", "run", "--trace", "x.csv", "--records", "5"], d, 2).contains("cannot be used with"));
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/cloudPhysicsIO.csv");
+    if std::path::Path::new(trace).exists() {
+        let beyond = refused(&["cache", "run", "--trace", trace, "--data-mib", "1024", "--cache-mib", "64", "--zone-mib", "1"], d, 2);
+        assert!(beyond.contains("beyond the 1073741824-byte backing device"), "{beyond}");
+        let out = ok(&["cache", "run", "--trace", trace, "--cache-mib", "256", "--zone-mib", "4"], d);
+        assert!(out.contains("hit ratio"), "{out}");
+    }
     assert!(refused(&["cache", "experiment", "--scale", "0"], d, 2).contains("must be in (0, 1]"));
 }
