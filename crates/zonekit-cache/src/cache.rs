@@ -230,13 +230,16 @@ impl<C: CacheDevice> Cache<C> {
             return Err(CacheError::Config(format!("sampler chunk of {} bytes: a whole number of {block_bytes}-byte blocks", config.chunk_bytes)));
         }
         let classes = sampler.as_ref().map_or(1, |s| s.classes().max(1)) as usize;
+        if config.admission == (Admission::Ghost { blocks: 0 }) {
+            return Err(CacheError::Config("ghost admission needs a ghost of at least one block".into()));
+        }
         if config.write_points == 0 {
             return Err(CacheError::Config("write points must be at least 1".into()));
         }
         let open = classes * config.write_points as usize;
         if open + 2 > buckets as usize {
             return Err(CacheError::Config(format!(
-                "{classes} placement classes × {} write points need {open} open buckets and a free one; the cache has {buckets}",
+                "{classes} placement classes × {} write points keep {open} buckets open, and the cache needs two more (one free, one to evict); it has {buckets}",
                 config.write_points
             )));
         }

@@ -33,6 +33,8 @@ const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
 const BLOCK: u64 = 4096;
+/// The load phase writes the whole data set; beyond this it would run for minutes.
+const MAX_DATA_BYTES: u64 = 64 << 40;
 
 /// The cache device.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize)]
@@ -146,8 +148,13 @@ impl ConventionalSsd {
         if bucket_bytes == 0 || bucket_bytes % BLOCK != 0 || cache_bytes % bucket_bytes != 0 {
             return Err(LabError::Usage(format!("a {cache_bytes}-byte cache is not a whole number of {bucket_bytes}-byte buckets")));
         }
-        if !(op > 0.0 && op < 1.0) || erase_unit_bytes % BLOCK != 0 || erase_unit_bytes == 0 {
-            return Err(LabError::Usage(format!("conventional SSD: spare {op} must be in (0, 1) and erase units ({erase_unit_bytes} bytes) whole blocks")));
+        if !(op > 0.0 && op < 1.0) {
+            return Err(LabError::Usage(format!("conventional SSD: spare (--op) {op} must be in (0, 1)")));
+        }
+        if erase_unit_bytes == 0 || erase_unit_bytes % BLOCK != 0 || erase_unit_bytes * 16 > cache_bytes {
+            return Err(LabError::Usage(format!(
+                "conventional SSD: erase unit of {erase_unit_bytes} bytes must be whole 4 KiB blocks and at most a sixteenth of the {cache_bytes}-byte cache"
+            )));
         }
         let exported_blocks = cache_bytes / BLOCK;
         let unit_blocks = erase_unit_bytes / BLOCK;
@@ -287,6 +294,9 @@ fn cache_error(context: &str) -> impl Fn(CacheError) -> LabError + '_ {
 pub fn build_cache(spec: &CacheSpec) -> Result<Cache<AnyDevice>> {
     let w = &spec.workload;
     let context = "cache";
+    if spec.cache_bytes == 0 {
+        return Err(LabError::Usage("the cache needs at least one bucket (--cache-mib 0)".into()));
+    }
     let device = match spec.device {
         DeviceKind::Zoned { zone_bytes, zones_per_bucket } => {
             if zone_bytes == 0 || zone_bytes % BLOCK != 0 || spec.cache_bytes % zone_bytes != 0 {
@@ -344,6 +354,9 @@ impl Ycsb {
         }
         if self.data_bytes / self.records < self.record_bytes {
             return Err(LabError::Usage(format!("{} records of {} bytes do not fit {} bytes of data", self.records, self.record_bytes, self.data_bytes)));
+        }
+        if self.data_bytes > MAX_DATA_BYTES {
+            return Err(LabError::Usage(format!("a data set of {} bytes: at most {MAX_DATA_BYTES} (64 TiB)", self.data_bytes)));
         }
         if cache_bytes >= self.data_bytes {
             return Err(LabError::Usage(format!("a {cache_bytes}-byte cache is not smaller than the {}-byte data set", self.data_bytes)));
@@ -441,9 +454,18 @@ fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64
 /// trace's highest address; `spec.workload`'s YCSB fields are not used.
 pub fn run_cache_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::input::Input, backing_bytes: Option<u64>, progress: &mut dyn FnMut(u64)) -> Result<CacheReport> {
     let mut end = 0u64;
-    for r in input.requests().map_err(LabError::input(input))? {
+    for (i, r) in input.requests().map_err(LabError::input(input))?.enumerate() {
         let r = r.map_err(LabError::input(input))?;
-        end = end.max(r.offset_bytes + r.len_bytes);
+        let Some(request_end) = r.offset_bytes.checked_add(r.len_bytes).filter(|&e| e <= MAX_DATA_BYTES) else {
+            return Err(LabError::Usage(format!(
+                "{}: request {} ({} bytes at offset {}) reaches beyond any disk this model holds ({MAX_DATA_BYTES} bytes)",
+                input.describe(),
+                i + 1,
+                r.len_bytes,
+                r.offset_bytes
+            )));
+        };
+        end = end.max(request_end);
     }
     let reached = end.div_ceil(BLOCK) * BLOCK;
     let data_bytes = match backing_bytes {
@@ -453,7 +475,10 @@ pub fn run_cache_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::inp
     };
     let spec = CacheSpec { workload: Ycsb { data_bytes, ..spec.workload }, ..spec.clone() };
     if spec.cache_bytes >= data_bytes {
-        return Err(LabError::Usage(format!("the trace reaches {data_bytes} bytes: a {}-byte cache is not smaller than that", spec.cache_bytes)));
+        return Err(LabError::Usage(format!(
+            "the backing disk holds {data_bytes} bytes (the trace reaches {reached}): a {}-byte cache is not smaller than that",
+            spec.cache_bytes
+        )));
     }
     let mut cache = build_cache(&spec)?;
     let err = cache_error(label);
@@ -704,8 +729,11 @@ fn write_file(out: &Path, name: &str, text: String) -> Result<()> {
 
 /// Runs the experiment into `exp.out`; returns the summary.
 pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<String> {
-    if !(exp.scale > 0.0 && exp.scale <= 1.0 && exp.passes > 0.0) {
-        return Err(LabError::Usage(format!("--scale {} must be in (0, 1] and --passes {} positive", exp.scale, exp.passes)));
+    if !(exp.scale > 0.0 && exp.scale <= 1.0) {
+        return Err(LabError::Usage(format!("--scale {}: must be in (0, 1]", exp.scale)));
+    }
+    if !(exp.passes > 0.0 && exp.passes <= 1000.0) || exp.base().workload.operations == 0 {
+        return Err(LabError::Usage(format!("--passes {}: must be in (0, 1000] and give at least one read", exp.passes)));
     }
     std::fs::create_dir_all(&exp.out).map_err(LabError::io(&exp.out))?;
     let specs = exp.specs();

@@ -106,15 +106,26 @@ impl Compactor {
     }
 }
 
-/// Bytes of logical space the input's requests reach (after compaction if asked).
-pub fn footprint_bytes(input: &Input, region_bytes: u64, compact: bool) -> Result<u64> {
+/// Bytes of logical space the input's requests reach (after compaction if asked). A request
+/// whose end overflows, or longer than `max_request_bytes` (no device could hold it), is
+/// refused by its position, before any packing.
+pub fn footprint_bytes(input: &Input, region_bytes: u64, compact: bool, max_request_bytes: u64) -> Result<u64> {
     let mut compactor = Compactor::new(region_bytes);
     let mut pieces = Vec::new();
     let mut end = 0;
-    for r in input.requests().map_err(LabError::input(input))? {
+    for (i, r) in input.requests().map_err(LabError::input(input))?.enumerate() {
         let r = r.map_err(LabError::input(input))?;
         if r.len_bytes == 0 {
             continue;
+        }
+        if r.offset_bytes.checked_add(r.len_bytes).is_none() || r.len_bytes > max_request_bytes {
+            return Err(LabError::Usage(format!(
+                "{}: request {} ({} bytes at offset {}) does not fit any {max_request_bytes}-byte device",
+                input.describe(),
+                i + 1,
+                r.len_bytes,
+                r.offset_bytes
+            )));
         }
         if compact {
             compactor.map(&r, &mut pieces);
@@ -132,7 +143,7 @@ pub fn run_ocssd(spec: &OcssdSpec, progress: &mut dyn FnMut(u64)) -> Result<Ocss
     let device = zonekit_device::MemDevice::new(spec.geometry.zoned(), spec.geometry.behavior(), zonekit_device::StorageMode::MetadataOnly)?;
     let mut ssd = Ssd::new(device, spec.geometry, ftl, spec.timing).map_err(engine_error(context.clone()))?;
     // Refuse a trace that does not fit before replaying any of it.
-    let footprint = footprint_bytes(&spec.input, spec.geometry.block_bytes(), spec.compact)?;
+    let footprint = footprint_bytes(&spec.input, spec.geometry.block_bytes(), spec.compact, ssd.logical_bytes())?;
     if footprint > ssd.logical_bytes() {
         return Err(LabError::Usage(format!(
             "{context}: the trace reaches {:.1} MB{} but {} on {} exposes {:.1} MB; give a larger device (more blocks per LUN){}",
@@ -262,7 +273,8 @@ impl OcssdExperiment {
             vec![("lammps".into(), self.hpc(HpcPattern::Lammps), false, thesis), ("macdrp".into(), self.hpc(HpcPattern::Macdrp), false, thesis)];
         if let Some(path) = &self.real_trace {
             let input = Input::path(path, None, false);
-            let footprint = footprint_bytes(&input, thesis.block_bytes(), true)?;
+            // Any request longer than the largest device a geometry allows is refused.
+            let footprint = footprint_bytes(&input, thesis.block_bytes(), true, 1 << 46)?;
             // The thesis' LAMMPS ratio, 512 MiB of flash for 358 MB of live data, or more if an
             // FTL keeps a larger spare (DFTL's depends on its translation pages): one device
             // for every FTL.

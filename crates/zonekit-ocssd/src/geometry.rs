@@ -16,6 +16,10 @@ use crate::{OcError, Result};
 
 /// The host interface's sector: every page is a whole number of them.
 pub const SECTOR_BYTES: u32 = 4096;
+const MAX_PAGE_BYTES: u32 = 1 << 20;
+const MAX_PUS: u64 = 1 << 16;
+const MAX_BLOCKS: u64 = 1 << 22;
+const MAX_PAGES: u64 = 1 << 26;
 
 /// Channels × LUNs × blocks × pages of an open-channel SSD.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
@@ -75,11 +79,22 @@ impl OcGeometry {
         if self.page_bytes == 0 || self.page_bytes % SECTOR_BYTES != 0 {
             return bad(format!("page of {} bytes: must be a positive multiple of {SECTOR_BYTES}", self.page_bytes));
         }
+        if self.page_bytes > MAX_PAGE_BYTES {
+            return bad(format!("page of {} bytes: at most {MAX_PAGE_BYTES} (1 MiB)", self.page_bytes));
+        }
         if self.pages_per_block > u16::MAX as u32 {
             return bad(format!("{} pages per block: at most {}", self.pages_per_block, u16::MAX));
         }
-        if (self.blocks() as u64) * (self.pages_per_block as u64) >= u32::MAX as u64 {
-            return bad(format!("{self}: more than 2^32 pages"));
+        // The maps and wear counters are per page and per block, in memory: keep them to a
+        // few hundred MiB. Products in u64 so no dimension can wrap.
+        let pus = self.channels as u64 * self.luns_per_channel as u64;
+        let blocks = pus * self.blocks_per_lun as u64;
+        let pages = blocks * self.pages_per_block as u64;
+        if pus > MAX_PUS || blocks > MAX_BLOCKS || pages > MAX_PAGES {
+            return bad(format!(
+                "{} ch × {} LUN × {} blocks × {} pages: at most {MAX_PUS} parallel units, {MAX_BLOCKS} blocks and {MAX_PAGES} pages",
+                self.channels, self.luns_per_channel, self.blocks_per_lun, self.pages_per_block
+            ));
         }
         Ok(())
     }

@@ -39,18 +39,19 @@ pub struct RunArgs {
     /// Cache size in MiB.
     #[arg(long, default_value_t = 512)]
     cache_mib: u64,
-    /// ZNS zone size in MiB (a bucket is --zones-per-bucket zones).
-    #[arg(long, default_value_t = 8)]
-    zone_mib: u64,
-    #[arg(long, default_value_t = 1)]
-    zones_per_bucket: u32,
-    /// Conventional SSD: bucket size in KiB, spare fraction, erase unit in KiB.
-    #[arg(long, default_value_t = 1024)]
-    bucket_kib: u64,
-    #[arg(long, default_value_t = 0.07)]
-    op: f64,
-    #[arg(long, default_value_t = 16384)]
-    erase_unit_kib: u64,
+    /// ZNS only: zone size in MiB [default: 8] (a bucket is --zones-per-bucket zones [1]).
+    #[arg(long)]
+    zone_mib: Option<u64>,
+    #[arg(long)]
+    zones_per_bucket: Option<u32>,
+    /// Conventional only: bucket size in KiB [1024], spare fraction [0.07], erase unit in KiB
+    /// [16384].
+    #[arg(long)]
+    bucket_kib: Option<u64>,
+    #[arg(long)]
+    op: Option<f64>,
+    #[arg(long)]
+    erase_unit_kib: Option<u64>,
     /// Bucket eviction: bcache, lru, fifo, lfu, sieve, region-fifo.
     #[arg(long, default_value = "lfu")]
     eviction: String,
@@ -60,9 +61,9 @@ pub struct RunArgs {
     /// A sampler parameter, KEY=VALUE (repeatable).
     #[arg(long = "sampler-param", value_name = "KEY=VALUE")]
     sampler_params: Vec<String>,
-    /// Sampler memory budget in bytes and LBA chunk in KiB.
-    #[arg(long, default_value_t = 16384)]
-    sampler_bytes: u64,
+    /// Sampler memory budget in bytes [default: 16384; not for none or sfr] and LBA chunk in KiB.
+    #[arg(long)]
+    sampler_bytes: Option<u64>,
     #[arg(long, default_value_t = 2048)]
     chunk_kib: u64,
     /// writethrough, writeback or writearound.
@@ -185,17 +186,32 @@ fn sim_cmd(a: SimArgs) -> Result<ExitCode> {
 fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let mib = |v: u64, flag: &str| v.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")));
     let kib = |v: u64, flag: &str| v.checked_mul(1 << 10).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")));
+    let zns_flags = a.zone_mib.is_some() || a.zones_per_bucket.is_some();
+    let conventional_flags = a.bucket_kib.is_some() || a.op.is_some() || a.erase_unit_kib.is_some();
     let device = match a.device.as_str() {
-        "zns" => DeviceKind::Zoned { zone_bytes: mib(a.zone_mib, "--zone-mib")?, zones_per_bucket: a.zones_per_bucket },
-        "conventional" => DeviceKind::Conventional { bucket_bytes: kib(a.bucket_kib, "--bucket-kib")?, op: a.op, erase_unit_bytes: kib(a.erase_unit_kib, "--erase-unit-kib")? },
+        "zns" if conventional_flags => usage!("--bucket-kib, --op and --erase-unit-kib apply to --device conventional only"),
+        "conventional" if zns_flags => usage!("--zone-mib and --zones-per-bucket apply to --device zns only"),
+        "zns" => DeviceKind::Zoned { zone_bytes: mib(a.zone_mib.unwrap_or(8), "--zone-mib")?, zones_per_bucket: a.zones_per_bucket.unwrap_or(1) },
+        "conventional" => DeviceKind::Conventional {
+            bucket_bytes: kib(a.bucket_kib.unwrap_or(1024), "--bucket-kib")?,
+            op: a.op.unwrap_or(0.07),
+            erase_unit_bytes: kib(a.erase_unit_kib.unwrap_or(16384), "--erase-unit-kib")?,
+        },
         other => usage!("--device {other:?}: expected zns or conventional"),
     };
+    if matches!(a.sampler.as_str(), "none" | "sfr") && a.sampler_bytes.is_some() {
+        usage!("--sampler-bytes: the {} sampler has no memory budget", a.sampler);
+    }
+    if a.sampler == "none" && !a.sampler_params.is_empty() {
+        usage!("--sampler-param: the none sampler takes no parameters");
+    }
     let operations = a.operations.unwrap_or(a.records.saturating_mul(2));
     let cache_bytes = mib(a.cache_mib, "--cache-mib")?;
     let admission = match (a.admission.as_str(), a.ghost_blocks) {
         ("all", None) => zonekit_cache::Admission::All,
         ("all", Some(_)) => usage!("--ghost-blocks applies to --admission ghost only"),
-        ("ghost", blocks) => zonekit_cache::Admission::Ghost { blocks: blocks.unwrap_or(cache_bytes / 4096 * 9 / 10) },
+        ("ghost", Some(0)) => usage!("--ghost-blocks must be at least 1"),
+        ("ghost", blocks) => zonekit_cache::Admission::Ghost { blocks: blocks.unwrap_or(cache_bytes / 4096 * 9 / 10).max(1) },
         (other, _) => usage!("--admission {other:?}: expected all or ghost"),
     };
     let spec = CacheSpec {
@@ -204,7 +220,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         eviction: a.eviction.clone(),
         sampler: a.sampler.clone(),
         sampler_params: parse_params(&a.sampler_params)?,
-        budget: SamplerBudget { memory_bytes: a.sampler_bytes, chunk_bytes: kib(a.chunk_kib, "--chunk-kib")? },
+        budget: SamplerBudget { memory_bytes: a.sampler_bytes.unwrap_or(16384), chunk_bytes: kib(a.chunk_kib, "--chunk-kib")? },
         config: CacheConfig {
             mode: write_mode(&a.mode).map_err(lab)?,
             sequential_cutoff_bytes: kib(a.cutoff_kib, "--cutoff-kib")?,

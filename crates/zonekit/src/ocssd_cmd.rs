@@ -114,7 +114,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         luns_per_channel: g.luns,
         blocks_per_lun: g.blocks_per_lun,
         pages_per_block: g.pages_per_block,
-        page_bytes: g.page_kib.saturating_mul(1024),
+        page_bytes: g.page_kib.checked_mul(1024).ok_or_else(|| crate::Usage(format!("--page-kib {}: at most 1024", g.page_kib)))?,
     };
     let spec = OcssdSpec {
         ftl: a.ftl.clone(),

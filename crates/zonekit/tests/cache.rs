@@ -57,20 +57,20 @@ fn bad_requests_are_refused_with_usage_status() {
     refused(&["cache", "sim", "--policy", "lru", "--policies", "fifo", "--cache-blocks", "10", "--workload", "zipf:blocks=1K,writes=1K"], d, 2);
 }
 
-const SMALL: [&str; 8] = ["--records", "20000", "--data-mib", "256", "--cache-mib", "32", "--zone-mib", "1"];
+const SMALL: [&str; 6] = ["--records", "20000", "--data-mib", "256", "--cache-mib", "32"];
 
 #[test]
 fn run_reports_hit_ratio_waf_and_placement() {
     let dir = tempfile::tempdir().unwrap();
-    let out = ok(&[&["cache", "run", "--sampler-bytes", "512"], &SMALL[..]].concat(), dir.path());
+    let out = ok(&[&["cache", "run", "--zone-mib", "1", "--sampler-bytes", "512"], &SMALL[..]].concat(), dir.path());
     assert!(out.contains("hit ratio") && out.contains("device WAF") && out.contains("lfu / lru"), "{out}");
     let json = ok(
-        &[&["cache", "run", "--device", "conventional", "--bucket-kib", "256", "--erase-unit-kib", "4096", "--eviction", "bcache", "--sampler", "none", "--json"], &SMALL[..]]
+        &[&["cache", "run", "--device", "conventional", "--bucket-kib", "128", "--erase-unit-kib", "2048", "--eviction", "bcache", "--sampler", "none", "--json"], &SMALL[..]]
             .concat(),
         dir.path(),
     );
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(report["buckets"], 128);
+    assert_eq!(report["buckets"], 256);
     assert!(report["device_waf"].as_f64().unwrap() > 1.0, "{json}");
     let hit = report["hit_ratio"].as_f64().unwrap();
     assert!(hit > 0.0 && hit < 1.0);
@@ -93,6 +93,14 @@ fn bad_cache_configurations_are_refused_with_usage_status() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let run = |extra: &[&str]| refused(&[&["cache", "run"], &SMALL[..], extra].concat(), d, 2);
+    // Flags of the other device are refused, not ignored.
+    assert!(run(&["--bucket-kib", "3"]).contains("apply to --device conventional only"));
+    assert!(run(&["--device", "conventional", "--zone-mib", "1"]).contains("apply to --device zns only"));
+    assert!(run(&["--device", "conventional", "--erase-unit-kib", "65536"]).contains("at most a sixteenth"));
+    assert!(run(&["--admission", "ghost", "--ghost-blocks", "0"]).contains("at least 1"));
+    assert!(run(&["--sampler", "sfr", "--sampler-bytes", "1"]).contains("no memory budget"));
+    assert!(run(&["--sampler", "none", "--sampler-param", "levels=3"]).contains("takes no parameters"));
+    assert!(run(&["--write-points", "16"]).contains("two more (one free, one to evict)"));
     let larger = refused(&["cache", "run", "--records", "20000", "--data-mib", "256", "--cache-mib", "512", "--zone-mib", "1"], d, 2);
     assert!(larger.contains("is not smaller than the 268435456-byte data set"), "{larger}");
     assert!(run(&["--device", "conventional", "--bucket-kib", "300"]).contains("not a whole number of 307200-byte buckets"));

@@ -45,6 +45,10 @@ fn bad_requests_are_refused_with_usage_status() {
     assert!(run(&["--param", "pn"]).contains("expected KEY=VALUE"));
     assert!(run(&["--channels", "0"]).contains("at least 1"));
     assert!(run(&["--page-kib", "6"]).contains("multiple of 4096"));
+    assert!(run(&["--page-kib", "4194304"]).contains("at most 1024"));
+    assert!(run(&["--channels", "2000000"]).contains("at most 65536 parallel units"));
+    assert!(run(&["--ftl", "hsbm-gcl", "--param", "logs=4294967294"]).contains("leave no data superblock"));
+    assert!(refused(&["ocssd", "run", "--workload", "macdrp:scale=inf"], d, 2).contains("must be in (0, 1000]"));
     assert!(run(&["--timing", "fast"]).contains("synchronous or parallel"));
     assert!(run(&["--block-size", "8192"]).contains("--block-size does not apply"));
     assert!(run(&["--sample", "10/1"]).contains("select blocks, not whole requests"));

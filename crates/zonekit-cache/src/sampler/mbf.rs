@@ -80,7 +80,16 @@ impl Mbf {
         let MbfConfig { filters, hashes, period, hot } = config;
         let sum_max = (filters * (filters + 1) / 2) as u64;
         if !(1..=FILTERS_MAX).contains(&filters) || !(1..=HASHES_MAX).contains(&hashes) || period == 0 || !(1..=sum_max).contains(&hot) {
-            return Err(CacheError::Config(format!("sampler mbf: {config:?}: filters 1 to {FILTERS_MAX}, hashes 1 to {HASHES_MAX}, period at least 1, hot 1 to V(V+1)/2")));
+            let why = if !(1..=FILTERS_MAX).contains(&filters) {
+                format!("filters={filters}: 1 to {FILTERS_MAX}")
+            } else if !(1..=HASHES_MAX).contains(&hashes) {
+                format!("hashes={hashes}: 1 to {HASHES_MAX}")
+            } else if period == 0 {
+                "period=0: at least 1".to_string()
+            } else {
+                format!("hot={hot}: 1 to {sum_max} with {filters} filters (the largest weighted sum)")
+            };
+            return Err(CacheError::Config(format!("sampler mbf: {why}")));
         }
         let bits_per_filter = budget.memory_bytes * 8 / filters as u64;
         if bits_per_filter == 0 {

@@ -56,7 +56,7 @@ impl HsbmGcl {
         if layout.pages() > NO_SLOT as u32 {
             return Err(OcError::Config(format!("superblocks of {} pages do not fit 2-byte log entries", layout.pages())));
         }
-        if logs + 2 > layout.count() {
+        if logs as u64 + 2 > layout.count() as u64 {
             return Err(OcError::Config(format!(
                 "{logs} log superblocks leave no data superblock on {geometry} with {pn} × {bn}-block superblocks ({} superblocks)",
                 layout.count()

@@ -166,7 +166,7 @@ impl Workload {
                 return Err("hotcold: hot must be in (0, 1) and hot-writes in [0, 1]".into())
             }
             Workload::Ycsb { keys: 0, .. } => return Err("ycsb: keys must be positive".into()),
-            Workload::Hpc { scale, .. } if !(*scale > 0.0) => return Err("scale must be positive".into()),
+            Workload::Hpc { scale, .. } if !(*scale > 0.0 && *scale <= 1000.0) => return Err(format!("scale={scale}: must be in (0, 1000]").into()),
             _ => {}
         }
         Ok(())
