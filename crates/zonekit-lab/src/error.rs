@@ -55,7 +55,8 @@ impl LabError {
     pub fn is_usage(&self) -> bool {
         match self {
             LabError::Usage(_) | LabError::Policy(_) => true,
-            LabError::Ocssd { error, .. } => crate::ocssd_bench::is_usage(error),
+            // Bad geometry or FTL parameters are the request's fault; the rest is the run's.
+            LabError::Ocssd { error, .. } => matches!(**error, zonekit_ocssd::OcError::Geometry(_) | zonekit_ocssd::OcError::Config(_)),
             _ => false,
         }
     }

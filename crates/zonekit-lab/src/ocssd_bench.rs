@@ -678,11 +678,6 @@ pub fn ftl_names() -> Vec<&'static str> {
     FTLS.iter().map(|f| f.name).collect()
 }
 
-/// Whether an engine error is the request's fault (bad geometry or parameters).
-pub fn is_usage(error: &OcError) -> bool {
-    matches!(error, OcError::Geometry(_) | OcError::Config(_))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
