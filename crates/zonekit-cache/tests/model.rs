@@ -17,8 +17,8 @@ const ZONE_BLOCKS: u64 = 16;
 const ZONES: u32 = 16;
 const DISK_BLOCKS: u64 = 800;
 
-fn cache(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u32, admission: Admission) -> Cache<ZonedBuckets<MemDevice>> {
-    let geometry = Geometry {
+fn geometry() -> Geometry {
+    Geometry {
         block_size_bytes: BLOCK as u32,
         zone_size_blocks: ZONE_BLOCKS,
         zone_capacity_blocks: ZONE_BLOCKS,
@@ -26,7 +26,11 @@ fn cache(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u
         conventional_zone_count: 0,
         open_zones_max: None,
         active_zones_max: None,
-    };
+    }
+}
+
+fn cache(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u32, admission: Admission) -> Cache<ZonedBuckets<MemDevice>> {
+    let geometry = geometry();
     let device = ZonedBuckets::new(MemDevice::new(geometry, ZoneBehavior::default(), StorageMode::Data).unwrap(), ZONE_BLOCKS * BLOCK as u64).unwrap();
     let shape = CacheShape { buckets: device.buckets(), bucket_blocks: device.bucket_blocks() };
     let (info, params) = policy::find(EVICTIONS, "eviction", eviction).unwrap();
@@ -123,15 +127,7 @@ fn every_mode_and_policy_returns_the_latest_data() {
 
 #[test]
 fn bad_configurations_are_refused() {
-    let geometry = Geometry {
-        block_size_bytes: BLOCK as u32,
-        zone_size_blocks: ZONE_BLOCKS,
-        zone_capacity_blocks: ZONE_BLOCKS,
-        zone_count: ZONES,
-        conventional_zone_count: 0,
-        open_zones_max: None,
-        active_zones_max: None,
-    };
+    let geometry = geometry();
     let mem = || MemDevice::new(geometry, ZoneBehavior::default(), StorageMode::MetadataOnly).unwrap();
     let err = ZonedBuckets::new(mem(), ZONE_BLOCKS * BLOCK as u64 + 4096).err().unwrap().to_string();
     assert!(err.contains("not a whole number of 65536-byte zones"), "{err}");

@@ -504,23 +504,29 @@ pub fn run_cache_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::inp
     Ok(report(label, &spec, &cache, (0, 0, 0, 0)))
 }
 
-/// The hit ratio of an item-level policy (`belady` for the bound) on the same read stream,
-/// with the cache's capacity in blocks, after the same warm-up.
-pub fn item_hit_ratio(policy_name: &str, w: &Ycsb, cache_bytes: u64, seed: u64) -> Result<f64> {
-    let (info, params) = policy::find(ITEM_POLICIES, "item policy", policy_name)?;
-    let capacity = (cache_bytes / BLOCK) as usize;
-    let mut cache = (info.make)(&ParamReader::new(info, &params)?, capacity).map_err(|e| LabError::Usage(e.to_string()))?;
+/// Every block the read phase of `w` reads, in order (the same draws `run_cache` makes;
+/// updates are skipped).
+fn for_each_read_block(w: &Ycsb, seed: u64, mut f: impl FnMut(u64)) {
     let mut zipf = Chooser::new(w);
     let mut rng = Rng::new(seed);
-    let mut stream = Vec::with_capacity(w.operations as usize);
     for _ in 0..w.operations {
         let record = zipf.next(&mut rng);
         if w.update_fraction > 0.0 && rng.chance(w.update_fraction) {
             continue;
         }
         let (block, blocks) = record_blocks(w, record);
-        stream.extend(block..block + blocks);
+        (block..block + blocks).for_each(&mut f);
     }
+}
+
+/// The hit ratio of an item-level policy (`belady` for the bound) on the same read stream,
+/// with the cache's capacity in blocks, after the same warm-up.
+pub fn item_hit_ratio(policy_name: &str, w: &Ycsb, cache_bytes: u64, seed: u64) -> Result<f64> {
+    let (info, params) = policy::find(ITEM_POLICIES, "item policy", policy_name)?;
+    let capacity = (cache_bytes / BLOCK) as usize;
+    let mut cache = (info.make)(&ParamReader::new(info, &params)?, capacity).map_err(|e| LabError::Usage(e.to_string()))?;
+    let mut stream = Vec::with_capacity(w.operations as usize);
+    for_each_read_block(w, seed, |block| stream.push(block));
     // Next access of each request, for the oracle.
     let mut next = vec![u64::MAX; stream.len()];
     let mut seen = std::collections::HashMap::new();
@@ -545,21 +551,12 @@ pub fn item_hit_ratio(policy_name: &str, w: &Ycsb, cache_bytes: u64, seed: u64) 
 /// unit's history says about its blocks. At 4 KiB it is the best a block cache could do
 /// without the future; at a sampler's chunk it bounds what chunk-level placement can know.
 pub fn static_bound(w: &Ycsb, cache_bytes: u64, unit_bytes: u64, seed: u64) -> f64 {
-    let mut zipf = Chooser::new(w);
-    let mut rng = Rng::new(seed);
     let mut counts: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     let mut reads = 0u64;
-    for _ in 0..w.operations {
-        let record = zipf.next(&mut rng);
-        if w.update_fraction > 0.0 && rng.chance(w.update_fraction) {
-            continue;
-        }
-        let (block, blocks) = record_blocks(w, record);
-        for b in block..block + blocks {
-            *counts.entry(b * BLOCK / unit_bytes).or_default() += 1;
-            reads += 1;
-        }
-    }
+    for_each_read_block(w, seed, |b| {
+        *counts.entry(b * BLOCK / unit_bytes).or_default() += 1;
+        reads += 1;
+    });
     let mut sorted: Vec<u64> = counts.into_values().collect();
     sorted.sort_unstable_by(|a, b| b.cmp(a));
     // Units of the cache's size: blocks fill it one by one, larger units whole.
