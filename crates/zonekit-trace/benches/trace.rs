@@ -36,6 +36,14 @@ fn parse_and_split(path: &Path, fmt: &Format) -> u64 {
     Splitter::new(recs, SplitOptions::default()).unwrap().map(|b| b.unwrap().block).fold(0, |a, b| a ^ b)
 }
 
+/// The records alone, without the splitter.
+fn parse_only(path: &Path, fmt: &Format) -> u64 {
+    format::open(path, fmt, &ReadOptions::default()).unwrap().fold(0, |a, r| {
+        let r = r.unwrap();
+        a ^ r.offset_bytes ^ r.len_bytes ^ r.time_us
+    })
+}
+
 fn bare_lines(path: &Path) -> u64 {
     let mut input = format::decompressed(path).unwrap();
     let mut line = String::new();
@@ -54,6 +62,7 @@ fn text(c: &mut Criterion) {
     for (name, path, fmt) in [("cloudphysics_csv", cloudphysics, Format::CloudPhysicsCsv), ("alibaba_60MB", alibaba_file(), Format::Alibaba)] {
         group.throughput(Throughput::Bytes(std::fs::metadata(&path).unwrap().len()));
         group.bench_function(name, |b| b.iter(|| black_box(parse_and_split(&path, &fmt))));
+        group.bench_function(format!("{name}/parse_only"), |b| b.iter(|| black_box(parse_only(&path, &fmt))));
         group.bench_function(format!("{name}/reference_read_lines"), |b| b.iter(|| black_box(bare_lines(&path))));
     }
     group.finish();

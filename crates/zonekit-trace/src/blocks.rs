@@ -54,7 +54,13 @@ impl Default for SplitOptions {
 }
 
 impl SplitOptions {
+    /// Whether any of the time window, volume and operation filters is set.
+    pub fn filters(&self) -> bool {
+        self.window_us.is_some() || self.volumes.is_some() || self.only.is_some()
+    }
+
     /// Whether the time window, volume and operation filters keep `r`.
+    #[inline]
     pub fn wanted(&self, r: &Record) -> bool {
         self.window_us.is_none_or(|(s, e)| r.time_us >= s && r.time_us < e) && self.volumes.as_ref().is_none_or(|v| v.contains(&r.volume)) && self.only.is_none_or(|op| op == r.op)
     }
@@ -65,6 +71,8 @@ pub struct Splitter<I> {
     records: I,
     options: SplitOptions,
     block_shift: u32,
+    /// Whether `options` filters anything (else every record is wanted, unasked).
+    filters: bool,
     /// The request being split: (record, first block, next block, last block).
     current: Option<(Record, u64, u64, u64)>,
     /// Requests of zero length (skipped).
@@ -77,11 +85,12 @@ impl<I: Iterator<Item = Result<Record>>> Splitter<I> {
             return Err(TraceError::Invalid(format!("block size {} is not a power of two of at least 512", options.block_size_bytes)));
         }
         let block_shift = options.block_size_bytes.trailing_zeros();
-        Ok(Splitter { records, options, block_shift, current: None, empty_requests: 0 })
+        Ok(Splitter { filters: options.filters(), records, options, block_shift, current: None, empty_requests: 0 })
     }
 
+    #[inline]
     fn wanted(&self, r: &Record) -> bool {
-        self.options.wanted(r)
+        !self.filters || self.options.wanted(r)
     }
 }
 
@@ -116,6 +125,10 @@ impl<I: Iterator<Item = Result<Record>>> Iterator for Splitter<I> {
             let (first, last) = (r.offset_bytes >> self.block_shift, end >> self.block_shift);
             if last >= 1 << BLOCK_BITS || r.volume > MAX_VOLUME {
                 return Some(Err(TraceError::Invalid(format!("volume {} block {last} is beyond the supported range (volume < 2^24, block < 2^40)", r.volume))));
+            }
+            // Most requests are one block: hand it over without parking it in `current`.
+            if first == last {
+                return Some(Ok(BlockIo { time_us: r.time_us, volume: r.volume, block: first, op: r.op, starts_request: true }));
             }
             self.current = Some((r, first, first, last));
         }

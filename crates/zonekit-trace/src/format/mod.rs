@@ -3,6 +3,7 @@
 //! and the field. In lenient mode bad records are skipped and counted ([`ReadStats`]).
 
 pub mod delimited;
+mod lines;
 pub mod text;
 pub mod vscsi;
 
@@ -12,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 pub use delimited::Delimited;
-use text::{LineParser, ParseState};
+use lines::Lines;
+use text::{LineParser, ParseState, Quick};
 
 use crate::record::{FieldError, Location, Record, Result, SpecError, TraceError};
 
@@ -142,10 +144,19 @@ pub fn from_reader(input: Box<dyn BufRead>, path: &Path, format: &Format, option
     match format {
         Format::Vscsi => Box::new(vscsi::VscsiReader::new(input, path.to_path_buf(), options.clone())),
         Format::Delimited(d) => Box::new(TextReader::new(input, path.to_path_buf(), d.clone(), options.clone())),
-        named => {
-            let f = Named { parse: named.line_parser().expect("text format"), state: ParseState::default() };
-            Box::new(TextReader::new(input, path.to_path_buf(), f, options.clone()))
-        }
+        named => named_reader(input, path.to_path_buf(), named, options.clone(), lines::CHUNK_BYTES),
+    }
+}
+
+/// The reader of a named text format, reading `chunk_bytes` at a time.
+fn named_reader(input: Box<dyn BufRead>, path: PathBuf, format: &Format, options: ReadOptions, chunk_bytes: usize) -> Box<dyn RecordStream> {
+    let parse = format.line_parser().expect("text format");
+    // One reader type per fast parser, so that it is inlined into the reading loop.
+    match format {
+        Format::Alibaba => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::alibaba_fast), options, chunk_bytes)),
+        Format::Tencent => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::tencent_fast), options, chunk_bytes)),
+        Format::CloudPhysicsCsv => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::cloudphysics_csv_fast), options, chunk_bytes)),
+        _ => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::no_fast_parser), options, chunk_bytes)),
     }
 }
 
@@ -256,33 +267,55 @@ fn decompress_error(path: &Path, e: std::io::Error) -> TraceError {
 /// One line in, at most one record out.
 pub trait LineFormat {
     fn parse(&mut self, line: &str) -> std::result::Result<Option<Record>, FieldError>;
+    /// The same from the line's bytes, for the spellings a format can read without a `&str`;
+    /// see [`FastParser`](text::FastParser) for the contract and the arguments. Every line it
+    /// leaves [`Quick::Unusual`] goes to [`parse`](Self::parse).
+    #[inline]
+    fn parse_bytes(&mut self, _text: &[u8], _line_len: usize) -> Quick {
+        Quick::Unusual
+    }
     /// Valid lines that were not reads or writes.
     fn non_data(&self) -> u64 {
         0
     }
 }
 
-struct Named {
+/// A named format: its line parser, and its fast parser as a type of its own (a function item),
+/// so that each reader is compiled with its fast parser inlined.
+struct Named<Fast> {
     parse: LineParser,
+    fast: Fast,
     state: ParseState,
 }
 
-impl LineFormat for Named {
+impl<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick> Named<Fast> {
+    fn new(parse: LineParser, fast: Fast) -> Named<Fast> {
+        Named { parse, fast, state: ParseState::default() }
+    }
+}
+
+impl<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick> LineFormat for Named<Fast> {
     fn parse(&mut self, line: &str) -> std::result::Result<Option<Record>, FieldError> {
         (self.parse)(&mut self.state, line)
+    }
+    #[inline]
+    fn parse_bytes(&mut self, text: &[u8], line_len: usize) -> Quick {
+        (self.fast)(&mut self.state, text, line_len)
     }
     fn non_data(&self) -> u64 {
         self.state.non_data
     }
 }
 
-/// Reads text lines and parses each with a [`LineFormat`].
+/// Reads text lines and parses each with a [`LineFormat`]: from bytes where the format can,
+/// else as a `&str` (a line that is not UTF-8 ends the stream with an error, as it did when
+/// lines were read with `read_line`).
 pub struct TextReader<F> {
     input: Box<dyn BufRead>,
     path: PathBuf,
     format: F,
     options: ReadOptions,
-    line: String,
+    lines: Lines,
     line_no: u64,
     stats: ReadStats,
     done: bool,
@@ -290,29 +323,51 @@ pub struct TextReader<F> {
 
 impl<F: LineFormat> TextReader<F> {
     pub fn new(input: Box<dyn BufRead>, path: PathBuf, format: F, options: ReadOptions) -> TextReader<F> {
-        TextReader { input, path, format, options, line: String::new(), line_no: 0, stats: ReadStats::default(), done: false }
+        TextReader::with_chunk_bytes(input, path, format, options, lines::CHUNK_BYTES)
+    }
+
+    /// Reads the input `chunk_bytes` at a time (tests use tiny chunks to cut lines).
+    fn with_chunk_bytes(input: Box<dyn BufRead>, path: PathBuf, format: F, options: ReadOptions, chunk_bytes: usize) -> TextReader<F> {
+        TextReader { input, path, format, options, lines: Lines::new(chunk_bytes), line_no: 0, stats: ReadStats::default(), done: false }
     }
 }
+
+/// The message `read_line` gave for a line that is not UTF-8.
+const NOT_UTF8: &str = "stream did not contain valid UTF-8";
 
 impl<F: LineFormat> Iterator for TextReader<F> {
     type Item = Result<Record>;
 
+    #[inline]
     fn next(&mut self) -> Option<Result<Record>> {
         while !self.done {
-            self.line.clear();
-            match self.input.read_line(&mut self.line) {
-                Ok(0) => {
+            let line = match self.lines.next_line(&mut self.input) {
+                None => {
                     self.done = true;
                     return None;
                 }
-                Ok(_) => {}
-                Err(e) => {
+                Some(Ok(line)) => line,
+                Some(Err(e)) => {
                     self.done = true;
                     return Some(Err(decompress_error(&self.path, e)));
                 }
-            }
+            };
             self.line_no += 1;
-            let line = self.line.trim_end_matches(['\n', '\r']);
+            // The line has no `\n`; a `\r` before it (CRLF) is not part of the line.
+            let len = line.bytes().iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
+            debug_assert!(line.text.get(len).is_none_or(|b| matches!(b, b'\r' | b'\n')));
+            match self.format.parse_bytes(line.text, len) {
+                Quick::Record(r) => {
+                    self.stats.records += 1;
+                    return Some(Ok(r));
+                }
+                Quick::NoRecord => continue,
+                Quick::Unusual => {}
+            }
+            let Ok(line) = std::str::from_utf8(&line.text[..len]) else {
+                self.done = true;
+                return Some(Err(decompress_error(&self.path, std::io::Error::new(std::io::ErrorKind::InvalidData, NOT_UTF8))));
+            };
             if line.trim().is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -340,5 +395,194 @@ impl<F: LineFormat> Iterator for TextReader<F> {
 impl<F: LineFormat> RecordStream for TextReader<F> {
     fn stats(&self) -> ReadStats {
         ReadStats { non_data: self.format.non_data(), ..self.stats.clone() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Op;
+    use proptest::prelude::*;
+
+    /// The reader as it was before lines were read in chunks: `read_line` into a `String`, then
+    /// the format's line parser. The chunked reader must give exactly what this gives.
+    fn line_at_a_time(bytes: &[u8], format: &Format, lenient: bool) -> (Vec<Result<Record, String>>, ReadStats) {
+        let path = Path::new("t.csv");
+        let mut input = std::io::Cursor::new(bytes);
+        let parse = format.line_parser().expect("text format");
+        let mut state = ParseState::default();
+        let mut stats = ReadStats::default();
+        let (mut out, mut line, mut line_no) = (Vec::new(), String::new(), 0);
+        loop {
+            line.clear();
+            match input.read_line(&mut line) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    out.push(Err(decompress_error(path, e).to_string()));
+                    break;
+                }
+            }
+            line_no += 1;
+            let l = line.trim_end_matches(['\n', '\r']);
+            if l.trim().is_empty() || l.starts_with('#') {
+                continue;
+            }
+            match parse(&mut state, l) {
+                Ok(Some(r)) => {
+                    stats.records += 1;
+                    out.push(Ok(r));
+                }
+                Ok(None) => {}
+                Err(fe) => {
+                    let e = TraceError::Parse { path: path.to_path_buf(), location: Location::Line(line_no), field: fe.field, value: fe.value, reason: fe.reason };
+                    if lenient {
+                        stats.skip(&e, fe.field);
+                        continue;
+                    }
+                    out.push(Err(e.to_string()));
+                    break;
+                }
+            }
+        }
+        stats.non_data = state.non_data;
+        (out, stats)
+    }
+
+    fn chunked(bytes: &[u8], format: &Format, lenient: bool, chunk_bytes: usize) -> (Vec<Result<Record, String>>, ReadStats) {
+        let input = Box::new(std::io::Cursor::new(bytes.to_vec()));
+        let mut reader = named_reader(input, PathBuf::from("t.csv"), format, ReadOptions { lenient }, chunk_bytes);
+        let out = reader.by_ref().map(|r| r.map_err(|e| e.to_string())).collect();
+        assert!(reader.next().is_none(), "the stream stays ended");
+        (out, reader.stats())
+    }
+
+    fn assert_same(bytes: &[u8], format: &Format, chunk_sizes: std::ops::Range<usize>) {
+        for lenient in [false, true] {
+            let expected = line_at_a_time(bytes, format, lenient);
+            for chunk_bytes in chunk_sizes.clone().chain([lines::CHUNK_BYTES]) {
+                assert_eq!(chunked(bytes, format, lenient, chunk_bytes), expected, "{} lenient {lenient} chunk {chunk_bytes}: {:?}", format.name(), String::from_utf8_lossy(bytes));
+            }
+        }
+    }
+
+    const ALIBABA: &str = "0,W,15197679616,4096,0\r\n\
+        12,R,4096,8192,1234567\n\
+        # a comment, then a blank line and a CRLF one\n\
+        \n\
+        \t \r\n\
+        3,w,0,512,99\r\n\
+        4 , r , 8 , 16 , 32\n\
+        5,Read,0,512,1\n\
+        6,write,0,512,2,extra,fields\n\
+        7,W,0,512,3,\n\
+        +8,W,+0,512,4\n\
+        4294967295,W,18446744073709551615,00000000000000000000512,5\r\n\
+        9,X,0,512,6\r\n\
+        10,W,0,512\n\
+        11,W,-1,512,7\n\
+        4294967296,W,0,512,8\n\
+        12,W,18446744073709551616,512,9\n\
+        13,W,0,512,\n\
+        14,W,1,2,3";
+
+    const TENCENT: &str = "1538323200,105352008,16,1,1063\r\n\
+        1538323200.5,8,1,0,7\n\
+        1538323201.1234567,8,1,0,7\n\
+        1538323201.,8,1,0,7\n\
+        .25,8,1,0,7\n\
+        1.5e3,8,1,0,7\n\
+        # comment\r\n\
+        \r\n\
+        1538323202, 8 ,1 , 1 ,7 \n\
+        1538323203,9999999999999999,1,1,7\n\
+        1538323203,99999999999999999,1,1,7\n\
+        1538323203,36028797018963968,1,1,7\n\
+        12345678901234,8,1,1,7\n\
+        1538323204,8,1,2,7\r\n\
+        1538323205,8,1,1\n\
+        1538323206,8,1,1,4294967296\n\
+        1538323207,8,1,1,7,more";
+
+    /// Lines cut anywhere by chunks of every small size read as they did line by line: the same
+    /// records, the same first error (message, field and line number) and the same statistics.
+    #[test]
+    fn chunked_lines_read_as_line_by_line() {
+        for (format, text) in [(Format::Alibaba, ALIBABA), (Format::Tencent, TENCENT)] {
+            // Every prefix ending in a malformed line shows that line's error (strict mode).
+            let lines: Vec<&str> = text.split_inclusive('\n').collect();
+            for n in 1..=lines.len() {
+                assert_same(lines[..n].concat().as_bytes(), &format, 1..40);
+            }
+            // Without the malformed lines, every record comes through.
+            let (records, stats) = chunked(text.as_bytes(), &format, true, 7);
+            assert!(records.iter().all(Result::is_ok) && stats.records >= 8 && stats.skipped_total() >= 4, "{records:?} {stats:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_lines_name_their_line_across_chunks() {
+        let text = "1,W,0,4096,5\r\n2,W,8192,4096,6\r\n3,X,0,4096,7\r\n4,W,0,4096,8\r\n";
+        for chunk_bytes in 1..20 {
+            let (out, _) = chunked(text.as_bytes(), &Format::Alibaba, false, chunk_bytes);
+            assert_eq!(out.len(), 3);
+            assert_eq!(out[2], Err("t.csv:line 3: opcode \"X\": expected R or W".to_string()), "chunk {chunk_bytes}");
+        }
+        let text = "1538323200,1,16,1,1063\r\n\r\n1538323200,1,16,3,1063\r\n";
+        for chunk_bytes in 1..20 {
+            let (out, _) = chunked(text.as_bytes(), &Format::Tencent, false, chunk_bytes);
+            assert_eq!(out[0], Ok(Record { time_us: 1_538_323_200_000_000, volume: 1063, offset_bytes: 512, len_bytes: 8192, op: Op::Write }));
+            assert_eq!(out[1], Err("t.csv:line 3: IOType \"3\": expected 0 (read) or 1 (write)".to_string()), "chunk {chunk_bytes}");
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_ends_the_stream_as_before() {
+        for text in [&b"1,W,0,512,1\n# caf\xe9\n2,W,0,512,2\n"[..], b"1,W,0,512,1\n2,W,0,512,2,\xff\n", b"1,W,0,512,1\n\xe9"] {
+            assert_same(text, &Format::Alibaba, 1..20);
+            let (out, _) = chunked(text, &Format::Alibaba, true, 3);
+            assert_eq!(out.last(), Some(&Err(format!("t.csv: truncated or corrupt compressed stream: {NOT_UTF8}"))));
+        }
+    }
+
+    #[test]
+    fn cloudphysics_reads_as_line_by_line() {
+        let text = "version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,5633898,12,36,0\n1,5633899,28,4096,8\r\n1,5633899,2A,4096,8\n1,x,35,y,z\n1,5633900,+28,512,1\n1,5633900,zz,512,1\n";
+        assert_same(text.as_bytes(), &Format::CloudPhysicsCsv, 1..30);
+        let (out, stats) = chunked(text.as_bytes(), &Format::CloudPhysicsCsv, true, 5);
+        assert_eq!((out.len(), stats.non_data, stats.skipped_total()), (4, 2, 1));
+    }
+
+    /// A field as a trace might spell it, plainly or not.
+    fn field() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => "[0-9]{1,6}",
+            1 => "[0-9]{0,22}",
+            1 => "[0-9]{1,15}\\.[0-9]{0,9}",
+            2 => prop::sample::select(vec!["R", "W", "r", "w", "Read", "write", "0", "1", "2", "2a", "28", "8A", "ff", "x"]).prop_map(String::from),
+            1 => "[ \t+\\-.eE0-9a-fA-FRW#\u{a0}é]{0,6}",
+        ]
+    }
+
+    fn line() -> impl Strategy<Value = String> {
+        (prop::collection::vec(field(), 0..8), prop::sample::select(vec!["\n", "\r\n", "\r\r\n"])).prop_map(|(fields, end)| fields.join(",") + end)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        /// Any lines, read in chunks of any size, give what the line-at-a-time reader gave.
+        #[test]
+        fn any_lines_read_as_line_by_line(lines in prop::collection::vec(line(), 0..12), format_index in 0usize..7, chunk_bytes in 1usize..64, cut in any::<bool>()) {
+            let formats = [Format::Alibaba, Format::Tencent, Format::CloudPhysicsCsv, Format::Msr, Format::Umass, Format::Systor, Format::DiskSim];
+            let mut text = lines.concat();
+            if cut {
+                text.pop();
+            }
+            for lenient in [false, true] {
+                let format = &formats[format_index];
+                prop_assert_eq!(chunked(text.as_bytes(), format, lenient, chunk_bytes), line_at_a_time(text.as_bytes(), format, lenient), "{:?}", text);
+            }
+        }
     }
 }
