@@ -38,6 +38,40 @@ pub enum CapacityMode {
     Unbounded,
 }
 
+/// When a fixed-capacity FTL collects (the unbounded log always follows the SepBIT simulator:
+/// one sealed zone after a write while sealed garbage exceeds the threshold). Whatever the
+/// trigger, GC also runs whenever free zones fall below the reserve a GC needs.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum GcTrigger {
+    /// While all garbage, open zones' included, exceeds the threshold share of written
+    /// blocks, reclaim the victim policy's choice (seed 000's replay so far).
+    #[default]
+    GpAll,
+    /// The SepBIT prototype's rule (`prototype/src/logstore/scheduler.cc`, `manager.cc`):
+    /// while garbage in sealed zones is at least the threshold share of all written blocks,
+    /// reclaim a sealed zone.
+    GpSealed,
+    /// Only when free zones run short: GC as late as the device allows, so the
+    /// over-provisioning (1 − utilisation) is what sets the write amplification.
+    FreeZones,
+}
+
+impl GcTrigger {
+    pub const ALL: [GcTrigger; 3] = [GcTrigger::GpAll, GcTrigger::GpSealed, GcTrigger::FreeZones];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GcTrigger::GpAll => "gp-all",
+            GcTrigger::GpSealed => "gp-sealed",
+            GcTrigger::FreeZones => "free-zones",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<GcTrigger> {
+        GcTrigger::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
 /// The garbage proportion that triggers GC unless told otherwise (seed 000: 15 %).
 pub const DEFAULT_GC_THRESHOLD: f64 = 0.15;
 
@@ -46,13 +80,15 @@ pub struct FtlConfig {
     /// Garbage proportion that triggers GC (thesis: 0.15).
     pub gc_threshold: f64,
     pub capacity: CapacityMode,
+    /// When GC runs in [`CapacityMode::Fixed`].
+    pub trigger: GcTrigger,
     /// Keep data: GC reads and rewrites payloads (the device must store data).
     pub store_data: bool,
 }
 
 impl Default for FtlConfig {
     fn default() -> Self {
-        FtlConfig { gc_threshold: DEFAULT_GC_THRESHOLD, capacity: CapacityMode::Fixed, store_data: false }
+        FtlConfig { gc_threshold: DEFAULT_GC_THRESHOLD, capacity: CapacityMode::Fixed, trigger: GcTrigger::GpAll, store_data: false }
     }
 }
 
@@ -136,6 +172,9 @@ pub struct Ftl<D: ZonedDevice> {
     victim: Box<dyn Victim>,
     config: FtlConfig,
     zone_blocks: u64,
+    /// log2 of `zone_blocks` when it is a power of two: a slot's zone by shift, not division
+    /// (the division sat on the path of every overwrite).
+    zone_shift: Option<u32>,
     zone_size_blocks: u64,
     block_bytes: usize,
     /// Block key → dense id + 1.
@@ -156,12 +195,30 @@ pub struct Ftl<D: ZonedDevice> {
     sealed_invalid: u64,
     stats: FtlStats,
     zero: Vec<u8>,
+    /// Deferred device appends ([`Ftl::defer_appends`]): per class, blocks appended to its
+    /// open zone in the FTL's books but not yet sent to the device (at most
+    /// [`DEFERRED_MAX`]), and zeros for one batched append.
+    deferred: Option<(Vec<u64>, Vec<u8>)>,
 }
+
+/// Blocks an open zone may be ahead of the device when appends are deferred.
+const DEFERRED_MAX: u64 = 64;
 
 impl<D: ZonedDevice> Ftl<D> {
     /// An FTL over a device whose sequential zones are all empty. `expected_blocks` sizes the
     /// block map (a hint; it grows if exceeded).
-    pub fn new(mut dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, expected_blocks: usize) -> Result<Ftl<D>, FtlError> {
+    pub fn new(dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, expected_blocks: usize) -> Result<Ftl<D>, FtlError> {
+        Ftl::build(dev, placement, victim, config, expected_blocks, expected_blocks)
+    }
+
+    /// An FTL written by dense block ids ([`Ftl::write_dense`]) instead of keys: the caller
+    /// numbered the blocks 0, 1, 2, ... in order of first write, so the FTL keeps no key map,
+    /// only `blocks` records.
+    pub fn new_dense(dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, blocks: usize) -> Result<Ftl<D>, FtlError> {
+        Ftl::build(dev, placement, victim, config, 0, blocks)
+    }
+
+    fn build(mut dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, map_entries: usize, expected_blocks: usize) -> Result<Ftl<D>, FtlError> {
         if !(0.0..1.0).contains(&config.gc_threshold) {
             return Err(FtlError::Config(format!("GC threshold {} is not in [0, 1)", config.gc_threshold)));
         }
@@ -199,9 +256,10 @@ impl<D: ZonedDevice> Ftl<D> {
             victim,
             config,
             zone_blocks: g.zone_capacity_blocks,
+            zone_shift: g.zone_capacity_blocks.is_power_of_two().then(|| g.zone_capacity_blocks.trailing_zeros()),
             zone_size_blocks: g.zone_size_blocks,
             block_bytes: g.block_size_bytes as usize,
-            ids: BlockMap::with_capacity(expected_blocks),
+            ids: BlockMap::with_capacity(map_entries),
             blocks: {
                 let v = Vec::with_capacity(expected_blocks);
                 advise_huge_pages(&v);
@@ -228,6 +286,7 @@ impl<D: ZonedDevice> Ftl<D> {
                 reclaimed_gp_by_class: vec![[0; 101]; classes],
             },
             zero: vec![0; g.block_size_bytes as usize],
+            deferred: None,
             dev,
         })
     }
@@ -302,6 +361,43 @@ impl<D: ZonedDevice> Ftl<D> {
             Some(id) => (id, false),
             None => self.resolve_or_insert(key)?,
         };
+        self.write_block(id, inserted, data, now_us, next_write)
+    }
+
+    /// A user write of the block with dense id `id` (an FTL from [`Ftl::new_dense`]): ids come
+    /// in order of first write, so an id one past the known blocks is a new block.
+    pub fn write_dense(&mut self, id: u32, now_us: u64, next_write: u64) -> Result<(), FtlError> {
+        if self.now >= u32::MAX as u64 {
+            return Err(FtlError::Config("the FTL replays at most 2^32 - 1 user block writes".into()));
+        }
+        self.now_us = now_us;
+        if self.config.capacity == CapacityMode::Fixed {
+            self.ensure_free_zones()?;
+        }
+        let known = self.blocks.len() as u64;
+        let inserted = match (id as u64).cmp(&known) {
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Equal => {
+                self.push_block()?;
+                true
+            }
+            std::cmp::Ordering::Greater => {
+                return Err(FtlError::Config(format!("block id {id} skips ahead of the {known} blocks written so far (ids must come in order of first write)")))
+            }
+        };
+        self.write_block(id, inserted, None, now_us, next_write)
+    }
+
+    /// Starts fetching the state of block `id` ahead of its [`Ftl::write_dense`].
+    #[inline]
+    pub fn prefetch_id(&self, id: u32) {
+        if let Some(b) = self.blocks.get(id as usize) {
+            prefetch_read(b);
+        }
+    }
+
+    #[inline]
+    fn write_block(&mut self, id: u32, inserted: bool, data: Option<&[u8]>, now_us: u64, next_write: u64) -> Result<(), FtlError> {
         let state = self.blocks[id as usize];
         let last = if inserted {
             None
@@ -327,15 +423,21 @@ impl<D: ZonedDevice> Ftl<D> {
         }
         let id = self.blocks.len() as u32;
         *slot = id + 1;
+        self.push_block()?;
+        Ok((id, true))
+    }
+
+    fn push_block(&mut self) -> Result<(), FtlError> {
         self.blocks.push(BlockState { slot: UNMAPPED, last_write: 0, policy: 0 });
         if self.config.capacity == CapacityMode::Fixed && self.blocks.len() as u64 > self.capacity_blocks() {
             return Err(FtlError::DoesNotFit { live_blocks: self.blocks.len() as u64, capacity_blocks: self.capacity_blocks(), reserve_zones: self.reserve_zones as u64 });
         }
-        Ok((id, true))
+        Ok(())
     }
 
     /// Reads block `key` into `buf`; `false` (and zeros) if it was never written.
     pub fn read(&mut self, key: u64, buf: &mut [u8]) -> Result<bool, FtlError> {
+        self.sync_device()?;
         self.stats.reads += 1;
         let Some(id) = self.ids.get(key) else {
             self.stats.reads_unmapped += 1;
@@ -353,8 +455,17 @@ impl<D: ZonedDevice> Ftl<D> {
     }
 
     #[inline]
+    fn zone_of(&self, slot: u32) -> usize {
+        match self.zone_shift {
+            Some(shift) => (slot >> shift) as usize,
+            None => (slot as u64 / self.zone_blocks) as usize,
+        }
+    }
+
+    #[inline]
     fn invalidate(&mut self, slot: u32) {
-        let z = &mut self.zones[(slot as u64 / self.zone_blocks) as usize];
+        let zone = self.zone_of(slot);
+        let z = &mut self.zones[zone];
         debug_assert!(z.valid > 0);
         z.valid -= 1;
         z.last_invalidate = self.now;
@@ -378,9 +489,22 @@ impl<D: ZonedDevice> Ftl<D> {
             Some(z) => z,
             None => self.open_zone(class)?,
         };
-        let payload = if self.config.store_data { data.unwrap_or(&self.zero) } else { &self.zero };
-        let lba = self.dev.append(ZoneId(z), payload)?;
-        let offset = lba.0 - z as u64 * self.zone_size_blocks;
+        let offset = match &mut self.deferred {
+            // The FTL keeps the write pointer; the device hears of the blocks in batches.
+            Some((pending, _)) => {
+                pending[class] += 1;
+                let offset = self.zones[z as usize].written;
+                if pending[class] == DEFERRED_MAX || offset + 1 == self.zone_blocks {
+                    self.send_deferred(class, z)?;
+                }
+                offset
+            }
+            None => {
+                let payload = if self.config.store_data { data.unwrap_or(&self.zero) } else { &self.zero };
+                let lba = self.dev.append(ZoneId(z), payload)?;
+                lba.0 - z as u64 * self.zone_size_blocks
+            }
+        };
         let slot = (z as u64 * self.zone_blocks + offset) as u32;
         self.rev[slot as usize] = id;
         let info = &mut self.zones[z as usize];
@@ -399,17 +523,61 @@ impl<D: ZonedDevice> Ftl<D> {
         Ok(slot)
     }
 
+    /// Lets the FTL run ahead of the device by up to 64 blocks per open zone and send them in
+    /// one append: the device sees the same blocks in the same order, in fewer commands. Only
+    /// for a device whose data and command sizes do not matter (metadata only, no timing model);
+    /// refused when the FTL keeps data. [`Ftl::sync_device`] catches the device up (reads,
+    /// [`Ftl::check_invariants`] and a zone filling up do it themselves).
+    pub fn defer_appends(&mut self) -> Result<(), FtlError> {
+        if self.config.store_data {
+            return Err(FtlError::Config("deferred appends would leave data behind; the FTL keeps data".into()));
+        }
+        let zeros = vec![0; self.block_bytes * DEFERRED_MAX as usize];
+        self.deferred = Some((vec![0; self.pool.classes()], zeros));
+        Ok(())
+    }
+
+    /// Sends every deferred append to the device.
+    pub fn sync_device(&mut self) -> Result<(), FtlError> {
+        for class in 0..self.pool.classes() {
+            if let Some(z) = self.pool.current(class) {
+                self.send_deferred(class, z)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn send_deferred(&mut self, class: usize, zone: u32) -> Result<(), FtlError> {
+        let Some((pending, zeros)) = &mut self.deferred else { return Ok(()) };
+        let n = std::mem::take(&mut pending[class]) as usize;
+        if n > 0 {
+            self.dev.append(ZoneId(zone), &zeros[..n * self.block_bytes])?;
+        }
+        Ok(())
+    }
+
     /// Runs GC as the capacity mode asks after a user write.
     fn collect(&mut self) -> Result<(), FtlError> {
         let t = self.config.gc_threshold;
         match self.config.capacity {
-            CapacityMode::Fixed => {
-                while self.written_total > 0 && self.invalid_total as f64 > t * self.written_total as f64 {
-                    if !self.gc_once(false)? {
-                        break;
+            CapacityMode::Fixed => match self.config.trigger {
+                GcTrigger::GpAll => {
+                    while self.written_total > 0 && self.invalid_total as f64 > t * self.written_total as f64 {
+                        if !self.gc_once(false)? {
+                            break;
+                        }
                     }
                 }
-            }
+                GcTrigger::GpSealed => {
+                    while self.written_total > 0 && self.sealed_invalid as f64 >= t * self.written_total as f64 {
+                        if !self.gc_once(false)? {
+                            break;
+                        }
+                    }
+                }
+                // `ensure_free_zones` before each write does it all.
+                GcTrigger::FreeZones => {}
+            },
             CapacityMode::Unbounded => {
                 if self.written_total > 0 && self.sealed_invalid as f64 > t * self.written_total as f64 {
                     self.gc_once(false)?;
@@ -453,13 +621,12 @@ impl<D: ZonedDevice> Ftl<D> {
         self.stats.reclaimed_gp_by_class[class][((gp * 100.0) as usize).min(100)] += 1;
         let base = v as u64 * self.zone_blocks;
         let mut buf = if self.config.store_data { vec![0u8; self.block_bytes] } else { Vec::new() };
-        const AHEAD: u64 = 8;
+        // The block records of the victim's slots are scattered: fetch them AHEAD slots early.
+        const AHEAD: u64 = 16;
+        self.prefetch_slots(base, 0..AHEAD.min(victim.written));
         for offset in 0..victim.written {
             if offset + AHEAD < victim.written {
-                let ahead = self.rev[(base + offset + AHEAD) as usize];
-                if ahead != UNMAPPED {
-                    prefetch_read(&self.blocks[ahead as usize]);
-                }
+                self.prefetch_slots(base, offset + AHEAD..offset + AHEAD + 1);
             }
             let slot = (base + offset) as u32;
             let id = self.rev[slot as usize];
@@ -498,8 +665,19 @@ impl<D: ZonedDevice> Ftl<D> {
         Ok(true)
     }
 
+    #[inline]
+    fn prefetch_slots(&self, base: u64, offsets: std::ops::Range<u64>) {
+        for offset in offsets {
+            let id = self.rev[(base + offset) as usize];
+            if id != UNMAPPED {
+                prefetch_read(&self.blocks[id as usize]);
+            }
+        }
+    }
+
     /// Panics if the map, the reverse map, the zone counts and the device disagree.
     pub fn check_invariants(&mut self) {
+        self.sync_device().expect("deferred appends reach the device");
         let mut valid = vec![0u64; self.zones.len()];
         for (id, slot) in self.blocks.iter().map(|b| b.slot).enumerate() {
             assert_ne!(slot, UNMAPPED, "block {id} has no address");

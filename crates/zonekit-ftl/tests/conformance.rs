@@ -3,7 +3,7 @@
 
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
 use zonekit_ftl::placement::{self, Params, PolicyEnv};
-use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig, FtlError};
+use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig, FtlError, GcTrigger};
 use zonekit_trace::binary::next_write_indices;
 use zonekit_trace::synth::{Rng, Zipf};
 
@@ -141,4 +141,32 @@ fn oracles_beat_no_separation_on_a_skewed_workload() {
     };
     let (normal, zbopt, fk) = (waf("normal"), waf("zbopt"), waf("fk"));
     assert!(zbopt < normal && fk < normal, "normal {normal}, fk {fk}, zbopt {zbopt}");
+}
+
+#[test]
+fn deferred_appends_change_nothing_but_the_device_commands() {
+    let (keys, next) = workload(3, 6000, 40_000);
+    for (p, mode, trigger) in
+        [("bhbdp", CapacityMode::Fixed, GcTrigger::GpAll), ("sepbit", CapacityMode::Unbounded, GcTrigger::GpAll), ("warcip", CapacityMode::Fixed, GcTrigger::FreeZones)]
+    {
+        let config = FtlConfig { capacity: mode, trigger, ..FtlConfig::default() };
+        let mut plain = make(p, "cbe", config, false, 48).unwrap();
+        let mut deferred = make(p, "cbe", config, false, 48).unwrap();
+        deferred.defer_appends().unwrap();
+        for (i, (&k, &n)) in keys.iter().zip(&next).enumerate() {
+            plain.write(k, None, i as u64 * 10, n).unwrap();
+            deferred.write(k, None, i as u64 * 10, n).unwrap();
+            if i % 7919 == 0 {
+                // Checks the device's write pointers too, after catching it up.
+                deferred.check_invariants();
+            }
+        }
+        deferred.check_invariants();
+        let (a, b) = (plain.stats(), deferred.stats());
+        assert_eq!((a.user_blocks, a.gc_blocks, a.gc_count, &a.gc_blocks_by_class), (b.user_blocks, b.gc_blocks, b.gc_count, &b.gc_blocks_by_class), "{p}");
+        let resets = |f: &Ftl<MemDevice>| f.zones().iter().map(|z| z.resets).collect::<Vec<_>>();
+        assert_eq!(resets(&plain), resets(&deferred), "{p}");
+    }
+    let mut data = make("bhbdp", "cbe", FtlConfig { store_data: true, ..FtlConfig::default() }, true, 32).unwrap();
+    assert!(data.defer_appends().is_err(), "a data-keeping FTL sends every block");
 }

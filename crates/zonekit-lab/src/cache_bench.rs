@@ -22,7 +22,7 @@ use zonekit_cache::item::ITEM_POLICIES;
 use zonekit_cache::sampler::{SamplerBudget, SAMPLERS};
 use zonekit_cache::{Cache, CacheConfig, CacheDevice, CacheError, Hdd, HddConfig, WriteMode, ZonedBuckets};
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
-use zonekit_ftl::{CapacityMode, Ftl, FtlConfig};
+use zonekit_ftl::{Ftl, FtlConfig};
 use zonekit_report::{csv, line_chart, markdown_table, Series};
 use zonekit_trace::synth::ycsb::{ScrambledZipfian, Zipfian};
 
@@ -175,7 +175,7 @@ impl ConventionalSsd {
         let placement = zonekit_ftl::placement::create("normal", &Params::new(), env)?;
         let victim = zonekit_pool::victim::create("greedy", 1)?;
         // GC keeps the garbage share of written space under the spare share.
-        let config = FtlConfig { gc_threshold: op / (1.0 + op), capacity: CapacityMode::Fixed, store_data: data };
+        let config = FtlConfig { gc_threshold: op / (1.0 + op), store_data: data, ..FtlConfig::default() };
         let ftl = Ftl::new(device, placement, victim, config, exported_blocks as usize)?;
         Ok(ConventionalSsd { ftl, buckets: (cache_bytes / bucket_bytes) as u32, bucket_blocks: bucket_bytes / BLOCK, bytes_written: 0, clock_us: 0 })
     }

@@ -1,9 +1,11 @@
 //! Zonekit's experiment harness: what turns an engine into numbers anyone can rerun.
 //!
+//! - [`stage`]: a trace made ready for replay: one parse of a text trace, the distinct-block
+//!   estimate, future knowledge, dense block ids (cached beside a binary trace).
 //! - [`driver`]: the [`BlockEngine`] trait an engine implements to be replayed, and [`drive`],
-//!   the replay loop with its lookahead window.
+//!   the replay loop fed by a reader thread, prefetching a few writes ahead.
 //! - [`replay`]: one replay of a trace or workload through the block FTL: device sizing from a
-//!   preset and the workload, the future-knowledge pass for the oracles, the report.
+//!   preset and the workload, the report.
 //! - [`sweep`]: grids of replays in parallel, resumable only under the same settings,
 //!   shardable (`--shard I/N`) and mergeable byte for byte, with tables and charts.
 //! - [`kv_bench`]: seed 001's experiment, RocksDB's db_bench on the zoned file system per
@@ -40,6 +42,7 @@ pub mod kv_bench;
 pub mod ocssd_bench;
 mod parallel;
 pub mod replay;
+pub mod stage;
 pub mod sweep;
 pub mod tree_bench;
 

@@ -1,20 +1,21 @@
 //! Replaying a trace or workload through the block FTL on an emulated device, and what it
-//! measured: one sizing pass, the future-knowledge pass when the placement needs it, the replay.
+//! measured: the trace staged once ([`crate::stage`]: one parse, the distinct-block estimate
+//! the device is sized from, future knowledge when the placement needs it, dense ids), then
+//! the replay.
 
 use std::time::Instant;
 
 use serde::Serialize;
-use zonekit_base::DistinctCounter;
 use zonekit_device::timing::TimedDevice;
 use zonekit_device::{preset, Geometry, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
 use zonekit_ftl::engine::gp_quantile;
 use zonekit_ftl::placement::{self, Params, PolicyEnv};
-use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig};
-use zonekit_trace::binary::{annotate_next_write, BinaryWriter};
+use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig, GcTrigger};
 use zonekit_trace::input::Input;
 
 use crate::driver::{drive, BlockEngine};
 use crate::error::{LabError, Result};
+use crate::stage::{dense_ids, stage, with_future, DenseIds, Staged};
 
 /// The device preset replays size their device from, unless told otherwise.
 pub const DEFAULT_PRESET: &str = "femu-zns";
@@ -40,6 +41,9 @@ pub struct ReplaySpec {
     /// sequential zone empty) at its own size instead of an in-memory device sized from the
     /// preset; the preset's size, the utilisation and the timing model then do not apply.
     pub device: Option<std::path::PathBuf>,
+    /// Zone size and capacity in MiB instead of the preset's (a power of two number of blocks;
+    /// e.g. to match another simulator's segment size). Not with `device`, which has its own.
+    pub zone_mib: Option<u64>,
     pub seed: u64,
 }
 
@@ -54,6 +58,7 @@ impl Default for ReplaySpec {
             utilization: Some(DEFAULT_UTILIZATION),
             timing: false,
             device: None,
+            zone_mib: None,
             seed: 1,
         }
     }
@@ -66,8 +71,9 @@ impl ReplaySpec {
     pub fn settings_key(&self) -> String {
         let c = &self.config;
         format!(
-            "preset={} utilization={:?} capacity={:?} gc_threshold={:?} timing={} store_data={} seed={}{}",
+            "preset={}{} utilization={:?} capacity={:?} gc_threshold={:?} timing={} store_data={} seed={}{}",
             self.preset,
+            self.zone_mib.map_or(String::new(), |m| format!(" zone_mib={m}")),
             self.utilization,
             c.capacity,
             c.gc_threshold,
@@ -75,12 +81,12 @@ impl ReplaySpec {
             c.store_data,
             self.seed,
             self.device.as_ref().map_or(String::new(), |d| format!(" device={}", d.display()))
-        )
+        ) + &(if c.trigger == GcTrigger::default() { String::new() } else { format!(" gc_trigger={}", c.trigger.name()) })
     }
 
     /// Checks the settings before anything runs.
     pub fn validate(&self) -> Result<()> {
-        preset::find(&self.preset).ok_or_else(|| LabError::Usage(format!("unknown device preset {:?}; valid: {}", self.preset, preset::names().join(", "))))?;
+        let p = preset::find(&self.preset).ok_or_else(|| LabError::Usage(format!("unknown device preset {:?}; valid: {}", self.preset, preset::names().join(", "))))?;
         if let (CapacityMode::Fixed, Some(u)) = (self.config.capacity, self.utilization) {
             if !(u > 0.0 && u < 1.0) {
                 return Err(LabError::Usage(format!("utilisation {u} must be in (0, 1)")));
@@ -88,6 +94,12 @@ impl ReplaySpec {
         }
         if !(0.0..1.0).contains(&self.config.gc_threshold) {
             return Err(LabError::Usage(format!("GC threshold {} is not in [0, 1)", self.config.gc_threshold)));
+        }
+        if let Some(mib) = self.zone_mib {
+            zone_blocks_for(mib, p.geometry.block_size_bytes)?;
+            if let Some(d) = &self.device {
+                return Err(LabError::Usage(format!("a zone size of {mib} MiB cannot apply to {}, which has its own zones", d.display())));
+            }
         }
         if let Some(d) = &self.device {
             if self.timing {
@@ -109,6 +121,8 @@ pub struct ReplayReport {
     pub placement: String,
     pub victim: String,
     pub capacity_mode: CapacityMode,
+    /// `gp-all`, `gp-sealed` or `free-zones` (fixed capacity), `unbounded-log`.
+    pub gc_trigger: String,
     pub zones: u32,
     pub zone_mib: f64,
     pub distinct_blocks: u64,
@@ -128,14 +142,39 @@ pub struct ReplayReport {
     pub resets_min_max_mean: (u64, u64, f64),
     pub read_blocks: u64,
     pub device_time_s: Option<f64>,
+    /// Seconds spent getting the trace ready (the one parse of a text trace, the dense ids,
+    /// an annotated copy for the oracles): see [`crate::stage`].
+    pub stage_s: f64,
+    /// Seconds of the replay loop itself.
     pub wall_s: f64,
     pub blocks_per_s: f64,
     pub ftl_bytes_per_block: f64,
 }
 
+/// The largest zone `--zone-mib` accepts (64 GiB; the largest ZNS zones are 2 GiB).
+pub const ZONE_MIB_MAX: u64 = 1 << 16;
+
+/// Blocks per zone of `mib` MiB, refusing sizes that are not a power of two number of blocks
+/// or are absurd.
+fn zone_blocks_for(mib: u64, block_size_bytes: u32) -> Result<u64> {
+    let bytes = mib.checked_mul(1 << 20).filter(|_| (1..=ZONE_MIB_MAX).contains(&mib));
+    match bytes {
+        Some(b) if b % block_size_bytes as u64 == 0 && (b / block_size_bytes as u64).is_power_of_two() => Ok(b / block_size_bytes as u64),
+        _ => Err(LabError::Usage(format!("zone size {mib} MiB: expected a power of two number of {block_size_bytes}-byte blocks, from 1 to {ZONE_MIB_MAX} MiB"))),
+    }
+}
+
 fn geometry_for(spec: &ReplaySpec, distinct: u64, classes: usize) -> Result<(Geometry, ZoneBehavior, zonekit_device::timing::FlashConfig)> {
     let p = preset::find(&spec.preset).ok_or_else(|| LabError::Usage(format!("unknown device preset {:?}; valid: {}", spec.preset, preset::names().join(", "))))?;
     let mut g = p.geometry;
+    if let Some(mib) = spec.zone_mib {
+        // Zone size = capacity; the preset's own size (no utilisation) is kept in bytes.
+        let blocks = zone_blocks_for(mib, g.block_size_bytes)?;
+        let preset_blocks = g.zone_count as u64 * g.zone_capacity_blocks;
+        g.zone_size_blocks = blocks;
+        g.zone_capacity_blocks = blocks;
+        g.zone_count = u32::try_from(preset_blocks.div_ceil(blocks).max(1)).map_err(|_| LabError::Usage(format!("zone size {mib} MiB: too many zones")))?;
+    }
     let extra = 2 * classes as u64 + 2;
     match (spec.config.capacity, spec.utilization) {
         (CapacityMode::Unbounded, _) => {
@@ -158,36 +197,36 @@ fn geometry_for(spec: &ReplaySpec, distinct: u64, classes: usize) -> Result<(Geo
     Ok((g, p.behavior, p.flash))
 }
 
-/// Writes `input` to a temporary annotated binary trace, for the oracles.
-fn with_future(input: &Input, dir: &std::path::Path) -> Result<Input> {
-    let path = dir.join("oracle.zkt");
-    let io = LabError::input(input);
-    let mut w = BinaryWriter::create(&path, input.filters.split.block_size_bytes as u32, &input.describe()).map_err(&io)?;
-    for r in input.records().map_err(&io)? {
-        w.push(&r.map_err(&io)?.io).map_err(&io)?;
-    }
-    w.finish().map_err(&io)?;
-    annotate_next_write(&path).map_err(&io)?;
-    let mut annotated = Input::path(&path, None, false);
-    annotated.filters.split.block_size_bytes = input.filters.split.block_size_bytes;
-    Ok(annotated)
-}
-
 /// Replays the writes of `input` under `spec`. `progress` is called now and then with the
 /// number of user block writes so far.
 pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -> Result<ReplayReport> {
     spec.validate()?;
-    let io = LabError::input(input);
-    // Sizing pass: distinct written blocks.
-    let mut hll = DistinctCounter::new();
-    for r in input.writes().map_err(&io)? {
-        hll.add(r.map_err(&io)?.io.key());
-    }
-    let distinct_estimate = (hll.estimate() as f64 * 1.04) as u64 + 16;
+    let temp = TempDir::new()?;
+    let started = Instant::now();
+    let staged = stage(input, temp.path())?;
+    let stage_s = started.elapsed().as_secs_f64();
+    let mut report = replay_staged(&staged, spec, temp.path(), progress)?;
+    report.workload = input.describe();
+    report.stage_s += stage_s;
+    Ok(report)
+}
+
+/// [`replay`] of a trace already staged (a sweep stages its input once for every run).
+/// Temporary files (an annotated copy, dense ids) go to `dir`.
+pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, progress: &mut dyn FnMut(u64)) -> Result<ReplayReport> {
+    spec.validate()?;
+    let started_stage = Instant::now();
+    let distinct_estimate = (staged.distinct_estimate as f64 * 1.04) as u64 + 16;
     let opened = spec.device.as_deref().map(zonekit_device::open_path).transpose()?;
     let zone_blocks = match &opened {
         Some(o) => o.device.geometry().zone_capacity_blocks,
-        None => preset::find(&spec.preset).expect("validated").geometry.zone_capacity_blocks,
+        None => {
+            let g = preset::find(&spec.preset).expect("validated").geometry;
+            match spec.zone_mib {
+                Some(mib) => zone_blocks_for(mib, g.block_size_bytes)?,
+                None => g.zone_capacity_blocks,
+            }
+        }
     };
     let provisional_capacity = match (&opened, spec.utilization) {
         (Some(o), _) => {
@@ -200,17 +239,15 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
     let env = PolicyEnv { zone_blocks, capacity_blocks: provisional_capacity };
     let placement = placement::create(&spec.placement, &spec.params, env)?;
     let victim = victim::create(&spec.victim, spec.seed)?;
-    let temp = tempdir()?;
-    let source = if placement.needs_future() { with_future(input, &temp) } else { Ok(input.clone()) };
-    let source = source.inspect_err(|_| {
-        let _ = std::fs::remove_dir_all(&temp);
-    })?;
+    let staged = if placement.needs_future() { with_future(staged.clone(), dir)? } else { staged.clone() };
+    let ids = dense_ids(&staged, dir)?;
+    let stage_s = started_stage.elapsed().as_secs_f64();
     let started = Instant::now();
-    let expected = distinct_estimate as usize;
+    let blocks = ids.distinct as usize;
     let (g, run) = match opened {
         Some(o) => {
             let g = *o.device.geometry();
-            (g, run_ftl(Ftl::new(o.device, placement, victim, spec.config, expected)?, &source, progress, |_| None))
+            (g, run_ftl(Ftl::new_dense(o.device, placement, victim, spec.config, blocks)?, (&staged, &ids), progress, |_| None))
         }
         None => {
             let (g, behavior, flash) = geometry_for(spec, distinct_estimate, placement.classes())?;
@@ -218,26 +255,36 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
             let mem = MemDevice::new(g, behavior, mode)?;
             let run = if spec.timing {
                 let dev = TimedDevice::new(mem, flash, 32)?;
-                run_ftl(Ftl::new(dev, placement, victim, spec.config, expected)?, &source, progress, |d| Some(d.report().elapsed_ns as f64 / 1e9))
+                run_ftl(Ftl::new_dense(dev, placement, victim, spec.config, blocks)?, (&staged, &ids), progress, |d| Some(d.report().elapsed_ns as f64 / 1e9))
             } else {
-                run_ftl(Ftl::new(mem, placement, victim, spec.config, expected)?, &source, progress, |_| None)
+                {
+                    let mut ftl = Ftl::new_dense(mem, placement, victim, spec.config, blocks)?;
+                    // Untimed: the device's command sizes do not matter, so it may hear of the
+                    // blocks in batches (metadata only; with data each block is sent).
+                    if !spec.config.store_data {
+                        ftl.defer_appends()?;
+                    }
+                    run_ftl(ftl, (&staged, &ids), progress, |_| None)
+                }
             };
             (g, run)
         }
     };
-    let _ = std::fs::remove_dir_all(&temp);
     let Run { stats, zones, device_time_s, bytes_per_block, distinct, reads } = run?;
     let wall_s = started.elapsed().as_secs_f64();
-    let _ = std::fs::remove_dir_all(&temp);
     let hist = stats.gp_histogram(None);
     let resets: Vec<u64> = zones.iter().map(|z| z.resets).collect();
     let block_gib = g.block_size_bytes as f64 / (1u64 << 30) as f64;
     let reclaimed: u64 = hist.iter().sum();
     Ok(ReplayReport {
-        workload: input.describe(),
+        workload: staged.header.source.clone(),
         placement: spec.placement.clone(),
         victim: spec.victim.clone(),
         capacity_mode: spec.config.capacity,
+        gc_trigger: match spec.config.capacity {
+            CapacityMode::Fixed => spec.config.trigger.name().into(),
+            CapacityMode::Unbounded => "unbounded-log".into(),
+        },
         zones: g.zone_count,
         zone_mib: g.zone_capacity_bytes() as f64 / (1 << 20) as f64,
         distinct_blocks: distinct,
@@ -256,6 +303,7 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
         resets_min_max_mean: (resets.iter().copied().min().unwrap_or(0), resets.iter().copied().max().unwrap_or(0), resets.iter().sum::<u64>() as f64 / resets.len().max(1) as f64),
         read_blocks: reads,
         device_time_s,
+        stage_s,
         wall_s,
         blocks_per_s: stats.user_blocks as f64 / wall_s.max(1e-9),
         ftl_bytes_per_block: bytes_per_block,
@@ -272,8 +320,9 @@ struct Run {
     reads: u64,
 }
 
-fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, source: &Input, progress: &mut dyn FnMut(u64), device_time_s: impl Fn(&D) -> Option<f64>) -> Result<Run> {
-    let reads = drive(&mut ftl, source, progress)?.reads;
+fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, (staged, ids): (&Staged, &DenseIds), progress: &mut dyn FnMut(u64), device_time_s: impl Fn(&D) -> Option<f64>) -> Result<Run> {
+    let reads = drive(&mut ftl, staged, ids, progress)?.reads;
+    ftl.sync_device()?;
     Ok(Run {
         stats: ftl.stats().clone(),
         zones: ftl.zones().to_vec(),
@@ -284,29 +333,37 @@ fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, source: &Input, progress: &mut dyn F
     })
 }
 
-/// The FTL as the harness drives it: the dense id found ahead of a write is its hint.
+/// The FTL as the harness drives it: by dense block id.
 impl<D: ZonedDevice> BlockEngine for Ftl<D> {
-    type Hint = Option<u32>;
-
     #[inline]
-    fn prefetch(&mut self, key: u64) {
-        self.prefetch_key(key);
+    fn prefetch(&mut self, id: u32) {
+        self.prefetch_id(id);
     }
 
     #[inline]
-    fn resolve(&mut self, key: u64) -> Option<u32> {
-        self.prefetch_block(key)
-    }
-
-    #[inline]
-    fn write(&mut self, key: u64, hint: Option<u32>, time_us: u64, next_write: u64) -> Result<()> {
-        Ok(self.write_resolved(key, hint, None, time_us, next_write)?)
+    fn write(&mut self, id: u32, time_us: u64, next_write: u64) -> Result<()> {
+        Ok(self.write_dense(id, time_us, next_write)?)
     }
 }
 
-fn tempdir() -> Result<std::path::PathBuf> {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!("zonekit-replay-{}-{}", std::process::id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
-    std::fs::create_dir_all(&dir).map_err(LabError::io(&dir))?;
-    Ok(dir)
+/// A temporary directory, removed with everything in it when dropped.
+pub struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    pub fn new() -> Result<TempDir> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!("zonekit-replay-{}-{}", std::process::id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+        std::fs::create_dir_all(&dir).map_err(LabError::io(&dir))?;
+        Ok(TempDir(dir))
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

@@ -24,7 +24,8 @@ use zonekit_report::{bar_chart, box_chart, csv, text_table};
 use zonekit_trace::input::Input;
 
 use crate::error::{LabError, Result};
-use crate::replay::{replay, ReplayReport, ReplaySpec};
+use crate::replay::{replay_staged, ReplayReport, ReplaySpec, TempDir};
+use crate::stage::{dense_ids, stage};
 
 /// The columns of `results.csv`.
 pub const RESULTS_HEADER: [&str; 16] = [
@@ -254,9 +255,20 @@ impl Sweep {
         let finished: Mutex<Vec<(Job, ReplayReport)>> = Mutex::new(Vec::new());
         let failed = Mutex::new(Vec::new());
         let append_lock = Mutex::new(());
+        // Each input is read (a text trace parsed) once and numbered once, for every run.
+        let temp = TempDir::new()?;
+        let mut staged = BTreeMap::new();
+        for job in &todo {
+            if let std::collections::btree_map::Entry::Vacant(e) = staged.entry(job.input) {
+                let mut s = stage(&self.inputs[job.input].input, temp.path())?;
+                s.annotate_in_place = false;
+                dense_ids(&s, temp.path())?;
+                e.insert(s);
+            }
+        }
         crate::parallel::for_each(todo.len(), parallel, |n| {
             let job = todo[n];
-            match replay(&self.inputs[job.input].input, &job.spec, &mut |_| {}) {
+            match replay_staged(&staged[&job.input], &job.spec, temp.path(), &mut |_| {}) {
                 Ok(r) => {
                     let row = result_row(job, &r);
                     let _guard = append_lock.lock().unwrap();

@@ -3,9 +3,12 @@
 //! # Format (version 1, little-endian)
 //!
 //! Header, 128 bytes: `0` magic `ZKTRACE\0`; `8` version u32; `12` block size u32; `16` record
-//! count u64; `24` write count u64; `32` flags u32 (bit 0: next-write times present); `36`
-//! reserved u32; `40` source, 64 bytes NUL-padded UTF-8; `104` reserved; `124` CRC-32 of bytes
-//! 0..124.
+//! count u64; `24` write count u64; `32` flags u32 (bit 0: next-write times present; bit 1:
+//! distinct-block estimate present); `36` reserved u32; `40` source, 64 bytes NUL-padded UTF-8;
+//! `104` distinct written blocks, the HyperLogLog estimate of [`DistinctCounter`] over the write
+//! records' keys, u64 (0 unless flag bit 1); `112` reserved; `124` CRC-32 of bytes 0..124.
+//! Files written before the estimate existed have zeros there and flag bit 1 clear, so they
+//! read as "no estimate".
 //!
 //! Records, 32 bytes each, from byte 128: `0` time µs u64; `8` block number u64; `16` volume
 //! u32; `20` op u8 (0 read, 1 write); `21` flags u8 (bit 0: first block of its request); `22`
@@ -32,6 +35,7 @@ pub const HEADER_BYTES: usize = 128;
 pub const RECORD_BYTES: usize = 32;
 const SOURCE_BYTES: usize = 64;
 const FLAG_NEXT_WRITE: u32 = 1;
+const FLAG_DISTINCT: u32 = 2;
 /// "No next write".
 pub use zonekit_base::NEVER;
 
@@ -50,6 +54,9 @@ pub struct Header {
     pub writes: u64,
     pub has_next_write: bool,
     pub source: String,
+    /// [`DistinctCounter::estimate`] over the keys of every write record, as the writer saw
+    /// them: a replay sizes its device from it without a pass over the trace.
+    pub distinct_writes_estimate: Option<u64>,
 }
 
 impl Header {
@@ -60,7 +67,9 @@ impl Header {
         h[12..16].copy_from_slice(&self.block_size_bytes.to_le_bytes());
         h[16..24].copy_from_slice(&self.records.to_le_bytes());
         h[24..32].copy_from_slice(&self.writes.to_le_bytes());
-        h[32..36].copy_from_slice(&(if self.has_next_write { FLAG_NEXT_WRITE } else { 0 }).to_le_bytes());
+        let flags = if self.has_next_write { FLAG_NEXT_WRITE } else { 0 } | if self.distinct_writes_estimate.is_some() { FLAG_DISTINCT } else { 0 };
+        h[32..36].copy_from_slice(&flags.to_le_bytes());
+        h[104..112].copy_from_slice(&self.distinct_writes_estimate.unwrap_or(0).to_le_bytes());
         let src = self.source.as_bytes();
         let n = src.len().min(SOURCE_BYTES);
         h[40..40 + n].copy_from_slice(&src[..n]);
@@ -90,6 +99,7 @@ impl Header {
             writes: u64_at(24),
             has_next_write: u32_at(32) & FLAG_NEXT_WRITE != 0,
             source: String::from_utf8_lossy(&src[..len]).into_owned(),
+            distinct_writes_estimate: (u32_at(32) & FLAG_DISTINCT != 0).then(|| u64_at(104)),
         })
     }
 }
@@ -162,6 +172,7 @@ pub struct BinaryWriter {
     out: BufWriter<File>,
     path: PathBuf,
     header: Header,
+    distinct: DistinctCounter,
 }
 
 impl BinaryWriter {
@@ -169,8 +180,8 @@ impl BinaryWriter {
         let io = |e| TraceError::Io { context: format!("{}: create", path.display()), error: e };
         let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
         out.write_all(&[0u8; HEADER_BYTES]).map_err(io)?;
-        let header = Header { block_size_bytes, records: 0, writes: 0, has_next_write: false, source: source.to_string() };
-        Ok(BinaryWriter { out, path: path.to_path_buf(), header })
+        let header = Header { block_size_bytes, records: 0, writes: 0, has_next_write: false, source: source.to_string(), distinct_writes_estimate: None };
+        Ok(BinaryWriter { out, path: path.to_path_buf(), header, distinct: DistinctCounter::new() })
     }
 
     #[inline]
@@ -179,12 +190,16 @@ impl BinaryWriter {
             .write_all(&encode_record(&BlockRecord { io: *io, next_write: NEVER }))
             .map_err(|e| TraceError::Io { context: format!("{}: write", self.path.display()), error: e })?;
         self.header.records += 1;
-        self.header.writes += (io.op == Op::Write) as u64;
+        if io.op == Op::Write {
+            self.header.writes += 1;
+            self.distinct.add(io.key());
+        }
         Ok(())
     }
 
     pub fn finish(mut self) -> Result<Header> {
         let io = |e| TraceError::Io { context: format!("{}: finish", self.path.display()), error: e };
+        self.header.distinct_writes_estimate = Some(self.distinct.estimate());
         self.out.seek(SeekFrom::Start(0)).map_err(io)?;
         self.out.write_all(&self.header.encode()).map_err(io)?;
         self.out.flush().map_err(io)?;

@@ -12,6 +12,10 @@ use crate::record::{Op, Record, Result, TraceError};
 use crate::sample::{Ring, Shards};
 use crate::synth::Workload;
 
+/// Records per batch of [`Input::record_batches`]: large enough that handing a batch between
+/// threads costs nothing per record, small enough (~0.5 MiB) to stay in cache.
+pub const BATCH_RECORDS: usize = 16 * 1024;
+
 #[derive(Clone, Debug)]
 pub enum Source {
     /// A Zonekit binary trace (`.zkt`).
@@ -173,6 +177,60 @@ impl Input {
         })))
     }
 
+    /// [`Input::records`] read on a thread of its own and handed over in batches of up to
+    /// [`BATCH_RECORDS`] through a bounded queue, so the caller's work overlaps parsing (text)
+    /// or decoding (binary). A read error is the last item, after a batch of the records
+    /// before it. The thread stops when the iterator is dropped.
+    pub fn record_batches(&self) -> impl Iterator<Item = Result<Vec<BlockRecord>>> {
+        // Batches in flight: the reader runs at most this far ahead.
+        const QUEUE_BATCHES: usize = 4;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<BlockRecord>>>(QUEUE_BATCHES);
+        let input = self.clone();
+        std::thread::spawn(move || {
+            let records = match input.records() {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            };
+            let mut batch = Vec::with_capacity(BATCH_RECORDS);
+            for r in records {
+                match r {
+                    Ok(r) => batch.push(r),
+                    Err(e) => {
+                        let _ = tx.send(Ok(batch)).and_then(|_| tx.send(Err(e)));
+                        return;
+                    }
+                }
+                // A send fails only when the consumer is gone: stop too.
+                if batch.len() == BATCH_RECORDS && tx.send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH_RECORDS)))).is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send(Ok(batch));
+        });
+        rx.into_iter()
+    }
+
+    /// The records for a pass that does little per record: a text trace or a workload is read
+    /// on a thread of its own ([`Input::record_batches`], a record at a time), a binary trace
+    /// directly (decoding it costs less than handing it between threads).
+    pub fn records_pipelined(&self) -> Box<dyn Iterator<Item = Result<BlockRecord>> + '_> {
+        if let Source::Binary(_) = self.source {
+            return match self.records() {
+                Ok(records) => records,
+                Err(e) => Box::new(std::iter::once(Err(e))),
+            };
+        }
+        Box::new(self.record_batches().flat_map(|b| -> Box<dyn Iterator<Item = Result<BlockRecord>>> {
+            match b {
+                Ok(batch) => Box::new(batch.into_iter().map(Ok)),
+                Err(e) => Box::new(std::iter::once(Err(e))),
+            }
+        }))
+    }
+
     /// Only the writes.
     pub fn writes(&self) -> Result<Box<dyn Iterator<Item = Result<BlockRecord>> + '_>> {
         Ok(Box::new(self.records()?.filter(|r| r.as_ref().map_or(true, |r| r.io.op == Op::Write))))
@@ -180,7 +238,8 @@ impl Input {
 }
 
 impl BlockSource for Input {
+    /// Pipelined: the analysis' passes run beside the parser.
     fn blocks(&self) -> Result<Box<dyn Iterator<Item = Result<BlockIo>> + '_>> {
-        Ok(Box::new(self.records()?.map(|r| r.map(|r| r.io))))
+        Ok(Box::new(self.records_pipelined().map(|r| r.map(|r| r.io))))
     }
 }

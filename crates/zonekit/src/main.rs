@@ -45,6 +45,10 @@ enum Command {
     /// Characterise a workload: write counts, lifetimes, thresholds (tables + SVG charts).
     Analyze(trace_cmd::AnalyzeArgs),
     /// Replay a trace or workload through the block FTL: WAF, GC traffic, GP, wear.
+    ///
+    /// A text trace is parsed once into a temporary binary trace. The dense block ids of a
+    /// binary trace are kept beside it as TRACE.zkids (about 4 bytes per write) and reused
+    /// while the trace is unchanged; delete them freely.
     Replay(replay_cmd::ReplayArgs),
     /// Run a grid of workloads x placements x victims x parameters in parallel (resumable,
     /// shardable with --shard I/N; `sweep merge` combines the shards).

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use zonekit_ftl::engine::DEFAULT_GC_THRESHOLD;
 use zonekit_ftl::placement::{self, Params};
-use zonekit_ftl::{victim, CapacityMode, FtlConfig};
+use zonekit_ftl::{victim, CapacityMode, FtlConfig, GcTrigger};
 use zonekit_lab::replay::{replay, ReplayReport, ReplaySpec, DEFAULT_PRESET, DEFAULT_UTILIZATION};
 use zonekit_lab::sweep::{self, Shard, Sweep, SweepInput};
 use zonekit_lab::LabError;
@@ -35,6 +35,12 @@ pub struct FtlArgs {
     /// Garbage proportion that triggers GC.
     #[arg(long, default_value_t = DEFAULT_GC_THRESHOLD)]
     pub gc_threshold: f64,
+    /// When a fixed-capacity device collects: gp-all (all garbage, open zones' included, over
+    /// the threshold), gp-sealed (the SepBIT prototype: sealed garbage at or over the
+    /// threshold) or free-zones (only when free zones run short, so --utilization sets the
+    /// over-provisioning GC works with). The unbounded log has its own rule.
+    #[arg(long, default_value = "gp-all", value_parser = ["gp-all", "gp-sealed", "free-zones"], conflicts_with = "unbounded")]
+    pub gc_trigger: String,
     /// Charge operations to the preset's flash timing model (reports device time).
     #[arg(long)]
     pub timing: bool,
@@ -43,6 +49,10 @@ pub struct FtlArgs {
     /// Its data is overwritten.
     #[arg(long, conflicts_with_all = ["preset", "utilization", "preset_size", "timing"])]
     pub device: Option<PathBuf>,
+    /// Zone size (= capacity) in MiB instead of the preset's, a power of two: e.g. 32 to match
+    /// the SepBIT simulator's --setSegmentSize 33554432.
+    #[arg(long, conflicts_with = "device")]
+    pub zone_mib: Option<u64>,
 }
 
 impl Default for FtlArgs {
@@ -54,8 +64,10 @@ impl Default for FtlArgs {
             preset_size: false,
             unbounded: false,
             gc_threshold: DEFAULT_GC_THRESHOLD,
+            gc_trigger: GcTrigger::default().name().into(),
             timing: false,
             device: None,
+            zone_mib: None,
         }
     }
 }
@@ -66,11 +78,17 @@ impl FtlArgs {
             placement: placement.to_string(),
             params,
             victim: victim.to_string(),
-            config: FtlConfig { gc_threshold: self.gc_threshold, capacity: if self.unbounded { CapacityMode::Unbounded } else { CapacityMode::Fixed }, store_data: false },
+            config: FtlConfig {
+                gc_threshold: self.gc_threshold,
+                capacity: if self.unbounded { CapacityMode::Unbounded } else { CapacityMode::Fixed },
+                trigger: GcTrigger::from_name(&self.gc_trigger).expect("clap checked the name"),
+                store_data: false,
+            },
             preset: self.preset.clone(),
             utilization: (!self.unbounded && !self.preset_size && self.device.is_none()).then_some(self.utilization),
             timing: self.timing,
             device: self.device.clone(),
+            zone_mib: self.zone_mib,
             seed,
         }
     }
@@ -156,6 +174,7 @@ fn print_report(r: &ReplayReport) {
         vec!["reclaimed GP Q1 / median / Q3".into(), q],
         vec!["zone resets min / max / mean".into(), format!("{} / {} / {:.1}", r.resets_min_max_mean.0, r.resets_min_max_mean.1, r.resets_min_max_mean.2)],
         vec!["device time (timing model)".into(), r.device_time_s.map_or("-".into(), |t| format!("{t:.2} s"))],
+        vec!["staging".into(), format!("{:.2} s (one pass over the trace, dense ids)", r.stage_s)],
         vec!["replay speed".into(), format!("{:.2} M blocks/s ({:.2} s)", r.blocks_per_s / 1e6, r.wall_s)],
         vec!["FTL state".into(), format!("{:.1} B per live block", r.ftl_bytes_per_block)],
     ];

@@ -285,7 +285,7 @@ fn block_info(input: &Input, json: bool) -> Result<ExitCode> {
     let (mut reads, mut writes) = (0u64, 0u64);
     let (mut t0, mut t1) = (u64::MAX, 0u64);
     let mut volumes = std::collections::BTreeSet::new();
-    for r in input.records()? {
+    for r in input.records_pipelined() {
         let io = r?.io;
         match io.op {
             Op::Read => reads += 1,
@@ -314,7 +314,7 @@ fn block_info(input: &Input, json: bool) -> Result<ExitCode> {
 fn write_binary(input: &Input, out: &Path, source_name: &str, block_size: u64, next_write: bool) -> Result<()> {
     let bar = progress("converting");
     let mut w = BinaryWriter::create(out, block_size as u32, source_name)?;
-    for (i, r) in input.records()?.enumerate() {
+    for (i, r) in input.records_pipelined().enumerate() {
         w.push(&r?.io)?;
         if i % 65536 == 0 {
             bar.set_position(i as u64);
