@@ -8,6 +8,15 @@
 //! corrects: if `bh < C` and BILT exceeds `l[bh]`, the mean lifetime (reclaim − full time) of
 //! the last M reclaimed zones of class bh, the block is one class colder.
 //!
+//! Threshold lock-in, and the `age` option. `l[t]` is refreshed only when a zone of class t is
+//! reclaimed. On a device of few zones the first class-1 zone is reclaimed almost at once (its
+//! open-zone garbage counts toward the trigger), `l[1]` comes out tiny, nearly every block is
+//! then corrected colder, class 1 receives almost no writes and is never reclaimed again, so
+//! `l[1]` never recovers. With `age=1` a class that has gone unreclaimed for longer than `l[t]`
+//! uses that time instead: any zone of the class still alive has lived at least that long, so
+//! it is a lower bound on the lifetime the correction compares with. Off by default (the
+//! thesis' algorithm).
+//!
 //! The thesis gives no values for R1, R2 and M. Defaults here, scaled to the device:
 //! R1 = 0.5 × capacity, R2 = 2 × capacity (in blocks of logical time), M = 8; `zonekit sweep`
 //! shows the sensitivity (docs/results/seed-000.md).
@@ -24,6 +33,7 @@ const PARAMS: &[ParamInfo] = &[
     ParamInfo { name: "r1", default: "0.5", summary: "R1: lifetime that resets a block's history, in device capacities" },
     ParamInfo { name: "r2", default: "2", summary: "R2: lifetime that sends a block to the coldest class, in device capacities" },
     ParamInfo { name: "m", default: "8", summary: "reclaimed zones per class in the mean lifetime l" },
+    ParamInfo { name: "age", default: "0", summary: "1: a class unreclaimed for longer than its l uses that time as l (lifts a threshold locked in by an early reclaim)" },
 ];
 
 pub const BHBDP: PolicyInfo<MakePlacement> = PolicyInfo {
@@ -52,6 +62,9 @@ pub struct BhbDp {
     zone_lifetimes: Vec<(VecDeque<u64>, u64)>,
     /// Per class: their mean, l[t] (u64::MAX until a zone of the class is reclaimed).
     mean_lifetime: Vec<u64>,
+    /// The `age` option, and per class the logical time of its last reclaim.
+    age: bool,
+    last_reclaim: Vec<u64>,
 }
 
 impl BhbDp {
@@ -61,6 +74,11 @@ impl BhbDp {
         let r1 = p.f64("r1")?;
         let r2 = p.f64("r2")?;
         let window = p.u64("m")? as usize;
+        let age = match p.u64("age")? {
+            0 => false,
+            1 => true,
+            other => return Err(p.invalid(format!("age is 0 (off) or 1 (on), not {other}"))),
+        };
         if !(2..=64).contains(&classes) || default_heat == 0 || default_heat >= classes {
             return Err(p.invalid(format!("needs 2 <= classes <= 64 and 0 < c < classes (got classes={classes}, c={default_heat})")));
         }
@@ -76,17 +94,29 @@ impl BhbDp {
             window,
             zone_lifetimes: vec![(VecDeque::new(), 0); classes as usize],
             mean_lifetime: vec![u64::MAX; classes as usize],
+            age,
+            last_reclaim: vec![0; classes as usize],
         })
     }
 
-    fn heat(&self, freq_uw: u8, freq_gw: u8, bilt: u64) -> usize {
+    fn heat(&self, freq_uw: u8, freq_gw: u8, bilt: u64, now: u64) -> usize {
         let n = self.classes as i32;
         let c = self.default_heat as i32;
         let mut bh = (freq_gw as i32 - freq_uw as i32 + c).clamp(1, n);
-        if self.correct && bh < c && bilt > self.mean_lifetime[bh as usize - 1] {
+        if self.correct && bh < c && bilt > self.threshold(bh as usize - 1, now) {
             bh += 1;
         }
         bh as usize - 1
+    }
+
+    /// l[t], or with `age` the time since class t was last reclaimed if that is longer.
+    fn threshold(&self, class: usize, now: u64) -> u64 {
+        let l = self.mean_lifetime[class];
+        if self.age && l != u64::MAX {
+            l.max(now - self.last_reclaim[class])
+        } else {
+            l
+        }
     }
 }
 
@@ -122,7 +152,7 @@ impl Placement for BhbDp {
             }
         };
         *word = pack(uw, gw);
-        self.heat(uw, gw, bilt)
+        self.heat(uw, gw, bilt, b.now)
     }
     fn gc_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
         let (mut uw, mut gw) = unpack(*word);
@@ -137,7 +167,7 @@ impl Placement for BhbDp {
             gw = gw.saturating_add(1);
         }
         *word = pack(uw, gw);
-        self.heat(uw, gw, bilt)
+        self.heat(uw, gw, bilt, b.now)
     }
     fn on_reclaim(&mut self, z: &Reclaimed) {
         let (recent, sum) = &mut self.zone_lifetimes[z.class];
@@ -148,5 +178,39 @@ impl Placement for BhbDp {
         recent.push_back(lifetime);
         *sum += lifetime;
         self.mean_lifetime[z.class] = *sum / recent.len() as u64;
+        self.last_reclaim[z.class] = z.now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::{create, Params};
+
+    fn bhbdp(age: &str) -> Box<dyn Placement> {
+        let params: Params = [("age".to_string(), age.to_string())].into();
+        create("bhbdp", &params, PolicyEnv { zone_blocks: 64, capacity_blocks: 1_000_000 }).unwrap()
+    }
+
+    /// A block rewritten after `interval` writes, at time `now`: its class.
+    fn rewrite(p: &mut dyn Placement, now: u64, interval: u64) -> usize {
+        let mut word = pack(3, 0); // written often: heat C - 3 - 1, class 1 (0-based 0) after this write
+        p.user_write(&BlockCtx { id: 0, now, now_us: now, last_user_write: Some(now - interval), next_write: zonekit_base::NEVER, from_class: 0 }, &mut word)
+    }
+
+    #[test]
+    fn an_early_tiny_threshold_stays_locked_unless_aged() {
+        for (age, later_class) in [("0", 1), ("1", 0)] {
+            let mut p = bhbdp(age);
+            assert_eq!(rewrite(&mut *p, 1_000, 500), 0, "age={age}: hottest class before any reclaim");
+            // The first class-0 zone is reclaimed 10 writes after it filled: l = 10.
+            p.on_reclaim(&Reclaimed { class: 0, opened_at: 900, full_at: 1_000, now: 1_010, garbage_proportion: 0.9 });
+            assert_eq!(rewrite(&mut *p, 1_100, 500), 1, "age={age}: an interval above l is corrected colder");
+            // Long after, class 0 never reclaimed again: only the aged threshold lets hot
+            // blocks back in.
+            assert_eq!(rewrite(&mut *p, 1_000_000, 500), later_class, "age={age}");
+        }
+        let params: Params = [("age".to_string(), "2".to_string())].into();
+        assert!(create("bhbdp", &params, PolicyEnv { zone_blocks: 64, capacity_blocks: 1_000 }).is_err());
     }
 }
