@@ -189,6 +189,8 @@ fn replay_bad_input_is_refused_clearly() {
     assert!(e.contains("has no parameter \"r1\""), "{e}");
     let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--preset", "ssd"], d);
     assert!(e.contains("unknown device preset") && e.contains("femu-zns"), "{e}");
+    let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--zone-mib", "3"], d);
+    assert!(e.contains("zone size 3 MiB") && e.contains("power of two"), "{e}");
     let e = refused(&["sweep", "--placements", "bhbdp"], d);
     assert!(e.contains("--traces") && e.contains("--workloads"), "{e}");
 }

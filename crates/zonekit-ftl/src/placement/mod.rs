@@ -10,6 +10,7 @@ pub mod bhbdp;
 pub mod fk;
 pub mod lifespan;
 pub mod normal;
+pub mod nosep;
 pub mod sepbit;
 pub mod sepgc;
 pub mod warcip;
@@ -19,6 +20,7 @@ pub use bhbdp::BhbDp;
 pub use fk::Fk;
 pub use lifespan::Lifespan;
 pub use normal::Normal;
+pub use nosep::NoSep;
 pub use sepbit::SepBit;
 pub use sepgc::SepGc;
 pub use warcip::Warcip;
@@ -98,6 +100,7 @@ pub type MakePlacement = fn(&ParamReader, PolicyEnv) -> Result<Box<dyn Placement
 #[rustfmt::skip] // one row per line: adding a policy is a one-line change here
 pub const PLACEMENTS: &[PolicyInfo<MakePlacement>] = &[
     normal::NORMAL,
+    nosep::NOSEP,
     sepgc::SEPGC,
     warcip::WARCIP,
     sepbit::SEPBIT,
