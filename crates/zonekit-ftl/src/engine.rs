@@ -350,13 +350,7 @@ impl<D: ZonedDevice> Ftl<D> {
     /// [`Ftl::write`] with the block's dense id already known from [`Ftl::prefetch_block`]
     /// (`None`: look it up).
     pub fn write_resolved(&mut self, key: u64, known: Option<u32>, data: Option<&[u8]>, now_us: u64, next_write: u64) -> Result<(), FtlError> {
-        if self.now >= u32::MAX as u64 {
-            return Err(FtlError::Config("the FTL replays at most 2^32 - 1 user block writes".into()));
-        }
-        self.now_us = now_us;
-        if self.config.capacity == CapacityMode::Fixed {
-            self.ensure_free_zones()?;
-        }
+        self.begin_user_write(now_us)?;
         let (id, inserted) = match known {
             Some(id) => (id, false),
             None => self.resolve_or_insert(key)?,
@@ -367,13 +361,7 @@ impl<D: ZonedDevice> Ftl<D> {
     /// A user write of the block with dense id `id` (an FTL from [`Ftl::new_dense`]): ids come
     /// in order of first write, so an id one past the known blocks is a new block.
     pub fn write_dense(&mut self, id: u32, now_us: u64, next_write: u64) -> Result<(), FtlError> {
-        if self.now >= u32::MAX as u64 {
-            return Err(FtlError::Config("the FTL replays at most 2^32 - 1 user block writes".into()));
-        }
-        self.now_us = now_us;
-        if self.config.capacity == CapacityMode::Fixed {
-            self.ensure_free_zones()?;
-        }
+        self.begin_user_write(now_us)?;
         let known = self.blocks.len() as u64;
         let inserted = match (id as u64).cmp(&known) {
             std::cmp::Ordering::Less => false,
@@ -386,6 +374,19 @@ impl<D: ZonedDevice> Ftl<D> {
             }
         };
         self.write_block(id, inserted, None, now_us, next_write)
+    }
+
+    /// What every user write does first: the clock, and room for GC to complete.
+    #[inline]
+    fn begin_user_write(&mut self, now_us: u64) -> Result<(), FtlError> {
+        if self.now >= u32::MAX as u64 {
+            return Err(FtlError::Config("the FTL replays at most 2^32 - 1 user block writes".into()));
+        }
+        self.now_us = now_us;
+        if self.config.capacity == CapacityMode::Fixed {
+            self.ensure_free_zones()?;
+        }
+        Ok(())
     }
 
     /// Starts fetching the state of block `id` ahead of its [`Ftl::write_dense`].

@@ -2,6 +2,8 @@
 //! loop over a staged trace (see [`crate::stage`]), with a prefetch a few writes ahead that
 //! hides the engine's memory latency.
 
+use zonekit_trace::Op;
+
 use crate::error::Result;
 use crate::stage::{for_each_dense_batch, DenseIds, Staged};
 
@@ -30,15 +32,15 @@ pub struct Fed {
 pub fn drive<E: BlockEngine>(engine: &mut E, staged: &Staged, ids: &DenseIds, progress: &mut dyn FnMut(u64)) -> Result<Fed> {
     const AHEAD: usize = 8;
     let mut writes = 0u64;
-    let reads = for_each_dense_batch(staged, ids, |batch| {
-        for (i, w) in batch.iter().enumerate() {
-            if let Some(a) = batch.get(i + AHEAD) {
-                engine.prefetch(a.id);
+    let reads = for_each_dense_batch(staged, ids, |records, ids| {
+        for (i, r) in records.iter().filter(|r| r.io.op == Op::Write).enumerate() {
+            if let Some(&ahead) = ids.get(i + AHEAD) {
+                engine.prefetch(ahead);
             }
-            engine.write(w.id, w.time_us, w.next_write)?;
+            engine.write(ids[i], r.io.time_us, r.next_write)?;
         }
         let before = writes;
-        writes += batch.len() as u64;
+        writes += ids.len() as u64;
         if before >> 20 != writes >> 20 {
             progress(writes);
         }

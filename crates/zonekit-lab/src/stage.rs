@@ -27,7 +27,6 @@
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, sync_channel};
 
 use zonekit_base::map::mix64;
 use zonekit_base::{BlockMap, DistinctCounter};
@@ -37,10 +36,8 @@ use zonekit_trace::Op;
 
 use crate::error::{LabError, Result};
 
-/// Writes per batch handed from the reader thread to the replay.
+/// Records per batch from the reader thread.
 const BATCH: usize = zonekit_trace::input::BATCH_RECORDS;
-/// Batches in flight: the reader runs at most this far ahead.
-const QUEUE_BATCHES: usize = 4;
 
 /// Hands `input`'s records (its filters applied), read on a thread of its own
 /// ([`Input::record_batches`]), to `each_batch` in trace order. A read error ends the pass
@@ -212,14 +209,14 @@ pub fn dense_ids(staged: &Staged, dir: &Path) -> Result<DenseIds> {
         t.push(format!(".{}-{}.tmp", std::process::id(), next_unique()));
         PathBuf::from(t)
     };
-    let (final_path, tmp, file) = match places.iter().find_map(|p| {
-        let t = temp_of(p);
-        File::create(&t).ok().map(|f| (p.clone(), t, f))
-    }) {
-        Some(chosen) => chosen,
-        None => {
-            let t = temp_of(&places[1]);
-            return Err(LabError::Io { path: t.clone(), error: File::create(&t).err().unwrap_or_else(|| std::io::Error::other("cannot create")) });
+    let [beside, fallback] = places;
+    let beside_tmp = temp_of(&beside);
+    let (final_path, tmp, file) = match File::create(&beside_tmp) {
+        Ok(f) => (beside, beside_tmp, f),
+        Err(_) => {
+            let t = temp_of(&fallback);
+            let f = File::create(&t).map_err(LabError::io(&t))?;
+            (fallback, t, f)
         }
     };
     let result = write_ids(staged, file, &tmp, identity);
@@ -266,105 +263,27 @@ fn write_ids(staged: &Staged, file: File, path: &Path, identity: (u64, u64, u32)
     Ok(next_id as u64)
 }
 
-/// One user write as the replay loop sees it.
-#[derive(Copy, Clone, Debug)]
-pub struct DenseWrite {
-    pub time_us: u64,
-    /// Write index of the block's next write ([`zonekit_base::NEVER`] if none or unknown).
-    pub next_write: u64,
-    pub id: u32,
-}
-
-/// Streams the staged trace's writes with their ids, on a reader thread, to `each_batch`
-/// (through a bounded queue); returns the number of reads skipped.
-pub fn for_each_dense_batch(staged: &Staged, ids: &DenseIds, mut each_batch: impl FnMut(&[DenseWrite]) -> Result<()>) -> Result<u64> {
+/// Streams the staged trace (read on its own thread, [`Input::record_batches`]) with the ids
+/// of its writes to `each_batch`: a batch of records, reads included, and one id per write
+/// in it, in order. Returns the number of reads.
+pub fn for_each_dense_batch(staged: &Staged, ids: &DenseIds, mut each_batch: impl FnMut(&[BlockRecord], &[u32]) -> Result<()>) -> Result<u64> {
     let read_error = LabError::input(&staged.input);
     let ids_error = |e: std::io::Error| LabError::Io { path: ids.path.clone(), error: e };
-    std::thread::scope(|s| {
-        let (tx, rx) = sync_channel::<Result<Vec<DenseWrite>>>(QUEUE_BATCHES);
-        let (spare_tx, spare_rx) = channel::<Vec<DenseWrite>>();
-        let reader = s.spawn(move || -> u64 {
-            let mut reads = 0u64;
-            let fail = |e: LabError| {
-                let _ = tx.send(Err(e));
-            };
-            let records = match staged.input.records() {
-                Ok(r) => r,
-                Err(e) => {
-                    fail(read_error(e));
-                    return reads;
-                }
-            };
-            let mut id_file = match File::open(&ids.path).map(|f| BufReader::with_capacity(1 << 20, f)) {
-                Ok(f) => f,
-                Err(e) => {
-                    fail(ids_error(e));
-                    return reads;
-                }
-            };
-            let mut header = [0u8; IDS_HEADER_BYTES];
-            if let Err(e) = id_file.read_exact(&mut header) {
-                fail(ids_error(e));
-                return reads;
-            }
-            let mut batch = Vec::with_capacity(BATCH);
-            let mut raw = vec![0u8; 4 * BATCH];
-            let (mut have, mut used) = (0usize, 0usize);
-            for r in records {
-                let r = match r {
-                    Ok(r) => r,
-                    Err(e) => {
-                        let _ = tx.send(Ok(batch));
-                        fail(read_error(e));
-                        return reads;
-                    }
-                };
-                if r.io.op != Op::Write {
-                    reads += 1;
-                    continue;
-                }
-                if used == have {
-                    // Refill the id buffer with whole ids.
-                    let want = raw.len();
-                    have = 0;
-                    used = 0;
-                    while have < want {
-                        match id_file.read(&mut raw[have..want]) {
-                            Ok(0) => break,
-                            Ok(n) => have += n,
-                            Err(e) => {
-                                fail(ids_error(e));
-                                return reads;
-                            }
-                        }
-                    }
-                    if have < 4 {
-                        fail(LabError::Io { path: ids.path.clone(), error: std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "fewer ids than writes in the trace") });
-                        return reads;
-                    }
-                    have -= have % 4;
-                }
-                let id = u32::from_le_bytes(raw[used..used + 4].try_into().unwrap());
-                used += 4;
-                batch.push(DenseWrite { time_us: r.io.time_us, next_write: r.next_write, id });
-                if batch.len() == BATCH {
-                    if tx.send(Ok(batch)).is_err() {
-                        return reads;
-                    }
-                    batch = spare_rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                    batch.clear();
-                }
-            }
-            let _ = tx.send(Ok(batch));
-            reads
-        });
-        for batch in rx {
-            let batch = batch?;
-            each_batch(&batch)?;
-            let _ = spare_tx.send(batch);
-        }
-        Ok(reader.join().expect("the trace reader does not panic"))
-    })
+    let mut id_file = BufReader::with_capacity(1 << 20, File::open(&ids.path).map_err(ids_error)?);
+    id_file.read_exact(&mut [0u8; IDS_HEADER_BYTES]).map_err(ids_error)?;
+    let (mut raw, mut batch_ids) = (Vec::new(), Vec::new());
+    let mut reads = 0u64;
+    for batch in staged.input.record_batches() {
+        let batch = batch.map_err(&read_error)?;
+        let writes = batch.iter().filter(|r| r.io.op == Op::Write).count();
+        reads += (batch.len() - writes) as u64;
+        raw.resize(4 * writes, 0);
+        id_file.read_exact(&mut raw).map_err(ids_error)?;
+        batch_ids.clear();
+        batch_ids.extend(raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())));
+        each_batch(&batch, &batch_ids)?;
+    }
+    Ok(reads)
 }
 
 #[cfg(test)]
@@ -404,8 +323,9 @@ mod tests {
         assert_eq!(ids_of(&ids), [0, 1, 0, 2, 1, 1]);
         assert_eq!(ids.path, ids_cache_path(&trace));
         let mut seen = Vec::new();
-        let reads = for_each_dense_batch(&staged, &ids, |b| {
-            seen.extend(b.iter().map(|w| (w.id, w.time_us)));
+        let reads = for_each_dense_batch(&staged, &ids, |records, ids| {
+            let writes = records.iter().filter(|r| r.io.op == Op::Write);
+            seen.extend(ids.iter().zip(writes).map(|(&id, w)| (id, w.io.time_us)));
             Ok(())
         })
         .unwrap();

@@ -151,6 +151,14 @@ impl List {
     }
 }
 
+/// Checks a queue of cached blocks against the map that finds them: at most `capacity`
+/// blocks, as many as the map holds, each mapped to its own node.
+pub fn check_mapped(queue: &List, nodes: &Nodes, map: &super::idmap::IdMap, capacity: usize) {
+    let ids = queue.ids(nodes);
+    assert!(ids.len() <= capacity && ids.len() == map.len());
+    assert!(ids.iter().all(|&id| map.get(id).is_some_and(|n| nodes.id(n) == id)));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

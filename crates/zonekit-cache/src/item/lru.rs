@@ -3,7 +3,7 @@
 use zonekit_base::policy::{PolicyInfo, Role};
 
 use super::idmap::IdMap;
-use super::list::{List, Nodes};
+use super::list::{check_mapped, List, Nodes};
 use super::{ItemCache, ItemInfo};
 
 pub const INFO: ItemInfo = PolicyInfo { name: "lru", summary: "least recently used", role: Role::Baseline, params: &[], make: |_, capacity| Ok(Box::new(Lru::new(capacity))) };
@@ -61,9 +61,7 @@ impl ItemCache for Lru {
     }
 
     fn check_invariants(&self) {
-        let ids = self.queue.ids(&self.nodes);
-        assert!(ids.len() <= self.capacity && ids.len() == self.map.len());
-        assert!(ids.iter().all(|&id| self.map.get(id).is_some_and(|n| self.nodes.id(n) == id)));
+        check_mapped(&self.queue, &self.nodes, &self.map, self.capacity);
     }
 }
 

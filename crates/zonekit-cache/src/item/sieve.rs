@@ -8,7 +8,7 @@
 use zonekit_base::policy::{PolicyInfo, Role};
 
 use super::idmap::IdMap;
-use super::list::{List, Nodes, NIL};
+use super::list::{check_mapped, List, Nodes, NIL};
 use super::{ItemCache, ItemInfo};
 
 pub const INFO: ItemInfo = PolicyInfo {
@@ -95,9 +95,7 @@ impl ItemCache for Sieve {
     }
 
     fn check_invariants(&self) {
-        let ids = self.queue.ids(&self.nodes);
-        assert!(ids.len() <= self.capacity && ids.len() == self.map.len());
-        assert!(ids.iter().all(|&id| self.map.get(id).is_some_and(|n| self.nodes.id(n) == id)));
+        check_mapped(&self.queue, &self.nodes, &self.map, self.capacity);
         assert!(self.hand == NIL || self.map.get(self.nodes.id(self.hand)) == Some(self.hand), "the hand points at a cached block");
     }
 }
