@@ -11,9 +11,9 @@
 //!    For a user's binary trace the ids are kept beside it (`TRACE.zkids`) and reused while
 //!    the trace's length, modification time and header are unchanged; a temporary trace's
 //!    ids go to the temporary directory.
-//! 3. **Pipelined replay** ([`drive`](crate::driver::drive)). A reader thread zips the trace
-//!    with its ids into batches of writes; the replay thread prefetches each block's state a
-//!    few writes ahead.
+//! 3. **Pipelined replay** ([`drive`](crate::driver::drive)). A reader thread decodes the
+//!    trace into batches; the replay thread reads each batch's ids (4 bytes per write) and
+//!    prefetches each block's state a few writes ahead.
 //!
 //! # Ids file (`.zkids`, little-endian)
 //!
