@@ -164,6 +164,23 @@ fn zone_blocks_for(mib: u64, block_size_bytes: u32) -> Result<u64> {
     }
 }
 
+/// Open zones a sized device makes room for when its preset sets no open or active limit.
+pub const RESERVED_OPEN_ZONES_UNLIMITED: u32 = 16;
+
+/// Zones a sized device holds beyond the data: an open zone and a GC destination per class the
+/// device can keep open, plus two victims in flight. It depends on the device, never on the
+/// policy, so every policy in one comparison runs on the same device (a policy needing more
+/// open zones than that is refused, not given a larger device).
+fn reserved_zones(g: &Geometry, placement: &str, classes: usize) -> Result<u64> {
+    let open = g.open_zones_max.into_iter().chain(g.active_zones_max).min().unwrap_or(RESERVED_OPEN_ZONES_UNLIMITED);
+    if classes > open as usize {
+        return Err(LabError::Usage(format!(
+            "placement {placement} writes to {classes} open zones; a sized device makes room for {open}: use a preset with more open zones or --device"
+        )));
+    }
+    Ok(2 * open as u64 + 2)
+}
+
 fn geometry_for(spec: &ReplaySpec, distinct: u64, classes: usize) -> Result<(Geometry, ZoneBehavior, zonekit_device::timing::FlashConfig)> {
     let p = preset::find(&spec.preset).ok_or_else(|| LabError::Usage(format!("unknown device preset {:?}; valid: {}", spec.preset, preset::names().join(", "))))?;
     let mut g = p.geometry;
@@ -175,9 +192,9 @@ fn geometry_for(spec: &ReplaySpec, distinct: u64, classes: usize) -> Result<(Geo
         g.zone_capacity_blocks = blocks;
         g.zone_count = u32::try_from(preset_blocks.div_ceil(blocks).max(1)).map_err(|_| LabError::Usage(format!("zone size {mib} MiB: too many zones")))?;
     }
-    let extra = 2 * classes as u64 + 2;
     match (spec.config.capacity, spec.utilization) {
         (CapacityMode::Unbounded, _) => {
+            let extra = reserved_zones(&g, &spec.placement, classes)?;
             // The log grows to about working set / (1 − threshold); leave room for the open
             // zones and for the victims in flight.
             let log = distinct as f64 / (1.0 - spec.config.gc_threshold) * 1.25;
@@ -187,6 +204,7 @@ fn geometry_for(spec: &ReplaySpec, distinct: u64, classes: usize) -> Result<(Geo
             if !(u > 0.0 && u < 1.0) {
                 return Err(LabError::Usage(format!("utilisation {u} must be in (0, 1)")));
             }
+            let extra = reserved_zones(&g, &spec.placement, classes)?;
             let data_zones = (distinct as f64 / u / g.zone_capacity_blocks as f64).ceil() as u64;
             g.zone_count = (data_zones + extra).max(extra + 4) as u32;
         }

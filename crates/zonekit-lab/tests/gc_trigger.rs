@@ -20,8 +20,9 @@ fn waf(trigger: GcTrigger, utilization: f64) -> f64 {
 fn under_free_zones_waf_falls_with_utilisation() {
     let wafs: Vec<f64> = [0.9, 0.75, 0.6].iter().map(|&u| waf(GcTrigger::FreeZones, u)).collect();
     assert!(wafs[0] > wafs[1] && wafs[1] > wafs[2], "WAF at 90 / 75 / 60 % utilisation: {wafs:?}");
-    // And it is a real difference, not noise: over-provisioning from 10 % to 40 %.
-    assert!(wafs[0] > 1.3 * wafs[2], "{wafs:?}");
+    // And it is a real difference, not noise: over-provisioning from 10 % to 40 % (the sized
+    // device also keeps 2 × 8 + 2 zones for open zones and GC, which softens the 90 % end).
+    assert!(wafs[0] > 1.2 * wafs[2], "{wafs:?}");
 }
 
 #[test]
