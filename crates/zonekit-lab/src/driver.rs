@@ -2,7 +2,7 @@
 //! loop over a staged trace (see [`crate::stage`]), with a prefetch a few writes ahead that
 //! hides the engine's memory latency.
 
-use zonekit_trace::Op;
+use zonekit_base::NEVER;
 
 use crate::error::Result;
 use crate::stage::{for_each_dense_batch, DenseIds, Staged};
@@ -32,12 +32,14 @@ pub struct Fed {
 pub fn drive<E: BlockEngine>(engine: &mut E, staged: &Staged, ids: &DenseIds, progress: &mut dyn FnMut(u64)) -> Result<Fed> {
     const AHEAD: usize = 8;
     let mut writes = 0u64;
-    let reads = for_each_dense_batch(staged, ids, |records, ids| {
-        for (i, r) in records.iter().filter(|r| r.io.op == Op::Write).enumerate() {
+    let reads = for_each_dense_batch(staged, ids, |batch| {
+        let ids = &batch.ids[..];
+        let times_us = &batch.times_us[..ids.len()];
+        for (i, (&id, &time_us)) in ids.iter().zip(times_us).enumerate() {
             if let Some(&ahead) = ids.get(i + AHEAD) {
                 engine.prefetch(ahead);
             }
-            engine.write(ids[i], r.io.time_us, r.next_write)?;
+            engine.write(id, time_us, batch.next_writes.get(i).copied().unwrap_or(NEVER))?;
         }
         let before = writes;
         writes += ids.len() as u64;

@@ -12,8 +12,9 @@
 //!    the trace's length, modification time and header are unchanged; a temporary trace's
 //!    ids go to the temporary directory.
 //! 3. **Pipelined replay** ([`drive`](crate::driver::drive)). A reader thread decodes the
-//!    trace into batches; the replay thread reads each batch's ids (4 bytes per write) and
-//!    prefetches each block's state a few writes ahead.
+//!    trace and reads the ids in step into [`DenseBatch`]es (id, time and next write of each
+//!    write, nothing else), so the replay thread only replays, prefetching each block's state
+//!    a few writes ahead.
 //!
 //! # Ids file (`.zkids`, little-endian)
 //!
@@ -263,25 +264,46 @@ fn write_ids(staged: &Staged, file: File, path: &Path, identity: (u64, u64, u32)
     Ok(next_id as u64)
 }
 
-/// Streams the staged trace (read on its own thread, [`Input::record_batches`]) with the ids
-/// of its writes to `each_batch`: a batch of records, reads included, and one id per write
-/// in it, in order. Returns the number of reads.
-pub fn for_each_dense_batch(staged: &Staged, ids: &DenseIds, mut each_batch: impl FnMut(&[BlockRecord], &[u32]) -> Result<()>) -> Result<u64> {
+/// One batch of a staged trace's writes, as the replay loop reads them.
+#[derive(Clone, Debug, Default)]
+pub struct DenseBatch {
+    /// Dense id of each write's block.
+    pub ids: Vec<u32>,
+    /// Trace time of each write, µs.
+    pub times_us: Vec<u64>,
+    /// Next-write time of each write when the trace is annotated; empty when not.
+    pub next_writes: Vec<u64>,
+    /// Reads among the batch's records (the block engines do not model reads).
+    pub reads: u64,
+}
+
+/// Streams the staged trace's writes with their ids to `each_batch`, in order. A reader
+/// thread ([`Input::prepared_batches`]) decodes the trace and reads the ids in step, so the
+/// caller gets only what the replay uses. Returns the number of reads.
+pub fn for_each_dense_batch(staged: &Staged, ids: &DenseIds, mut each_batch: impl FnMut(&DenseBatch) -> Result<()>) -> Result<u64> {
     let read_error = LabError::input(&staged.input);
     let ids_error = |e: std::io::Error| LabError::Io { path: ids.path.clone(), error: e };
     let mut id_file = BufReader::with_capacity(1 << 20, File::open(&ids.path).map_err(ids_error)?);
     id_file.read_exact(&mut [0u8; IDS_HEADER_BYTES]).map_err(ids_error)?;
-    let (mut raw, mut batch_ids) = (Vec::new(), Vec::new());
+    let annotated = staged.header.has_next_write;
+    let mut raw = Vec::new();
+    let prepare = move |batch: Vec<BlockRecord>| -> std::io::Result<DenseBatch> {
+        let writes = batch.iter().filter(|r| r.io.op == Op::Write);
+        let mut dense = DenseBatch { times_us: writes.clone().map(|r| r.io.time_us).collect(), ..DenseBatch::default() };
+        if annotated {
+            dense.next_writes = writes.map(|r| r.next_write).collect();
+        }
+        dense.reads = (batch.len() - dense.times_us.len()) as u64;
+        raw.resize(4 * dense.times_us.len(), 0);
+        id_file.read_exact(&mut raw)?;
+        dense.ids = raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        Ok(dense)
+    };
     let mut reads = 0u64;
-    for batch in staged.input.record_batches() {
-        let batch = batch.map_err(&read_error)?;
-        let writes = batch.iter().filter(|r| r.io.op == Op::Write).count();
-        reads += (batch.len() - writes) as u64;
-        raw.resize(4 * writes, 0);
-        id_file.read_exact(&mut raw).map_err(ids_error)?;
-        batch_ids.clear();
-        batch_ids.extend(raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())));
-        each_batch(&batch, &batch_ids)?;
+    for batch in staged.input.prepared_batches(prepare) {
+        let batch = batch.map_err(&read_error)?.map_err(ids_error)?;
+        reads += batch.reads;
+        each_batch(&batch)?;
     }
     Ok(reads)
 }
@@ -323,9 +345,9 @@ mod tests {
         assert_eq!(ids_of(&ids), [0, 1, 0, 2, 1, 1]);
         assert_eq!(ids.path, ids_cache_path(&trace));
         let mut seen = Vec::new();
-        let reads = for_each_dense_batch(&staged, &ids, |records, ids| {
-            let writes = records.iter().filter(|r| r.io.op == Op::Write);
-            seen.extend(ids.iter().zip(writes).map(|(&id, w)| (id, w.io.time_us)));
+        let reads = for_each_dense_batch(&staged, &ids, |batch| {
+            assert!(batch.next_writes.is_empty(), "not annotated");
+            seen.extend(batch.ids.iter().copied().zip(batch.times_us.iter().copied()));
             Ok(())
         })
         .unwrap();

@@ -182,9 +182,16 @@ impl Input {
     /// or decoding (binary). A read error is the last item, after a batch of the records
     /// before it. The thread stops when the iterator is dropped.
     pub fn record_batches(&self) -> impl Iterator<Item = Result<Vec<BlockRecord>>> {
+        self.prepared_batches(|batch| batch)
+    }
+
+    /// [`Input::record_batches`] with `prepare` applied to each batch on the reader thread:
+    /// a consumer that keeps one core busy hands the reader whatever per-batch work does not
+    /// need its own state (selecting fields, reading a side file in step).
+    pub fn prepared_batches<T: Send + 'static>(&self, mut prepare: impl FnMut(Vec<BlockRecord>) -> T + Send + 'static) -> impl Iterator<Item = Result<T>> {
         // Batches in flight: the reader runs at most this far ahead.
         const QUEUE_BATCHES: usize = 4;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<BlockRecord>>>(QUEUE_BATCHES);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<T>>(QUEUE_BATCHES);
         let input = self.clone();
         std::thread::spawn(move || {
             let records = match input.records() {
@@ -199,16 +206,16 @@ impl Input {
                 match r {
                     Ok(r) => batch.push(r),
                     Err(e) => {
-                        let _ = tx.send(Ok(batch)).and_then(|_| tx.send(Err(e)));
+                        let _ = tx.send(Ok(prepare(batch))).and_then(|_| tx.send(Err(e)));
                         return;
                     }
                 }
                 // A send fails only when the consumer is gone: stop too.
-                if batch.len() == BATCH_RECORDS && tx.send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH_RECORDS)))).is_err() {
+                if batch.len() == BATCH_RECORDS && tx.send(Ok(prepare(std::mem::replace(&mut batch, Vec::with_capacity(BATCH_RECORDS))))).is_err() {
                     return;
                 }
             }
-            let _ = tx.send(Ok(batch));
+            let _ = tx.send(Ok(prepare(batch)));
         });
         rx.into_iter()
     }
