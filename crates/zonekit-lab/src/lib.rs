@@ -8,6 +8,8 @@
 //!   preset and the workload, the report.
 //! - [`sweep`]: grids of replays in parallel, resumable only under the same settings,
 //!   shardable (`--shard I/N`) and mergeable byte for byte, with tables and charts.
+//! - [`cbs`]: seed 000's ten cloud block storage nodes (Table 2.1) as generated workloads,
+//!   calibrated to each node's working set.
 //! - [`kv_bench`]: seed 001's experiment, RocksDB's db_bench on the zoned file system per
 //!   configuration (a table of allocation rule × GC) and key count, resumable, with charts.
 //! - [`tree_bench`]: seed 003's experiment, YCSB-style loads and mixes on the ZB+-tree and the
@@ -36,6 +38,7 @@
 
 pub mod cache_bench;
 pub mod cache_sim;
+pub mod cbs;
 pub mod driver;
 pub mod error;
 pub mod kv_bench;

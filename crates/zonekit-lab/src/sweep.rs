@@ -64,6 +64,9 @@ pub struct SweepInput {
     /// The label in results (commas are not allowed: results are CSV).
     pub label: String,
     pub input: Input,
+    /// The device this input runs on, the same for every policy: its working set fills this
+    /// share (instead of the sweep's setting). Seed 000's nodes each fill the thesis' 100 GB.
+    pub utilization: Option<f64>,
 }
 
 impl SweepInput {
@@ -71,12 +74,12 @@ impl SweepInput {
         if !path.exists() {
             return Err(LabError::Usage(format!("{}: no such file", path.display())));
         }
-        Ok(SweepInput { label: path.display().to_string().replace(',', " "), input: Input::path(path, None, false) })
+        Ok(SweepInput { label: path.display().to_string().replace(',', " "), input: Input::path(path, None, false), utilization: None })
     }
 
     pub fn workload(spec: &str, seed: u64) -> Result<SweepInput> {
         let workload = spec.parse().map_err(|e| LabError::Usage(format!("workload {spec:?}: {e}")))?;
-        Ok(SweepInput { label: spec.replace(',', " "), input: Input::generated(workload, seed) })
+        Ok(SweepInput { label: spec.replace(',', " "), input: Input::generated(workload, seed), utilization: None })
     }
 }
 
@@ -207,7 +210,10 @@ impl Sweep {
                 }
                 for v in &self.victims {
                     for params in &points {
-                        let spec = ReplaySpec { placement: p.clone(), victim: v.clone(), params: params.clone(), ..self.base.clone() };
+                        let mut spec = ReplaySpec { placement: p.clone(), victim: v.clone(), params: params.clone(), ..self.base.clone() };
+                        if input.utilization.is_some() {
+                            spec.utilization = input.utilization;
+                        }
                         spec.validate()?;
                         jobs.push(Job { input: i, spec, workload: input.label.clone() });
                     }

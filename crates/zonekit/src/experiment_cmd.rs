@@ -1,25 +1,34 @@
 //! `zonekit experiment NAME`: the seed-000 experiments, one command each. Results and charts go
 //! to `--out`; docs/results/seed-000.md records a run beside the thesis' numbers.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use zonekit_ftl::engine::gp_quantile;
-use zonekit_ftl::placement::{self, bhbdp::BHBDP, fk::FK, zbopt::ZBOPT};
+use zonekit_ftl::placement::{bhbdp::BHBDP, bhbdp::BHBDP_PRE, fk::FK, normal::NORMAL, sepbit::SEPBIT, warcip::WARCIP, zbopt::ZBOPT};
 use zonekit_ftl::victim::cbe::{CBE, CBE_LN, CBE_SQRT};
+use zonekit_ftl::GcTrigger;
+use zonekit_lab::cbs::{CbsNode, DEVICE_GIB};
 use zonekit_lab::replay::{replay, ReplaySpec};
-use zonekit_report::{csv, line_chart, text_table, Series};
+use zonekit_lab::sweep::{self, SweepInput};
+use zonekit_report::{bar_chart, csv, line_chart, text_table, Series};
 use zonekit_trace::input::Input;
 
-use crate::replay_cmd::{lab, run_grid, FtlArgs};
+use crate::replay_cmd::{lab, run_grid, run_inputs, FtlArgs};
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
 pub enum Experiment {
-    /// Table 4.3: every placement with CBE (WAF, GC writes, GC count relative to ZB-OPT).
+    /// Table 4.3 at the thesis' scale: Table 2.1's ten nodes on its 100 GB device of 32 MiB
+    /// zones, every placement with CBE (WAF, GC writes, GC count relative to ZB-OPT).
     #[value(name = "table-4.3")]
     Table43,
+    /// Table 4.3's placements as the device's granularity changes: one node scaled so its
+    /// working set spans ~50 to ~2,000 zones.
+    #[value(name = "granularity")]
+    Granularity,
     /// Table 2.2 and Figs. 2.10–2.11: FK vs ZB-OPT and the GP of their reclaimed zones by class.
     #[value(name = "table-2.2")]
     Table22,
@@ -37,9 +46,17 @@ pub struct ExperimentArgs {
     /// Real trace(s) to include (default: ../shared/traces/cloudPhysicsIO.csv when present).
     #[arg(long, value_delimiter = ',')]
     traces: Option<Vec<PathBuf>>,
-    /// Smaller workloads, for a quick look (the full set takes a few minutes).
+    /// Smaller workloads, for a quick look (table-4.3: nodes 1 and 2 at 2 % of their size).
     #[arg(long)]
     quick: bool,
+    /// table-4.3 and granularity: which of Table 2.1's nodes, e.g. 1,3,5 (default: all ten;
+    /// granularity: node 1).
+    #[arg(long, value_delimiter = ',')]
+    nodes: Option<Vec<u32>>,
+    /// table-4.3: share of each node's size to replay (writes, working set and device scale
+    /// together), in (0, 1].
+    #[arg(long)]
+    scale: Option<f64>,
     #[arg(long, default_value_t = 2)]
     jobs: usize,
     #[arg(long)]
@@ -71,17 +88,22 @@ fn default_traces() -> Vec<PathBuf> {
 }
 
 pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
-    let traces = a.traces.clone().unwrap_or_else(default_traces);
+    let node_experiment = matches!(a.experiment, Experiment::Table43 | Experiment::Granularity);
+    if !node_experiment && a.nodes.is_some() {
+        usage!("--nodes is for table-4.3 and granularity (Table 2.1's nodes)");
+    }
+    if !matches!(a.experiment, Experiment::Table43) && a.scale.is_some() {
+        usage!("--scale is for table-4.3 (granularity runs its own scales)");
+    }
+    // The node experiments run real traces only when named.
+    let traces = if node_experiment { a.traces.clone().unwrap_or_default() } else { a.traces.clone().unwrap_or_else(default_traces) };
     let name = format!("{:?}", a.experiment).to_lowercase();
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("zonekit-out/experiment-{name}")));
     let all = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let compared: Vec<String> = placement::compared().map(|p| p.name.to_string()).collect();
     let ftl = FtlArgs::default;
     match a.experiment {
-        Experiment::Table43 => {
-            println!("Table 4.3 of seed 000: placements with CBE on femu-zns-like zones (32 MiB, 7 open), 85 % utilisation, GC at 15 % garbage.");
-            run_grid(&workloads(a.quick), &traces, &compared, &all(&[CBE.name]), None, &ftl(), 1, a.jobs, None, &out)?;
-        }
+        Experiment::Table43 => table_43(&a, &traces, &out)?,
+        Experiment::Granularity => granularity(&a, &out)?,
         Experiment::Table32 => {
             println!("Table 3.2 of seed 000: CBE with f(t) = t, √t, ln t.");
             run_grid(&workloads(a.quick), &traces, &all(&[BHBDP.name, ZBOPT.name]), &all(&[CBE.name, CBE_SQRT.name, CBE_LN.name]), None, &ftl(), 1, a.jobs, None, &out)?;
@@ -140,4 +162,147 @@ fn short(s: &str) -> String {
     } else {
         s.to_string()
     }
+}
+
+/// Table 4.3 of seed 000 (§4.3.1): mean WAF, mean GC writes (GB) and mean GC count relative
+/// to ZB-OPT over the ten nodes.
+const THESIS_TABLE_4_3: [(&str, f64, f64, f64); 7] = [
+    (NORMAL.name, 2.008, 442.5, 2.028),
+    (WARCIP.name, 1.639, 280.6, 1.729),
+    (SEPBIT.name, 1.615, 270.1, 1.700),
+    (BHBDP_PRE.name, 1.493, 216.5, 1.557),
+    (BHBDP.name, 1.309, 135.7, 1.341),
+    (FK.name, 1.206, 90.3, 1.222),
+    (ZBOPT.name, 1.017, 7.3, 1.0),
+];
+
+/// The thesis' device and GC (Table 4.2, §4.2.1): 32 MiB zones, 7 open, GC at 15 % garbage as
+/// the SepBIT prototype it builds on collects (sealed zones' garbage, in a loop).
+fn thesis_ftl() -> FtlArgs {
+    FtlArgs { preset: "femu-zns".into(), gc_trigger: GcTrigger::GpSealed.name().into(), gc_threshold: 0.15, ..FtlArgs::default() }
+}
+
+fn chosen_nodes(a: &ExperimentArgs, default: &[u32]) -> Result<Vec<CbsNode>> {
+    let numbers = a.nodes.clone().unwrap_or_else(|| default.to_vec());
+    numbers.iter().map(|&n| CbsNode::find(n).map_err(lab)).collect()
+}
+
+/// Each node as a sweep input on its own device: the thesis' 100 GB × `scale`, which its
+/// working set fills as in the thesis.
+fn node_inputs(nodes: &[CbsNode], scale: f64) -> Result<Vec<SweepInput>> {
+    let mut inputs = Vec::new();
+    for n in nodes {
+        let w = n.workload(scale).map_err(lab)?;
+        println!("  node {:>2}: {w} (seed {}), device {:.1} GiB", n.node, n.seed(), DEVICE_GIB * scale);
+        inputs.push(SweepInput { label: format!("node{} {}", n.node, w.to_string().replace(',', " ")), input: Input::generated(w, n.seed()), utilization: Some(n.utilization()) });
+    }
+    Ok(inputs)
+}
+
+fn node_label(workload: &str) -> String {
+    workload.split_whitespace().next().unwrap_or(workload).to_string()
+}
+
+/// `zonekit experiment table-4.3`: the thesis' ten nodes at its scale, per-node rows, the
+/// means beside Table 4.3 and the per-node ranges §4.3.2–4.3.4 give.
+fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
+    let (default_nodes, default_scale): (Vec<u32>, f64) = if a.quick { (vec![1, 2], 0.02) } else { ((1..=10).collect(), 1.0) };
+    let nodes = chosen_nodes(a, &default_nodes)?;
+    let scale = a.scale.unwrap_or(default_scale);
+    println!(
+        "Table 4.3 of seed 000 at {}: Table 2.1's nodes on femu-zns (32 MiB zones, 7 open) of {:.0} GiB each, GC at 15 % sealed garbage, CBE.",
+        if scale == 1.0 { "the thesis' scale".to_string() } else { format!("{scale} of the thesis' scale") },
+        DEVICE_GIB * scale
+    );
+    println!("Generating the nodes' workloads (address space calibrated to each node's working set):");
+    let mut inputs = node_inputs(&nodes, scale)?;
+    let mean_utilization = nodes.iter().map(CbsNode::utilization).sum::<f64>() / nodes.len().max(1) as f64;
+    for t in traces {
+        inputs.push(SweepInput { utilization: Some(mean_utilization), ..SweepInput::trace(t).map_err(lab)? });
+    }
+    let placements: Vec<String> = THESIS_TABLE_4_3.iter().map(|t| t.0.to_string()).collect();
+    run_inputs(inputs, &placements, &[CBE.name.to_string()], None, &thesis_ftl(), 1, a.jobs, None, out)?;
+    let rows = sweep::load_results(&out.join("results.csv")).map_err(lab)?;
+    let rows: Vec<&Vec<String>> = rows.iter().filter(|r| r[0].starts_with("node")).collect();
+    // Per placement: WAF, GC GiB and GC count vs ZB-OPT of every node.
+    let metric = |placement: &str, column: usize| -> Vec<f64> { rows.iter().filter(|r| r[1] == placement).filter_map(|r| r[column].parse().ok()).collect() };
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let span = |v: &[f64]| format!("{:.3} ({:.3}–{:.3})", mean(v), v.iter().cloned().fold(f64::INFINITY, f64::min), v.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
+    let mut table = Vec::new();
+    let mut bars = Vec::new();
+    for &(p, waf, gc_gb, vs_zbopt) in &THESIS_TABLE_4_3 {
+        let (w, g, c) = (metric(p, 4), metric(p, 6), metric(p, 8));
+        table.push(vec![p.to_string(), span(&w), format!("{waf:.3}"), span(&g), format!("{gc_gb:.1}"), span(&c), format!("{vs_zbopt:.3}")]);
+        bars.push((format!("{p} (ours)"), mean(&w)));
+        bars.push((format!("{p} (thesis)"), waf));
+    }
+    let header = ["placement", "WAF mean (min–max)", "thesis", "GC GiB mean (min–max)", "thesis GB", "GC count / ZB-OPT mean (min–max)", "thesis"];
+    println!("\nOver {} node(s) (the thesis' GC GB are at full scale):", nodes.len());
+    print!("{}", text_table(&header, &table));
+    // The per-node comparisons the thesis states (§4.3.2–4.3.4), BHB-DP against SepBIT.
+    let per_node = |column: usize| -> Vec<f64> {
+        let of = |p: &str| rows.iter().filter(|r| r[1] == p).map(|r| (r[0].clone(), r[column].parse::<f64>().unwrap_or(f64::NAN))).collect::<BTreeMap<_, _>>();
+        let (b, s) = (of(BHBDP.name), of(SEPBIT.name));
+        b.iter().filter_map(|(k, v)| s.get(k).map(|sv| 100.0 * (1.0 - v / sv))).collect()
+    };
+    let range = |v: &[f64]| format!("{:.1}–{:.1} %", v.iter().cloned().fold(f64::INFINITY, f64::min), v.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
+    let reductions = [("WAF", 4, "11.5–23.2 %"), ("GC writes", 6, "35.9–59.4 %"), ("GC count", 7, "13.8–25.4 %")];
+    println!("\nBHB-DP below SepBIT, per node (negative = above):");
+    let mut lines = Vec::new();
+    for (what, column, thesis) in reductions {
+        let v = per_node(column);
+        println!("  {what:<9} {} (thesis {thesis})", range(&v));
+        lines.push(vec![what.to_string(), range(&v), thesis.to_string()]);
+    }
+    let by_node: Vec<Vec<String>> = rows.iter().map(|r| vec![node_label(&r[0]), r[1].clone(), r[4].clone(), r[6].clone(), r[8].clone()]).collect();
+    std::fs::write(out.join("table_4_3.csv"), csv(&header, &table))?;
+    std::fs::write(out.join("bhbdp_vs_sepbit.csv"), csv(&["metric", "reduction per node (min–max)", "thesis"], &lines))?;
+    std::fs::write(out.join("by_node.csv"), csv(&["node", "placement", "waf", "gc_gib", "gc_count_vs_zbopt"], &by_node))?;
+    std::fs::write(out.join("waf_vs_thesis.svg"), bar_chart("Table 4.3: mean WAF, ours beside the thesis'", "WAF", &bars))?;
+    println!("wrote {}/{{table_4_3.csv, bhbdp_vs_sepbit.csv, by_node.csv, waf_vs_thesis.svg}}", out.display());
+    Ok(())
+}
+
+/// Zones per working set of the granularity sweep: the node scaled from 1/40 to its full size.
+const GRANULARITY_SCALES: [f64; 6] = [0.025, 0.05, 0.125, 0.25, 0.5, 1.0];
+
+/// `zonekit experiment granularity`: how the placements order as the device gets coarser —
+/// one node scaled so its working set spans ~50 to ~2,000 zones of 32 MiB.
+fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
+    let nodes = chosen_nodes(a, &[1])?;
+    let scales: &[f64] = if a.quick { &GRANULARITY_SCALES[..3] } else { &GRANULARITY_SCALES };
+    let zone_gib = 32.0 / 1024.0;
+    println!(
+        "Granularity: Table 4.3's placements on node(s) {:?} scaled {scales:?} (femu-zns zones, GC at 15 % sealed garbage, CBE).",
+        nodes.iter().map(|n| n.node).collect::<Vec<_>>()
+    );
+    let mut inputs = Vec::new();
+    for &s in scales {
+        inputs.extend(node_inputs(&nodes, s)?);
+    }
+    let placements: Vec<String> = THESIS_TABLE_4_3.iter().map(|t| t.0.to_string()).collect();
+    run_inputs(inputs, &placements, &[CBE.name.to_string()], None, &thesis_ftl(), 1, a.jobs, None, out)?;
+    let rows = sweep::load_results(&out.join("results.csv")).map_err(lab)?;
+    let mut table = Vec::new();
+    let mut series = Vec::new();
+    for n in &nodes {
+        for &p in &placements.iter().map(String::as_str).collect::<Vec<_>>() {
+            let mut points = Vec::new();
+            for &s in scales {
+                let label = format!("node{} {}", n.node, n.workload(s).map_err(lab)?.to_string().replace(',', " "));
+                if let Some(r) = rows.iter().find(|r| r[0] == label && r[1] == p) {
+                    let zones = n.wss_gib * s / zone_gib;
+                    table.push(vec![n.node.to_string(), format!("{zones:.0}"), p.to_string(), r[4].clone(), r[8].clone()]);
+                    points.push((zones, r[4].parse().unwrap_or(f64::NAN)));
+                }
+            }
+            series.push(Series { name: format!("{p} (node {})", n.node), points });
+        }
+    }
+    let header = ["node", "zones per working set", "placement", "WAF", "GC count / ZB-OPT"];
+    print!("\n{}", text_table(&header, &table));
+    std::fs::write(out.join("granularity.csv"), csv(&header, &table))?;
+    std::fs::write(out.join("granularity.svg"), line_chart("WAF as zones per working set grow (32 MiB zones)", "zones per working set", "WAF", &series, true))?;
+    println!("wrote {}/{{granularity.csv, granularity.svg}}", out.display());
+    Ok(())
 }

@@ -285,6 +285,22 @@ pub fn run_grid(
     for w in workloads {
         inputs.push(SweepInput::workload(w, seed).map_err(lab)?);
     }
+    run_inputs(inputs, placements, victims, grid_spec, ftl, seed, parallel, shard, out)
+}
+
+/// [`run_grid`] over inputs made by the caller (each may bring its own device size).
+#[allow(clippy::too_many_arguments)]
+pub fn run_inputs(
+    inputs: Vec<SweepInput>,
+    placements: &[String],
+    victims: &[String],
+    grid_spec: Option<&str>,
+    ftl: &FtlArgs,
+    seed: u64,
+    parallel: usize,
+    shard: Option<Shard>,
+    out: &Path,
+) -> Result<()> {
     let grid = sweep::parse_grid(grid_spec.unwrap_or("")).map_err(lab)?;
     let base = ftl.spec(placement::bhbdp::BHBDP.name, victim::cbe::CBE.name, Params::new(), seed);
     let sweep = Sweep { inputs, placements: placements.to_vec(), victims: victims.to_vec(), grid, base };

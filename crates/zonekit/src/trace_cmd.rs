@@ -426,6 +426,8 @@ fn print_analysis(name: &str, a: &Analysis) {
     print!("{}", text_table(&["metric", "value"], &rows));
     let tops: Vec<String> = a.top_share_of_writes.iter().map(|(p, s)| format!("top {p} % of blocks: {:.1} % of writes", 100.0 * s)).collect();
     println!("{}", tops.join("; "));
+    let per_day: Vec<String> = a.top_writes_per_day.iter().map(|(p, n)| format!("top {p} %: ≥ {n:.0}")).collect();
+    println!("writes a day of the least written block among the top x %: {}", per_day.join("; "));
     let pick = [1u32, 20, 40, 50, 60, 80, 90, 99, 100];
     let counts: Vec<String> = a.write_count_at_percentile.iter().filter(|(p, _)| pick.contains(p)).map(|(p, c)| format!("{p}%:{c}")).collect();
     println!("write count of the block at bottom x %: {}", counts.join(" "));

@@ -8,6 +8,12 @@
 //! a daily cycle with per-volume phases, so hour by hour the mix changes the way the thesis
 //! shows lifetime thresholds drifting and crossing.
 //!
+//! Two knobs shape a node after a particular one: `burst`, a share of requests rewriting a
+//! small journal-like region per volume (the extreme top 0.01 % of blocks seed 000 §2.1.3
+//! reports), and `once`, the amount of write-once data (a node writing ten times its working
+//! set needs less of it). Both default to the tuning below, and with `burst = 0` and
+//! `once = 1` a trace is the same as before they existed.
+//!
 //! Tuned (see `tests`) to reproduce what seed 000 reports for CBS nodes: Zipf-like write
 //! counts, more than 40 % of blocks written once, 10–20 % of writes never overwritten within
 //! the trace, and lifetime thresholds that move from hour to hour.
@@ -26,13 +32,21 @@ pub struct CloudNodeConfig {
     pub writes: u64,
     /// Virtual time the trace spans.
     pub hours: f64,
+    /// Share of each volume's requests that rewrite its burst set, a small journal-like
+    /// region (1–8 blocks at a time). Seed 000 §2.1.3: the top 0.01 % of a CBS node's blocks
+    /// take more than 1,500 writes a day, two orders of magnitude above the top 1 %. 0 = off.
+    pub burst: f64,
+    /// Multiplier of each volume's share of write-once requests (1 = as tuned, 1–4 % of
+    /// requests). Write-once blocks grow with the bytes written, so a node that writes ten
+    /// times its working set needs fewer of them to keep its working set.
+    pub once: f64,
     pub block_size_bytes: u64,
     pub seed: u64,
 }
 
 impl Default for CloudNodeConfig {
     fn default() -> Self {
-        CloudNodeConfig { volumes: 64, total_blocks: 1 << 22, writes: 20_000_000, hours: 24.0, block_size_bytes: 4096, seed: 1 }
+        CloudNodeConfig { volumes: 64, total_blocks: 1 << 22, writes: 20_000_000, hours: 24.0, burst: 0.0, once: 1.0, block_size_bytes: 4096, seed: 1 }
     }
 }
 
@@ -50,7 +64,17 @@ struct Volume {
     drift_blocks_per_hour: f64,
     weight: f64,
     phase: f64,
+    /// Blocks of the burst set, at the start of the volume.
+    burst_blocks: u64,
 }
+
+/// The longest request into a burst set.
+const BURST_REQUEST_BLOCKS_MAX: u64 = 8;
+
+/// Share of the node's rewritable space in burst sets, shared out by traffic so that every
+/// burst block is about as hot as any other. With the write-once data on top, that is about
+/// 0.01 % of a full-size node's working set (more in small nodes: every volume has one).
+const BURST_SPACE_SHARE: f64 = 6e-5;
 
 /// Multiplier applied to a scattered rank so the hottest blocks are not adjacent.
 const SCATTER: u64 = 2_654_435_761;
@@ -74,6 +98,12 @@ impl CloudNode {
         if config.volumes == 0 || config.total_blocks < config.volumes as u64 * 64 {
             return Err(format!("a cloud node needs volumes > 0 and at least 64 blocks per volume ({} blocks for {} volumes)", config.total_blocks, config.volumes).into());
         }
+        if !(0.0..1.0).contains(&config.burst) {
+            return Err(format!("burst={}: expected a share of random writes in [0, 1)", config.burst).into());
+        }
+        if !(0.0..=10.0).contains(&config.once) {
+            return Err(format!("once={}: expected a multiplier of the write-once share in [0, 10]", config.once).into());
+        }
         if !(config.hours > 0.0) || config.writes == 0 {
             return Err("a cloud node needs positive hours and writes".into());
         }
@@ -93,17 +123,25 @@ impl CloudNode {
                 size_blocks,
                 zipf: Zipf::new(hot_blocks, alpha)?,
                 seq_share: 0.25 * setup.next_f64(),
-                once_share: 0.01 + 0.03 * setup.next_f64(),
+                once_share: (0.01 + 0.03 * setup.next_f64()) * config.once,
                 seq_cursor: setup.below(hot_blocks),
                 once_cursor: 0,
                 drift_blocks_per_hour: hot_blocks as f64 * 0.02 * setup.next_f64(),
                 weight: (rank as f64).powf(-0.9),
                 phase: 2.0 * std::f64::consts::PI * setup.next_f64(),
+                burst_blocks: 1,
             });
         }
         // Mean blocks per request, weighted by traffic: random 1.2, sequential 40, write-once 20.
         let weight_sum: f64 = volumes.iter().map(|v| v.weight).sum();
-        let mean_blocks: f64 = volumes.iter().map(|v| v.weight / weight_sum * (v.once_share * 20.0 + v.seq_share * 40.0 + (1.0 - v.once_share - v.seq_share) * 1.2)).sum();
+        for v in &mut volumes {
+            v.burst_blocks = ((config.total_blocks as f64 * BURST_SPACE_SHARE * v.weight / weight_sum).round() as u64).clamp(1, v.hot_blocks);
+        }
+        let mut mean_blocks: f64 = volumes.iter().map(|v| v.weight / weight_sum * (v.once_share * 20.0 + v.seq_share * 40.0 + (1.0 - v.once_share - v.seq_share) * 1.2)).sum();
+        if config.burst > 0.0 {
+            let burst_mean: f64 = volumes.iter().map(|v| v.weight / weight_sum * (1 + v.burst_blocks.min(BURST_REQUEST_BLOCKS_MAX)) as f64 / 2.0).sum();
+            mean_blocks = config.burst * burst_mean + (1.0 - config.burst) * mean_blocks;
+        }
         let mean_gap_us = config.hours * HOUR_US / (config.writes as f64 / mean_blocks);
         rng = rng.derive(2);
         let mut node = CloudNode { config, volumes, rng, now_us: 0.0, written: 0, mean_gap_us, cumulative: Vec::new(), cumulative_at_us: -1.0 };
@@ -148,7 +186,20 @@ impl Iterator for CloudNode {
         let vi = self.pick_volume();
         let rng = &mut self.rng;
         let v = &mut self.volumes[vi];
-        let r = rng.next_f64();
+        let mut r = rng.next_f64();
+        let burst = self.config.burst;
+        if burst > 0.0 {
+            if r < burst {
+                // A journal-like region at the start of the volume, rewritten in small
+                // requests; it does not move with the hot spot.
+                let set = v.burst_blocks;
+                let len = 1 + rng.below(set.min(BURST_REQUEST_BLOCKS_MAX));
+                let b = rng.below(set - len + 1);
+                return Some(self.emit(vi, b, len));
+            }
+            // Rescaled so that with burst = 0 the choice below is the same as before it existed.
+            r = (r - burst) / (1.0 - burst);
+        }
         let (block, len) = if r < v.once_share {
             // Write-once data takes fresh address space past the rewritten region, as new
             // files and logs do: it is never overwritten.
@@ -171,13 +222,19 @@ impl Iterator for CloudNode {
             let b = (rank.wrapping_mul(SCATTER) + drift) % v.hot_blocks;
             (b, len.min(v.hot_blocks - b))
         };
+        Some(self.emit(vi, block, len))
+    }
+}
+
+impl CloudNode {
+    fn emit(&mut self, volume: usize, block: u64, len: u64) -> Record {
         self.written += len;
-        Some(Record {
+        Record {
             time_us: self.now_us as u64,
-            volume: vi as u32,
+            volume: volume as u32,
             offset_bytes: block * self.config.block_size_bytes,
             len_bytes: len * self.config.block_size_bytes,
             op: Op::Write,
-        })
+        }
     }
 }

@@ -8,7 +8,7 @@
 //! | `zipf:blocks=1M,alpha=0.9,writes=10M` | single-block writes, Zipf(α) popularity scattered over the blocks |
 //! | `uniform:blocks=1M,writes=10M` | single-block writes, uniform |
 //! | `hotcold:blocks=1M,writes=10M,hot=0.2,hot-writes=0.8` | x % of writes to y % of blocks |
-//! | `cloud:volumes=64,blocks=4M,writes=20M,hours=24` | multi-tenant cloud node ([`cloud`]) |
+//! | `cloud:volumes=64,blocks=4M,writes=20M,hours=24[,burst=0.1,once=0.5]` | multi-tenant cloud node ([`cloud`]) |
 //! | `lammps[:scale=0.1]`, `macdrp[:scale=0.1]` | seed 002's HPC patterns ([`hpc`]) |
 //! | `ycsb:keys=1M,ops=10M,dist=zipfian` | YCSB key choices (zipfian, uniform, latest) as block writes |
 //!
@@ -92,7 +92,16 @@ impl std::fmt::Display for Workload {
             Workload::Zipf { blocks, alpha, writes } => write!(f, "zipf:blocks={blocks},alpha={alpha},writes={writes}"),
             Workload::Uniform { blocks, writes } => write!(f, "uniform:blocks={blocks},writes={writes}"),
             Workload::HotCold { blocks, writes, hot_blocks, hot_writes } => write!(f, "hotcold:blocks={blocks},writes={writes},hot={hot_blocks},hot-writes={hot_writes}"),
-            Workload::Cloud(c) => write!(f, "cloud:volumes={},blocks={},writes={},hours={}", c.volumes, c.total_blocks, c.writes, c.hours),
+            Workload::Cloud(c) => {
+                write!(f, "cloud:volumes={},blocks={},writes={},hours={}", c.volumes, c.total_blocks, c.writes, c.hours)?;
+                if c.burst > 0.0 {
+                    write!(f, ",burst={}", c.burst)?;
+                }
+                if c.once != 1.0 {
+                    write!(f, ",once={}", c.once)?;
+                }
+                Ok(())
+            }
             Workload::Hpc { pattern, scale } => write!(f, "{}:scale={scale}", if *pattern == HpcPattern::Lammps { "lammps" } else { "macdrp" }),
             Workload::Ycsb { keys, ops, dist } => write!(f, "ycsb:keys={keys},ops={ops},dist={}", dist.name()),
         }
@@ -133,6 +142,8 @@ impl FromStr for Workload {
                     total_blocks: num(take("blocks"), "blocks", d.total_blocks)?,
                     writes: num(take("writes"), "writes", d.writes)?,
                     hours: float(take("hours"), "hours", d.hours)?,
+                    burst: float(take("burst"), "burst", d.burst)?,
+                    once: float(take("once"), "once", d.once)?,
                     ..d
                 })
             }
