@@ -25,7 +25,7 @@ use zonekit_trace::input::Input;
 
 use crate::error::{LabError, Result};
 use crate::replay::{replay_staged, ReplayReport, ReplaySpec, TempDir};
-use crate::stage::{dense_ids, stage};
+use crate::stage::{dense_ids, stage, with_future, Staged};
 
 /// The columns of `results.csv`.
 pub const RESULTS_HEADER: [&str; 16] = [
@@ -261,20 +261,17 @@ impl Sweep {
         let finished: Mutex<Vec<(Job, ReplayReport)>> = Mutex::new(Vec::new());
         let failed = Mutex::new(Vec::new());
         let append_lock = Mutex::new(());
-        // Each input is read (a text trace parsed) once and numbered once, for every run.
+        // Each input is read (a text trace parsed) and numbered once for all its runs, when its
+        // first run starts, and its files are removed when its last run ends: a sweep over
+        // large inputs needs room for the one or two being replayed, not for all of them.
         let temp = TempDir::new()?;
-        let mut staged = BTreeMap::new();
-        for job in &todo {
-            if let std::collections::btree_map::Entry::Vacant(e) = staged.entry(job.input) {
-                let mut s = stage(&self.inputs[job.input].input, temp.path())?;
-                s.annotate_in_place = false;
-                dense_ids(&s, temp.path())?;
-                e.insert(s);
-            }
-        }
+        let inputs: Vec<InputFiles> = (0..self.inputs.len()).map(|i| InputFiles::new(todo.iter().filter(|j| j.input == i).count())).collect();
         crate::parallel::for_each(todo.len(), parallel, |n| {
             let job = todo[n];
-            match replay_staged(&staged[&job.input], &job.spec, temp.path(), &mut |_| {}) {
+            let files = &inputs[job.input];
+            let run = files.staged(&self.inputs[job.input].input, &job.spec, &temp.path().join(format!("input-{}", job.input))).and_then(|staged| replay_staged(&staged, &job.spec, temp.path(), &mut |_| {}));
+            files.run_done();
+            match run {
                 Ok(r) => {
                     let row = result_row(job, &r);
                     let _guard = append_lock.lock().unwrap();
@@ -303,6 +300,65 @@ impl Sweep {
             return Err(LabError::Runs { failed, total: jobs.len() });
         }
         Ok(SweepOutcome { ran: todo.len(), reused: jobs.len() - todo.len(), set_aside: set_aside.len(), rows: rows.len() })
+    }
+}
+
+/// One input's staged files while its runs are under way: the plain trace and, for the
+/// oracles, a copy annotated with each write's next write, both numbered once.
+struct InputFiles {
+    state: Mutex<InputState>,
+    runs_left: std::sync::atomic::AtomicUsize,
+}
+
+#[derive(Default)]
+struct InputState {
+    dir: Option<PathBuf>,
+    plain: Option<Staged>,
+    future: Option<Staged>,
+}
+
+impl InputFiles {
+    fn new(runs: usize) -> InputFiles {
+        InputFiles { state: Mutex::new(InputState::default()), runs_left: runs.into() }
+    }
+
+    /// The staged trace `spec` replays, staged on first use (the lock makes a second run of
+    /// the same input wait for it rather than stage it again).
+    fn staged(&self, input: &Input, spec: &ReplaySpec, dir: &Path) -> Result<Staged> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.dir.is_none() {
+            std::fs::create_dir_all(dir).map_err(LabError::io(dir))?;
+            st.dir = Some(dir.to_path_buf());
+        }
+        if st.plain.is_none() {
+            let mut s = stage(input, dir)?;
+            // Never annotate the shared copy in place: the other runs read it.
+            s.annotate_in_place = false;
+            dense_ids(&s, dir)?;
+            st.plain = Some(s);
+        }
+        let plain = st.plain.clone().expect("staged above");
+        let env = placement::PolicyEnv { zone_blocks: 1 << 13, capacity_blocks: plain.distinct_estimate.max(1) };
+        if !placement::create(&spec.placement, &spec.params, env)?.needs_future() {
+            return Ok(plain);
+        }
+        if st.future.is_none() {
+            let f = with_future(plain, dir)?;
+            dense_ids(&f, dir)?;
+            st.future = Some(f);
+        }
+        Ok(st.future.clone().expect("annotated above"))
+    }
+
+    /// Counts a finished run; after the input's last one its files go.
+    fn run_done(&self) {
+        if self.runs_left.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            (st.plain, st.future) = (None, None);
+            if let Some(dir) = st.dir.take() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
     }
 }
 
@@ -500,4 +556,29 @@ pub fn summarize(rows: &[Vec<String>], out: &Path) -> Result<String> {
     }
     write("results_with_ratios.csv".into(), csv(&RESULTS_HEADER, rows))?;
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_inputs_files_are_made_once_and_go_with_its_last_run() {
+        let temp = TempDir::new().unwrap();
+        let dir = temp.path().join("input-0");
+        let input = Input::generated("zipf:blocks=2000,alpha=0.9,writes=20000".parse().unwrap(), 1);
+        let files = InputFiles::new(3);
+        let spec = |p: &str| ReplaySpec { placement: p.into(), ..ReplaySpec::default() };
+        let plain = files.staged(&input, &spec("sepbit"), &dir).unwrap();
+        assert!(!plain.header.has_next_write);
+        let future = files.staged(&input, &spec("zbopt"), &dir).unwrap();
+        assert!(future.header.has_next_write, "the oracle's copy knows the future");
+        assert_eq!(files.staged(&input, &spec("fk"), &dir).unwrap().path, future.path, "annotated once for every oracle");
+        assert_eq!(files.staged(&input, &spec("normal"), &dir).unwrap().path, plain.path, "staged once");
+        files.run_done();
+        files.run_done();
+        assert!(plain.path.exists() && future.path.exists());
+        files.run_done();
+        assert!(!dir.exists(), "the input's files go with its last run");
+    }
 }
