@@ -269,7 +269,9 @@ impl Sweep {
         crate::parallel::for_each(todo.len(), parallel, |n| {
             let job = todo[n];
             let files = &inputs[job.input];
-            let run = files.staged(&self.inputs[job.input].input, &job.spec, &temp.path().join(format!("input-{}", job.input))).and_then(|staged| replay_staged(&staged, &job.spec, temp.path(), &mut |_| {}));
+            let run = files
+                .staged(&self.inputs[job.input].input, &job.spec, &temp.path().join(format!("input-{}", job.input)))
+                .and_then(|staged| replay_staged(&staged, &job.spec, temp.path(), &mut |_| {}));
             files.run_done();
             match run {
                 Ok(r) => {
