@@ -277,8 +277,13 @@ fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
         nodes.iter().map(|n| n.node).collect::<Vec<_>>()
     );
     let mut inputs = Vec::new();
+    // (node, scale, the input's label in results)
+    let mut points_of = Vec::new();
     for &s in scales {
-        inputs.extend(node_inputs(&nodes, s)?);
+        for (n, input) in nodes.iter().zip(node_inputs(&nodes, s)?) {
+            points_of.push((n.node, s, input.label.clone()));
+            inputs.push(input);
+        }
     }
     let placements: Vec<String> = THESIS_TABLE_4_3.iter().map(|t| t.0.to_string()).collect();
     run_inputs(inputs, &placements, &[CBE.name.to_string()], None, &thesis_ftl(), 1, a.jobs, None, out)?;
@@ -286,13 +291,12 @@ fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
     let mut table = Vec::new();
     let mut series = Vec::new();
     for n in &nodes {
-        for &p in &placements.iter().map(String::as_str).collect::<Vec<_>>() {
+        for p in &placements {
             let mut points = Vec::new();
-            for &s in scales {
-                let label = format!("node{} {}", n.node, n.workload(s).map_err(lab)?.to_string().replace(',', " "));
-                if let Some(r) = rows.iter().find(|r| r[0] == label && r[1] == p) {
+            for (_, s, label) in points_of.iter().filter(|(node, _, _)| *node == n.node) {
+                if let Some(r) = rows.iter().find(|r| r[0] == *label && r[1] == *p) {
                     let zones = n.wss_gib * s / zone_gib;
-                    table.push(vec![n.node.to_string(), format!("{zones:.0}"), p.to_string(), r[4].clone(), r[8].clone()]);
+                    table.push(vec![n.node.to_string(), format!("{zones:.0}"), p.clone(), r[4].clone(), r[8].clone()]);
                     points.push((zones, r[4].parse().unwrap_or(f64::NAN)));
                 }
             }
