@@ -5,7 +5,8 @@
 //! holds a zonekit file system (`zonekit fs mkfs`), or `mem:PRESET` for a fresh in-memory
 //! device of that preset, formatted on open. Options follow a `?`:
 //! `alloc=NAME` (a rule of `zonekit_zfs::alloc::ALLOCATORS`: lifetime, first-fit, zenfs),
-//! `gc=on|off` (defaults: lifetime, on), e.g.
+//! `gc=on|off` (defaults: lifetime, on), and for `mem:` devices only `zone_mib=N` (zones of N
+//! MiB, the device's capacity kept, so the zone count changes), e.g.
 //! `mem:nvmevirt-zns?alloc=zenfs&gc=off` for stock ZenFS's allocation without GC. Every call returns 0 (or a size) on success and a
 //! negative errno on failure; `zk_last_error` says what went wrong. The handle is thread safe:
 //! calls are serialised by a mutex.
@@ -37,27 +38,36 @@ pub struct ZkFs {
     peak_file_bytes: AtomicU64,
 }
 
-fn parse_options(opts: &str) -> Result<FsConfig, String> {
+/// Options of a device spec: the file system's, and the zone size of a fresh `mem:` device.
+fn parse_options(opts: &str) -> Result<(FsConfig, Option<u64>), String> {
     let mut config = FsConfig::default();
+    let mut zone_size_mib = None;
     for kv in opts.split('&').filter(|s| !s.is_empty()) {
         match kv.split_once('=') {
             Some(("alloc", name)) => config.allocation = zonekit_zfs::alloc::find(name).map_err(|e| format!("option {kv:?}: {e}"))?,
             Some(("gc", "on")) => config.gc = true,
             Some(("gc", "off")) => config.gc = false,
+            Some(("zone_mib", n)) => zone_size_mib = Some(n.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| format!("option {kv:?}: zone_mib is a positive number of MiB"))?),
             _ => {
                 let allocs = zonekit_base::policy::names(zonekit_zfs::alloc::ALLOCATORS).join("|");
-                return Err(format!("unknown option {kv:?} (alloc={allocs}, gc=on|off)"));
+                return Err(format!("unknown option {kv:?} (alloc={allocs}, gc=on|off, zone_mib=N)"));
             }
         }
     }
-    Ok(config)
+    Ok((config, zone_size_mib))
 }
 
-fn open_device(spec: &str) -> Result<(Device, bool), String> {
+fn open_device(spec: &str, zone_size_mib: Option<u64>) -> Result<(Device, bool), String> {
     if let Some(name) = spec.strip_prefix("mem:") {
-        let p = preset::find(name).ok_or_else(|| format!("unknown preset {name:?}; valid: {}", preset::names().join(", ")))?;
+        let mut p = preset::find(name).ok_or_else(|| format!("unknown preset {name:?}; valid: {}", preset::names().join(", ")))?;
+        if let Some(mib) = zone_size_mib {
+            p = p.with_zone_size_bytes(mib << 20)?;
+        }
         let dev = MemDevice::new(p.geometry, p.behavior, StorageMode::Data).map_err(|e| e.to_string())?;
         return Ok((Box::new(dev), true));
+    }
+    if zone_size_mib.is_some() {
+        return Err(format!("{spec}: zone_mib applies only to a fresh mem: device; an image or a disk keeps the zone size it has"));
     }
     let path = std::path::Path::new(spec);
     if zonekit_device::linux::is_block_device(path) {
@@ -118,8 +128,8 @@ pub unsafe extern "C" fn zk_fs_open(spec: *const c_char, err: *mut c_char, err_l
     let result = (|| {
         let spec = unsafe { text(spec) }.ok_or("device spec is not UTF-8")?;
         let (device, options) = spec.split_once('?').unwrap_or((spec, ""));
-        let config = parse_options(options)?;
-        let (dev, fresh) = open_device(device)?;
+        let (config, zone_size_mib) = parse_options(options)?;
+        let (dev, fresh) = open_device(device, zone_size_mib)?;
         let fs = if fresh { Zfs::mkfs(dev, config) } else { Zfs::mount(dev, config) };
         fs.map_err(|e| format!("{device}: {e}"))
     })();
@@ -338,5 +348,33 @@ mod tests {
         assert!(fs.is_null());
         let msg = unsafe { CStr::from_ptr(err.as_ptr()) }.to_str().unwrap();
         assert!(msg.contains("unknown preset"), "{msg}");
+    }
+
+    fn open_error(spec: &str) -> Option<String> {
+        let spec = CString::new(spec).unwrap();
+        let mut err = [0 as c_char; 256];
+        let fs = unsafe { zk_fs_open(spec.as_ptr(), err.as_mut_ptr(), err.len()) };
+        if fs.is_null() {
+            return Some(unsafe { CStr::from_ptr(err.as_ptr()) }.to_str().unwrap().to_string());
+        }
+        unsafe { zk_fs_close(fs) };
+        None
+    }
+
+    #[test]
+    fn zone_mib_resizes_a_mem_device_and_is_refused_elsewhere() {
+        let (config, zone_mib) = parse_options("alloc=zenfs&gc=on&zone_mib=8").unwrap();
+        assert_eq!((config.allocation.name, config.gc, zone_mib), ("zenfs", true, Some(8)));
+        // tiny: 64 zones of 4 MiB; 8 MiB zones make 32 of them, two of which hold the metadata.
+        let spec = CString::new("mem:tiny?zone_mib=8").unwrap();
+        let fs = unsafe { zk_fs_open(spec.as_ptr(), std::ptr::null_mut(), 0) };
+        assert!(!fs.is_null());
+        assert_eq!(unsafe { &*fs }.fs.lock().unwrap().zones().len(), 30);
+        unsafe { zk_fs_close(fs) };
+        assert!(open_error("mem:tiny?zone_mib=3").unwrap().contains("does not divide"));
+        assert!(open_error("mem:tiny?zone_mib=0").unwrap().contains("positive number"));
+        assert!(open_error("mem:tiny?zone_mib=x").unwrap().contains("positive number"));
+        assert!(open_error("/nonexistent.zk?zone_mib=8").unwrap().contains("only to a fresh mem: device"));
+        assert!(open_error("mem:tiny?zone=8").unwrap().contains("unknown option"));
     }
 }

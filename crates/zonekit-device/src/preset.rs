@@ -122,6 +122,29 @@ pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|p| p.name).collect()
 }
 
+impl Preset {
+    /// The same device with zones of `zone_size_bytes`: the capacity stays, so the zone count
+    /// changes (seed 001 asks how zone size changes what fits on an 8 GiB device). Refused when
+    /// the zones are not fully writable (zone capacity below zone size: which part of a resized
+    /// zone would be writable is not defined) or the new size does not divide the device into
+    /// whole zones of whole blocks.
+    pub fn with_zone_size_bytes(&self, zone_size_bytes: u64) -> Result<Preset, String> {
+        let g = self.geometry;
+        if g.zone_capacity_blocks != g.zone_size_blocks || g.conventional_zone_count != 0 {
+            return Err(format!("preset {}: zones are not fully writable sequential zones, so their size cannot be changed", self.name));
+        }
+        let device_bytes = g.total_blocks() * g.block_size_bytes as u64;
+        let block = g.block_size_bytes as u64;
+        if zone_size_bytes == 0 || zone_size_bytes % block != 0 || device_bytes % zone_size_bytes != 0 {
+            return Err(format!("preset {}: a zone of {zone_size_bytes} bytes does not divide the {device_bytes}-byte device into whole zones of {block}-byte blocks", self.name));
+        }
+        let zone_count = u32::try_from(device_bytes / zone_size_bytes).map_err(|_| format!("preset {}: too many zones of {zone_size_bytes} bytes", self.name))?;
+        let geometry = Geometry { zone_size_blocks: zone_size_bytes / block, zone_capacity_blocks: zone_size_bytes / block, zone_count, ..g };
+        geometry.validate().map_err(|e| format!("preset {} with {zone_size_bytes}-byte zones: {e}", self.name))?;
+        Ok(Preset { geometry, ..*self })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +168,19 @@ mod tests {
         assert_eq!(ocssd.flash.die_count(), 32);
         let nvmevirt = find("nvmevirt-zns").unwrap().geometry;
         assert_eq!(nvmevirt.zone_count as u64 * nvmevirt.zone_size_bytes(), 8 * 1024 * MIB);
+    }
+
+    #[test]
+    fn resizing_zones_keeps_the_capacity_and_refuses_what_cannot_be_cut() {
+        let nvmevirt = find("nvmevirt-zns").unwrap();
+        for (mib, zones) in [(64, 128), (128, 64), (256, 32)] {
+            let g = nvmevirt.with_zone_size_bytes(mib * MIB).unwrap().geometry;
+            assert_eq!((g.zone_count, g.zone_size_bytes(), g.zone_capacity_bytes()), (zones, mib * MIB, mib * MIB));
+            assert_eq!(g.total_blocks(), nvmevirt.geometry.total_blocks());
+        }
+        assert!(nvmevirt.with_zone_size_bytes(100 * MIB).unwrap_err().contains("does not divide"));
+        assert!(nvmevirt.with_zone_size_bytes(0).is_err());
+        assert!(nvmevirt.with_zone_size_bytes(MIB + 1).is_err());
+        assert!(find("zn540").unwrap().with_zone_size_bytes(1024 * MIB).unwrap_err().contains("not fully writable"));
     }
 }

@@ -4,11 +4,18 @@
 //! fails; the same workload on RocksDB's default file system on tmpfs is the reference for speed
 //! and for how much space RocksDB itself needs (its peak, sampled while it runs).
 //!
+//! Two modes. A *sweep* (one repeat) tries growing key counts per configuration until one
+//! fails: the largest key count that completes and the WAF on the way. *Rounds* (`repeats` > 1,
+//! one key count) run every configuration once per round, the order reversed every other round
+//! so neighbours alternate, and report each configuration's throughput relative to a baseline's
+//! in the same round (min / median / max over the rounds): seed 001's Figure 16.
+//!
 //! Results go to the output directory: `results.csv` (one row per db_bench run; a rerun reuses
-//! a row only for the same profile, configuration, key count and device capacity, so an
-//! interrupted experiment resumes and another device is never reported with old numbers), and
-//! charts per RocksDB profile: `PROFILE-max-keys.svg`, `PROFILE-waf.svg`, `PROFILE-space.svg`,
-//! `PROFILE-throughput.svg`.
+//! a row only for the same profile, configuration, key count, repeat, zone size and device
+//! capacity, so an interrupted experiment resumes and another device is never reported with old
+//! numbers), and charts named by profile (and zone size, when one was given): `P-max-keys.svg`,
+//! `P-waf.svg`, `P-space.svg`, `P-throughput.svg` for a sweep, `P-KM-ratios.{csv,svg}` for
+//! rounds.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -17,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use zonekit_report::{bar_chart, csv, line_chart, text_table, Series};
+use zonekit_report::{bar_chart, box_chart, csv, line_chart, text_table, Series};
 use zonekit_zfs::alloc::{first_fit::FIRST_FIT, lifetime::LIFETIME, zenfs::ZENFS, AllocInfo};
 
 use crate::error::{LabError, Result};
@@ -26,6 +33,8 @@ use crate::error::{LabError, Result};
 #[derive(Debug)]
 pub struct KvConfig {
     pub name: &'static str,
+    /// What seed 001 calls this configuration, if it ran it.
+    pub seed_name: Option<&'static str>,
     pub summary: &'static str,
     pub allocation: &'static AllocInfo,
     pub gc: bool,
@@ -39,13 +48,20 @@ impl KvConfig {
 }
 
 /// The configurations, in the order the experiment runs them by default.
+/// The seed's four come first; `stock` and `stock-gc` (first fit) are not the seed's.
 pub const CONFIGS: &[KvConfig] = &[
-    KvConfig { name: "stock", summary: "first fit, no GC", allocation: &FIRST_FIT, gc: false },
-    KvConfig { name: "gc", summary: "first fit + GC", allocation: &FIRST_FIT, gc: true },
-    KvConfig { name: "lifetime", summary: "lifetime allocation, no GC", allocation: &LIFETIME, gc: false },
-    KvConfig { name: "both", summary: "lifetime allocation + GC (seed 001's proposal)", allocation: &LIFETIME, gc: true },
-    KvConfig { name: "zenfs", summary: "stock ZenFS's lifetime-score allocation, no GC (the seed's original)", allocation: &ZENFS, gc: false },
+    KvConfig { name: "zenfs", seed_name: Some("original"), summary: "stock ZenFS's lifetime-score allocation, no GC", allocation: &ZENFS, gc: false },
+    KvConfig { name: "zenfs-gc", seed_name: Some("original + GC"), summary: "stock ZenFS's allocation + GC", allocation: &ZENFS, gc: true },
+    KvConfig { name: "lifetime", seed_name: Some("hot/cold"), summary: "lifetime allocation, no GC", allocation: &LIFETIME, gc: false },
+    KvConfig { name: "both", seed_name: Some("hot/cold + GC"), summary: "lifetime allocation + GC (the seed's proposal)", allocation: &LIFETIME, gc: true },
+    KvConfig { name: "stock", seed_name: None, summary: "first fit, no GC", allocation: &FIRST_FIT, gc: false },
+    KvConfig { name: "stock-gc", seed_name: None, summary: "first fit + GC", allocation: &FIRST_FIT, gc: true },
 ];
+
+/// The seed's name of a configuration (or of the reference), for tables.
+pub fn seed_name(config: &str) -> &'static str {
+    CONFIGS.iter().find(|c| c.name == config).and_then(|c| c.seed_name).unwrap_or("-")
+}
 
 /// RocksDB options the experiment runs under.
 #[derive(Debug)]
@@ -79,8 +95,16 @@ pub struct KvBench {
     pub keys: Vec<f64>,
     /// `mem:PRESET`: formatted fresh for every run.
     pub device: String,
+    /// Zones of this many MiB instead of the preset's, the device's capacity kept.
+    pub zone_size_mib: Option<u64>,
     pub profile: &'static Profile,
+    /// 1: a sweep; more: rounds at one key count, throughput against `baseline`.
+    pub repeats: u32,
+    pub baseline: &'static KvConfig,
     pub reference: bool,
+    /// Run nothing: report (and chart) the rows `results.csv` already has, leaving out the
+    /// rest, so one report can gather rows that separate invocations measured.
+    pub report_only: bool,
     /// Directory for the POSIX reference database (tmpfs for a fair speed reference).
     pub tmpfs: PathBuf,
     pub plugin: PathBuf,
@@ -153,10 +177,11 @@ pub fn parse_db_bench_log(log: &str, exit_ok: bool) -> RunResult {
     r
 }
 
-const HEADER: [&str; 13] = [
+const HEADER: [&str; 15] = [
     "profile",
     "config",
     "million_keys",
+    "repeat",
     "completed",
     "fillseq_ops_s",
     "overwrite_ops_s",
@@ -166,6 +191,7 @@ const HEADER: [&str; 13] = [
     "zone_resets",
     "peak_file_bytes",
     "capacity_bytes",
+    "zone_size_bytes",
     "detail",
 ];
 
@@ -173,11 +199,21 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn row(profile: &str, config: &str, million_keys: f64, r: &RunResult, capacity_bytes: Option<u64>) -> Vec<String> {
+/// Where a row was measured: everything but the configuration and key count that a reused row
+/// must share with the request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Place<'a> {
+    profile: &'a str,
+    capacity_bytes: u64,
+    zone_size_bytes: u64,
+}
+
+fn row(place: Place, config: &str, million_keys: f64, repeat: u32, r: &RunResult) -> Vec<String> {
     vec![
-        profile.into(),
+        place.profile.into(),
         config.into(),
         million_keys.to_string(),
+        repeat.to_string(),
         r.completed.to_string(),
         opt(r.fillseq_ops_s),
         opt(r.overwrite_ops_s),
@@ -186,32 +222,45 @@ fn row(profile: &str, config: &str, million_keys: f64, r: &RunResult, capacity_b
         opt(r.waf().map(|w| format!("{w:.3}"))),
         opt(r.zone_resets),
         opt(r.peak_file_bytes),
-        opt(capacity_bytes),
+        place.capacity_bytes.to_string(),
+        place.zone_size_bytes.to_string(),
         r.detail.replace([',', '\n'], ";"),
     ]
 }
 
-fn from_row(cells: &[String]) -> Option<(String, String, f64, RunResult)> {
+/// A row of `results.csv`: its place, configuration, key count, repeat and result.
+type Row = (String, u64, u64, String, f64, u32, RunResult);
+
+fn from_row(cells: &[String]) -> Option<Row> {
     let num = |i: usize| cells.get(i).and_then(|c| c.parse::<u64>().ok());
     let r = RunResult {
-        completed: cells.get(3)? == "true",
-        fillseq_ops_s: num(4),
-        overwrite_ops_s: num(5),
-        appended_bytes: num(6),
-        device_written_bytes: num(7),
-        zone_resets: num(9),
-        peak_file_bytes: num(10),
-        detail: cells.get(12).cloned().unwrap_or_default(),
+        completed: cells.get(4)? == "true",
+        fillseq_ops_s: num(5),
+        overwrite_ops_s: num(6),
+        appended_bytes: num(7),
+        device_written_bytes: num(8),
+        zone_resets: num(10),
+        peak_file_bytes: num(11),
+        detail: cells.get(14).cloned().unwrap_or_default(),
     };
-    Some((cells[0].clone(), cells[1].clone(), cells[2].parse().ok()?, r))
+    Some((cells[0].clone(), num(12)?, num(13)?, cells[1].clone(), cells[2].parse().ok()?, cells[3].parse().ok()?, r))
+}
+
+/// The geometry of `mem:PRESET` with zones of `zone_size_mib` if given.
+fn geometry(device: &str, zone_size_mib: Option<u64>) -> Result<zonekit_device::Geometry> {
+    let usage = |why: String| LabError::Usage(format!("--device {device:?}: {why}"));
+    let name = device.strip_prefix("mem:").ok_or_else(|| usage("kv-bench formats a fresh emulated device per run; give mem:PRESET".into()))?;
+    let mut p = zonekit_device::preset::find(name).ok_or_else(|| usage(format!("unknown preset; valid: {}", zonekit_device::preset::names().join(", "))))?;
+    if let Some(mib) = zone_size_mib {
+        p = p.with_zone_size_bytes(mib << 20).map_err(|e| LabError::Usage(format!("--zone-mib {mib}: {e}")))?;
+    }
+    Ok(p.geometry)
 }
 
 /// Bytes the file system can hold: every zone but the two metadata zones, at zone capacity.
-fn data_capacity_bytes(device: &str) -> Option<u64> {
-    let p = zonekit_device::preset::find(device.strip_prefix("mem:")?)?;
-    let g = p.geometry;
+fn data_capacity_bytes(g: &zonekit_device::Geometry) -> u64 {
     let zones = (g.zone_count - g.conventional_zone_count).saturating_sub(2) as u64;
-    Some(zones * g.zone_capacity_blocks * g.block_size_bytes as u64)
+    zones * g.zone_capacity_blocks * g.block_size_bytes as u64
 }
 
 fn dir_bytes(dir: &Path) -> u64 {
@@ -224,13 +273,40 @@ impl KvBench {
         if self.keys.is_empty() || self.keys.iter().any(|k| !(*k > 0.0 && k.is_finite())) {
             return Err(LabError::Usage("--keys: key counts are millions of keys and must be positive".into()));
         }
-        if !self.plugin.exists() {
+        if !self.report_only && !self.plugin.exists() {
             return Err(LabError::Usage(format!("plugin {} not found; build it with `bash plugin/build`", self.plugin.display())));
         }
-        if !self.device.starts_with("mem:") || data_capacity_bytes(&self.device).is_none() {
-            return Err(LabError::Usage(format!("--device {:?}: kv-bench formats a fresh emulated device per run; give mem:PRESET", self.device)));
+        geometry(&self.device, self.zone_size_mib)?;
+        if self.repeats == 0 {
+            return Err(LabError::Usage("--repeats: at least 1".into()));
+        }
+        if self.repeats > 1 {
+            if self.keys.len() != 1 {
+                return Err(LabError::Usage(format!(
+                    "--repeats {}: give one --keys value (every configuration runs the same key count in every round), not {}",
+                    self.repeats,
+                    self.keys.len()
+                )));
+            }
+            if !self.configs.iter().any(|c| c.name == self.baseline.name) {
+                return Err(LabError::Usage(format!("--baseline {}: throughput is relative to it, so --configs must include it", self.baseline.name)));
+            }
         }
         Ok(())
+    }
+
+    /// The plugin's device spec for a configuration.
+    fn fs_uri(&self, config: &KvConfig) -> String {
+        let zone = self.zone_size_mib.map(|mib| format!("&zone_mib={mib}")).unwrap_or_default();
+        format!("zonekit://{}?{}{zone}", self.device, config.uri_options())
+    }
+
+    /// How output files are named: the profile, and the zone size when one was given.
+    fn prefix(&self) -> String {
+        match self.zone_size_mib {
+            Some(mib) => format!("{}-zone{mib}MiB", self.profile.name),
+            None => self.profile.name.to_string(),
+        }
     }
 
     /// Runs db_bench once; `fs_uri` None = RocksDB's default file system in `tmpfs`.
@@ -276,91 +352,259 @@ impl KvBench {
         Ok(r)
     }
 
-    /// Runs every configuration at growing key counts (each stops at its first failure) and
-    /// the reference, reusing rows already in `results.csv`; `on_run` sees each new run.
-    /// Returns the summary table as text and the runs that failed for another reason than
-    /// running out of space (a result of the experiment); charts are written beside the results.
-    pub fn run(&self, on_run: &mut dyn FnMut(&str, f64, &RunResult)) -> Result<KvOutcome> {
+    /// Runs the sweep or the rounds (and the reference), reusing rows already in `results.csv`;
+    /// `on_run` sees each new run (configuration, key count, repeat, result). Returns the
+    /// summary table as text and the runs that failed for another reason than running out of
+    /// space (a result of the experiment); charts are written beside the results.
+    pub fn run(&self, on_run: &mut dyn FnMut(&str, f64, u32, &RunResult)) -> Result<KvOutcome> {
         self.validate()?;
-        std::fs::create_dir_all(&self.out).map_err(|e| LabError::Usage(format!("--out {}: {e}", self.out.display())))?;
+        if !self.report_only {
+            std::fs::create_dir_all(&self.out).map_err(|e| LabError::Usage(format!("--out {}: {e}", self.out.display())))?;
+        }
         let mut keys = self.keys.clone();
         keys.sort_by(f64::total_cmp);
-        let profile = self.profile.name;
-        let capacity = data_capacity_bytes(&self.device);
+        let g = geometry(&self.device, self.zone_size_mib)?;
+        let place = Place { profile: self.profile.name, capacity_bytes: data_capacity_bytes(&g), zone_size_bytes: g.zone_size_bytes() };
+        let prefix = self.prefix();
 
-        // Earlier rows of this profile and device capacity: reused, so an interrupted
-        // experiment resumes.
+        // Earlier rows of this place: reused, so an interrupted experiment resumes.
         let results_path = self.out.join("results.csv");
-        let mut done: BTreeMap<(String, String), RunResult> = BTreeMap::new();
+        let mut done: BTreeMap<(String, String, u32), RunResult> = BTreeMap::new();
         if let Ok(text) = std::fs::read_to_string(&results_path) {
             if text.lines().next() != Some(HEADER.join(",").as_str()) {
                 return Err(LabError::Results { path: results_path, line: 1, reason: "not a kv-bench results file of this version (move it away to start over)".into() });
             }
             for line in text.lines().skip(1) {
                 let cells: Vec<String> = line.splitn(HEADER.len(), ',').map(str::to_string).collect();
-                if let Some((p, c, k, r)) = from_row(&cells) {
-                    if p == profile && cells.get(11).map(String::as_str) == Some(opt(capacity).as_str()) {
-                        done.insert((c, k.to_string()), r);
+                if let Some((p, capacity, zone, c, k, repeat, r)) = from_row(&cells) {
+                    if (p.as_str(), capacity, zone) == (place.profile, place.capacity_bytes, place.zone_size_bytes) {
+                        done.insert((c, k.to_string(), repeat), r);
                     }
                 }
             }
+        } else if self.report_only {
+            return Err(LabError::Usage(format!("--report-only: no {} to report", results_path.display())));
         } else {
             std::fs::write(&results_path, csv(&HEADER, &[])).map_err(LabError::io(&results_path))?;
         }
         let mut results = std::fs::OpenOptions::new().append(true).open(&results_path).map_err(LabError::io(&results_path))?;
-        let mut record = |config: &str, k: f64, r: &RunResult| -> Result<()> {
-            let cells = row(profile, config, k, r, capacity);
+        // One db_bench run, or its earlier row (None: neither, with report_only); `config`
+        // None = the POSIX reference.
+        let mut run = |config: Option<&KvConfig>, k: f64, repeat: u32| -> Result<Option<RunResult>> {
+            let name = config.map_or(REFERENCE, |c| c.name);
+            if let Some(r) = done.get(&(name.to_string(), k.to_string(), repeat)) {
+                return Ok(Some(r.clone()));
+            }
+            if self.report_only {
+                return Ok(None);
+            }
+            let round = if self.repeats > 1 { format!("-r{repeat}") } else { String::new() };
+            let log = self.out.join(format!("{prefix}-{name}-{k}M{round}.log"));
+            let r = self.run_once(config.map(|c| self.fs_uri(c)).as_deref(), (k * 1e6) as u64, &log)?;
+            let cells = row(place, name, k, repeat, &r);
             results.write_all((cells.join(",") + "\n").as_bytes()).map_err(LabError::io(&results_path))?;
-            on_run(config, k, r);
-            Ok(())
+            on_run(name, k, repeat, &r);
+            Ok(Some(r))
         };
 
-        let mut by_config: BTreeMap<String, Vec<(f64, RunResult)>> = BTreeMap::new();
-        for config in &self.configs {
-            for &k in &keys {
-                let key = (config.name.to_string(), k.to_string());
-                let r = match done.get(&key) {
-                    Some(r) => r.clone(),
-                    None => {
-                        let uri = format!("zonekit://{}?{}", self.device, config.uri_options());
-                        let log = self.out.join(format!("{profile}-{}-{k}M.log", config.name));
-                        let r = self.run_once(Some(&uri), (k * 1e6) as u64, &log)?;
-                        record(config.name, k, &r)?;
-                        r
+        let mut targets: Vec<Option<&KvConfig>> = self.configs.iter().map(|c| Some(*c)).collect();
+        let mut all: Vec<(String, f64, RunResult)> = Vec::new();
+        let table = if self.repeats == 1 {
+            let mut by_config: BTreeMap<String, Vec<(f64, RunResult)>> = BTreeMap::new();
+            for config in &self.configs {
+                for &k in &keys {
+                    let Some(r) = run(Some(config), k, 0)? else { continue };
+                    let completed = r.completed;
+                    by_config.entry(config.name.into()).or_default().push((k, r));
+                    if !completed {
+                        break;
                     }
-                };
-                let completed = r.completed;
-                by_config.entry(config.name.into()).or_default().push((k, r));
-                if !completed {
-                    break;
                 }
             }
-        }
-        if self.reference {
-            for &k in &keys {
-                let key = (REFERENCE.to_string(), k.to_string());
-                let r = match done.get(&key) {
-                    Some(r) => r.clone(),
-                    None => {
-                        let r = self.run_once(None, (k * 1e6) as u64, &self.out.join(format!("{profile}-posix-{k}M.log")))?;
-                        record(REFERENCE, k, &r)?;
-                        r
-                    }
-                };
-                by_config.entry(REFERENCE.into()).or_default().push((k, r));
+            if self.reference {
+                for &k in &keys {
+                    let Some(r) = run(None, k, 0)? else { continue };
+                    by_config.entry(REFERENCE.into()).or_default().push((k, r));
+                }
             }
-        }
-        let table = report(&self.out, profile, &by_config, capacity)?;
+            all.extend(by_config.iter().flat_map(|(c, runs)| runs.iter().map(move |(k, r)| (c.clone(), *k, r.clone()))));
+            report(&self.out, &prefix, &by_config, place.capacity_bytes)?
+        } else {
+            if self.reference {
+                targets.push(None);
+            }
+            let k = keys[0];
+            let mut rounds: BTreeMap<(String, u32), RunResult> = BTreeMap::new();
+            for repeat in 0..self.repeats {
+                for target in round_order(&targets, repeat) {
+                    let Some(r) = run(*target, k, repeat)? else { continue };
+                    let name = target.map_or(REFERENCE, |c| c.name).to_string();
+                    all.push((name.clone(), k, r.clone()));
+                    rounds.insert((name, repeat), r);
+                }
+            }
+            let names: Vec<&str> = targets.iter().map(|t| t.map_or(REFERENCE, |c| c.name)).collect();
+            report_rounds(&self.out, &format!("{prefix}-{k}M"), &names, self.baseline.name, &rounds)?
+        };
         // Running out of space is what the experiment measures; anything else (a bad option,
         // a crash, a missing library) means the numbers are not the experiment's.
-        let failed = by_config
+        let failed = all
             .iter()
-            .flat_map(|(c, runs)| runs.iter().map(move |(k, r)| (c, k, r)))
             .filter(|(_, _, r)| !r.completed && !r.detail.contains("No space left") && !r.detail.contains("no space"))
             .map(|(c, k, r)| format!("{c} at {k} M keys: {}", if r.detail.is_empty() { "failed" } else { &r.detail }))
             .collect();
         Ok(KvOutcome { table, failed })
     }
+}
+
+/// The order of round `repeat`: as given, reversed every other round, so each configuration
+/// runs before and after each of its neighbours equally often (slow drift of the machine then
+/// does not favour the one that always runs first).
+pub fn round_order<T>(targets: &[T], repeat: u32) -> Vec<&T> {
+    let mut order: Vec<&T> = targets.iter().collect();
+    if repeat % 2 == 1 {
+        order.reverse();
+    }
+    order
+}
+
+/// Throughput of a whole `fillseq,overwrite` run: both phases write the same number of keys,
+/// so ops/s over both is the harmonic mean of the two.
+pub fn workload_ops_s(r: &RunResult) -> Option<f64> {
+    let (f, o) = (r.fillseq_ops_s? as f64, r.overwrite_ops_s? as f64);
+    (r.completed && f > 0.0 && o > 0.0).then(|| 2.0 / (1.0 / f + 1.0 / o))
+}
+
+/// Min, median and max of some values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+    pub count: usize,
+}
+
+impl Spread {
+    pub fn of(mut values: Vec<f64>) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let median = if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 };
+        Some(Spread { min: values[0], median, max: values[n - 1], count: n })
+    }
+}
+
+/// One configuration's throughput relative to the baseline's in the same round.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatioRow {
+    pub config: String,
+    pub completed_rounds: usize,
+    pub fillseq: Option<Spread>,
+    pub overwrite: Option<Spread>,
+    pub workload: Option<Spread>,
+    pub waf: Option<Spread>,
+}
+
+/// Per configuration, the ratios of its ops/s to `baseline`'s over the rounds in which both
+/// completed (a round the baseline did not complete gives no ratio).
+pub fn throughput_ratios(names: &[&str], baseline: &str, rounds: &BTreeMap<(String, u32), RunResult>) -> Vec<RatioRow> {
+    names
+        .iter()
+        .map(|name| {
+            let mine: Vec<(u32, &RunResult)> = rounds.iter().filter(|((c, _), _)| c == name).map(|((_, rep), r)| (*rep, r)).collect();
+            let ratio = |value: &dyn Fn(&RunResult) -> Option<f64>| {
+                let v: Vec<f64> = mine
+                    .iter()
+                    .filter_map(|(rep, r)| {
+                        let base = rounds.get(&(baseline.to_string(), *rep))?;
+                        if !(r.completed && base.completed) {
+                            return None;
+                        }
+                        Some(value(r)? / value(base).filter(|b| *b > 0.0)?)
+                    })
+                    .collect();
+                Spread::of(v)
+            };
+            RatioRow {
+                config: name.to_string(),
+                completed_rounds: mine.iter().filter(|(_, r)| r.completed).count(),
+                fillseq: ratio(&|r| Some(r.fillseq_ops_s? as f64)),
+                overwrite: ratio(&|r| Some(r.overwrite_ops_s? as f64)),
+                workload: ratio(&workload_ops_s),
+                waf: Spread::of(mine.iter().filter(|(_, r)| r.completed).filter_map(|(_, r)| r.waf()).collect()),
+            }
+        })
+        .collect()
+}
+
+/// The rounds' table (returned) and `PREFIX-ratios.csv` and `.svg` (written to `out`).
+fn report_rounds(out: &Path, prefix: &str, names: &[&str], baseline: &str, rounds: &BTreeMap<(String, u32), RunResult>) -> Result<String> {
+    let rows = throughput_ratios(names, baseline, rounds);
+    let spread = |s: &Option<Spread>, digits: usize| match s {
+        Some(s) => [format!("{:.digits$}", s.min), format!("{:.digits$}", s.median), format!("{:.digits$}", s.max)],
+        None => [String::new(), String::new(), String::new()],
+    };
+    let mut cells = Vec::new();
+    for r in &rows {
+        let mut line = vec![r.config.clone(), seed_name(&r.config).into(), r.completed_rounds.to_string(), r.workload.map_or(0, |s| s.count).to_string()];
+        for s in [&r.workload, &r.fillseq, &r.overwrite] {
+            line.extend(spread(s, 3));
+        }
+        line.extend(spread(&r.waf, 3));
+        cells.push(line);
+    }
+    let header = [
+        "config",
+        "seed",
+        "completed",
+        "ratios",
+        "workload_min",
+        "workload_median",
+        "workload_max",
+        "fillseq_min",
+        "fillseq_median",
+        "fillseq_max",
+        "overwrite_min",
+        "overwrite_median",
+        "overwrite_max",
+        "waf_min",
+        "waf_median",
+        "waf_max",
+    ];
+    let path = out.join(format!("{prefix}-ratios.csv"));
+    std::fs::write(&path, csv(&header, &cells)).map_err(LabError::io(&path))?;
+    let boxes: Vec<(String, [f64; 5])> = rows.iter().filter_map(|r| Some((r.config.clone(), r.workload.map(|s| [s.min, s.min, s.median, s.max, s.max])?))).collect();
+    let y_max = boxes.iter().map(|(_, b)| b[4]).fold(1.0, f64::max) * 1.15;
+    let svg = box_chart(&format!("fillseq+overwrite ops/s relative to {baseline}, same round ({prefix}; min, median, max)"), "ratio", y_max, &boxes);
+    let path_svg = out.join(format!("{prefix}-ratios.svg"));
+    std::fs::write(&path_svg, svg).map_err(LabError::io(&path_svg))?;
+    let short: Vec<Vec<String>> = cells.iter().map(|c| c[..13].iter().chain(&c[14..15]).cloned().collect()).collect();
+    let mut text = format!(
+        "\nops/s relative to {baseline} in the same round (min / median / max over rounds):\n{}",
+        text_table(
+            &[
+                "config",
+                "seed",
+                "completed",
+                "ratios",
+                "f+o min",
+                "f+o median",
+                "f+o max",
+                "fillseq min",
+                "fillseq median",
+                "fillseq max",
+                "overwrite min",
+                "overwrite median",
+                "overwrite max",
+                "WAF median"
+            ],
+            &short
+        )
+    );
+    text.push_str(&format!("results: {}/results.csv and {prefix}-ratios.{{csv,svg}}\n", out.display()));
+    Ok(text)
 }
 
 /// What [`KvBench::run`] leaves for the caller to print and judge.
@@ -372,9 +616,11 @@ pub struct KvOutcome {
 }
 
 /// One line about a finished run, as the experiment prints it.
-pub fn describe_run(config: &str, k: f64, r: &RunResult) -> String {
+/// `round` is the repeat in rounds, None in a sweep.
+pub fn describe_run(config: &str, k: f64, round: Option<u32>, r: &RunResult) -> String {
     format!(
-        "kv-bench: {config:>11} {k:>5} M keys: {:<9} WAF {:<6} fillseq {:>7} ops/s, overwrite {:>7} ops/s, peak {:>5} MiB{}",
+        "kv-bench: {config:>11} {k:>5} M keys{}: {:<9} WAF {:<6} fillseq {:>7} ops/s, overwrite {:>7} ops/s, peak {:>5} MiB{}",
+        round.map(|n| format!(", round {n}")).unwrap_or_default(),
         if r.completed { "completed" } else { "FAILED" },
         opt(r.waf().map(|w| format!("{w:.3}"))),
         opt(r.fillseq_ops_s),
@@ -385,7 +631,7 @@ pub fn describe_run(config: &str, k: f64, r: &RunResult) -> String {
 }
 
 /// The summary table (returned) and the charts (written to `out`).
-fn report(out: &Path, profile: &str, by_config: &BTreeMap<String, Vec<(f64, RunResult)>>, capacity: Option<u64>) -> Result<String> {
+fn report(out: &Path, prefix: &str, by_config: &BTreeMap<String, Vec<(f64, RunResult)>>, capacity: u64) -> Result<String> {
     let posix: BTreeMap<String, &RunResult> = by_config.get(REFERENCE).map(|v| v.iter().map(|(k, r)| (k.to_string(), r)).collect()).unwrap_or_default();
     let ratio = |ops: Option<u64>, reference: Option<u64>| match (ops, reference) {
         (Some(a), Some(b)) if b > 0 => format!("{:.2}x", a as f64 / b as f64),
@@ -400,9 +646,12 @@ fn report(out: &Path, profile: &str, by_config: &BTreeMap<String, Vec<(f64, RunR
             let reference = posix.get(&k.to_string());
             rows.push(vec![
                 config.clone(),
+                seed_name(config).into(),
                 k.to_string(),
                 if r.completed { "yes".into() } else { "NO".into() },
                 opt(r.waf().map(|w| format!("{w:.3}"))),
+                // The seed's WAF: extra writes / the writes asked for.
+                opt(r.waf().map(|w| format!("{:.3}", w - 1.0))),
                 opt(r.peak_file_bytes.map(|b| b >> 20)),
                 opt(reference.and_then(|p| p.peak_file_bytes).map(|b| b >> 20)),
                 ratio(r.fillseq_ops_s, reference.and_then(|p| p.fillseq_ops_s)),
@@ -410,12 +659,14 @@ fn report(out: &Path, profile: &str, by_config: &BTreeMap<String, Vec<(f64, RunR
             ]);
         }
     }
-    let mut text = format!("\n{}", text_table(&["config", "M keys", "completed", "WAF", "peak MiB", "POSIX peak MiB", "fillseq vs POSIX", "overwrite vs POSIX"], &rows));
-    if let Some(c) = capacity {
-        text.push_str(&format!("file-system data capacity: {} MiB\n", c >> 20));
-    }
+    let mut text = format!(
+        "\n{}",
+        text_table(&["config", "seed", "M keys", "completed", "WAF", "extra/asked", "peak MiB", "POSIX peak MiB", "fillseq vs POSIX", "overwrite vs POSIX"], &rows)
+    );
+    text.push_str(&format!("file-system data capacity: {} MiB\n", capacity >> 20));
+    let profile = prefix;
     let write_chart = |name: &str, svg: String| {
-        let path = out.join(format!("{profile}-{name}.svg"));
+        let path = out.join(format!("{prefix}-{name}.svg"));
         std::fs::write(&path, svg).map_err(LabError::io(&path))
     };
     let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
@@ -430,12 +681,10 @@ fn report(out: &Path, profile: &str, by_config: &BTreeMap<String, Vec<(f64, RunR
     let waf = series(&|r| r.waf(), true);
     write_chart("waf", line_chart(&format!("Write amplification vs keys ({profile})"), "million keys", "WAF", &waf, false))?;
     let mut space = series(&|r| r.peak_file_bytes.map(gib), false);
-    if let Some(c) = capacity {
-        let xs: Vec<f64> = by_config.values().flat_map(|v| v.iter().map(|(k, _)| *k)).collect();
-        let (lo, hi) = xs.iter().fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
-        if lo <= hi {
-            space.push(Series { name: "FS capacity".into(), points: vec![(lo, gib(c)), (hi, gib(c))] });
-        }
+    let xs: Vec<f64> = by_config.values().flat_map(|v| v.iter().map(|(k, _)| *k)).collect();
+    let (lo, hi) = xs.iter().fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
+    if lo <= hi {
+        space.push(Series { name: "FS capacity".into(), points: vec![(lo, gib(capacity)), (hi, gib(capacity))] });
     }
     write_chart("space", line_chart(&format!("Peak bytes in RocksDB's files ({profile})"), "million keys", "GiB", &space, false))?;
     let throughput: Vec<(String, f64)> = by_config
@@ -498,17 +747,115 @@ zonekit: appended 20 bytes, device wrote 22 bytes, WAF 1.100, zone resets 1, liv
     #[test]
     fn rows_round_trip_through_the_csv() {
         let r = parse_db_bench_log(COMPLETED, true);
-        let cells = row("bounded", "both", 7.0, &r, Some(8 << 30));
+        let place = Place { profile: "bounded", capacity_bytes: 8 << 30, zone_size_bytes: 64 << 20 };
+        let cells = row(place, "both", 7.0, 2, &r);
         assert_eq!(cells.len(), HEADER.len());
-        let (p, c, k, back) = from_row(&cells).unwrap();
-        assert_eq!((p.as_str(), c.as_str(), k), ("bounded", "both", 7.0));
+        let (p, capacity, zone, c, k, repeat, back) = from_row(&cells).unwrap();
+        assert_eq!((p.as_str(), capacity, zone, c.as_str(), k, repeat), ("bounded", 8 << 30, 64 << 20, "both", 7.0, 2));
         assert_eq!(back, r);
     }
 
     #[test]
-    fn capacity_leaves_out_the_metadata_zones() {
+    fn capacity_leaves_out_the_metadata_zones_and_follows_the_zone_size() {
         // nvmevirt-zns: 64 zones of 128 MiB (all writable); two hold the metadata log.
-        assert_eq!(data_capacity_bytes("mem:nvmevirt-zns"), Some((62 * 128) << 20));
-        assert_eq!(data_capacity_bytes("/dev/nvme0n1"), None);
+        let capacity = |mib| data_capacity_bytes(&geometry("mem:nvmevirt-zns", mib).unwrap());
+        assert_eq!(capacity(None), (62 * 128) << 20);
+        assert_eq!(capacity(Some(64)), (126 * 64) << 20);
+        assert_eq!(capacity(Some(256)), (30 * 256) << 20);
+        assert!(geometry("/dev/nvme0n1", None).is_err());
+        let e = geometry("mem:nvmevirt-zns", Some(100)).unwrap_err().to_string();
+        assert!(e.contains("--zone-mib 100") && e.contains("does not divide"), "{e}");
+    }
+
+    fn run(fillseq: u64, overwrite: u64) -> RunResult {
+        RunResult {
+            completed: true,
+            fillseq_ops_s: Some(fillseq),
+            overwrite_ops_s: Some(overwrite),
+            appended_bytes: Some(100),
+            device_written_bytes: Some(110),
+            ..RunResult::default()
+        }
+    }
+
+    #[test]
+    fn ratios_pair_each_configuration_with_the_baseline_of_its_round() {
+        let mut rounds = BTreeMap::new();
+        // The machine is twice as fast in round 1: paired ratios do not see it.
+        for (rep, speed) in [(0, 1), (1, 2), (2, 1)] {
+            rounds.insert(("zenfs".to_string(), rep), run(100 * speed, 50 * speed));
+            rounds.insert(("both".to_string(), rep), run(90 * speed, 50 * speed + rep as u64));
+        }
+        let mut failed = run(1, 1);
+        failed.completed = false;
+        rounds.insert(("zenfs".to_string(), 3), run(100, 50));
+        rounds.insert(("both".to_string(), 3), failed);
+        let rows = throughput_ratios(&["zenfs", "both"], "zenfs", &rounds);
+        let base = &rows[0];
+        assert_eq!(base.workload, Some(Spread { min: 1.0, median: 1.0, max: 1.0, count: 4 }));
+        let both = &rows[1];
+        assert_eq!(both.completed_rounds, 3, "the failed round has no ratio");
+        let f = both.fillseq.unwrap();
+        assert_eq!((f.min, f.median, f.max, f.count), (0.9, 0.9, 0.9, 3));
+        let o = both.overwrite.unwrap();
+        assert_eq!((o.min, o.median, o.max), (1.0, 1.01, 1.04));
+        // fillseq+overwrite: 2 / (1/90 + 1/50) over 2 / (1/100 + 1/50) in round 0.
+        let w = both.workload.unwrap();
+        assert!((w.min - (2.0 / (1.0 / 90.0 + 1.0 / 50.0)) / (2.0 / (1.0 / 100.0 + 1.0 / 50.0))).abs() < 1e-9, "{w:?}");
+        assert!((both.waf.unwrap().median - 1.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn rounds_alternate_their_order_and_the_median_of_an_even_count_is_the_middle_mean() {
+        let names = ["a", "b", "c"];
+        assert_eq!(round_order(&names, 0), [&"a", &"b", &"c"]);
+        assert_eq!(round_order(&names, 1), [&"c", &"b", &"a"]);
+        assert_eq!(round_order(&names, 2), [&"a", &"b", &"c"]);
+        assert_eq!(Spread::of(vec![3.0, 1.0, 2.0, 10.0]).unwrap().median, 2.5);
+        assert_eq!(Spread::of(vec![]), None);
+    }
+
+    fn bench(repeats: u32, keys: Vec<f64>, configs: &[&str], baseline: &str, zone_size_mib: Option<u64>) -> KvBench {
+        let name = |c: &KvConfig| c.name;
+        KvBench {
+            configs: configs.iter().map(|c| find(CONFIGS, "configuration", c, name).unwrap()).collect(),
+            keys,
+            device: "mem:nvmevirt-zns".into(),
+            zone_size_mib,
+            profile: &PROFILES[0],
+            repeats,
+            baseline: find(CONFIGS, "configuration", baseline, name).unwrap(),
+            reference: false,
+            report_only: false,
+            tmpfs: "/dev/shm".into(),
+            // Any file that exists: validation only checks it is there.
+            plugin: std::env::current_exe().unwrap(),
+            db_bench: "db_bench".into(),
+            out: "unused".into(),
+        }
+    }
+
+    #[test]
+    fn rounds_need_one_key_count_and_the_baseline_among_the_configurations() {
+        assert!(bench(3, vec![4.0], &["zenfs", "both"], "zenfs", None).validate().is_ok());
+        let e = bench(3, vec![4.0, 5.0], &["zenfs", "both"], "zenfs", None).validate().unwrap_err().to_string();
+        assert!(e.contains("give one --keys value"), "{e}");
+        let e = bench(3, vec![4.0], &["both"], "zenfs", None).validate().unwrap_err().to_string();
+        assert!(e.contains("--baseline zenfs") && e.contains("must include it"), "{e}");
+        assert!(bench(0, vec![4.0], &["zenfs"], "zenfs", None).validate().unwrap_err().to_string().contains("--repeats"));
+        // A sweep needs no baseline among its configurations.
+        assert!(bench(1, vec![4.0, 5.0], &["both"], "zenfs", None).validate().is_ok());
+        assert!(bench(1, vec![4.0], &["both"], "zenfs", Some(96)).validate().is_err());
+    }
+
+    #[test]
+    fn the_plugin_spec_carries_the_configuration_and_the_zone_size() {
+        let b = bench(1, vec![4.0], &["zenfs-gc"], "zenfs", Some(256));
+        assert_eq!(b.fs_uri(b.configs[0]), "zonekit://mem:nvmevirt-zns?alloc=zenfs&gc=on&zone_mib=256");
+        assert_eq!(b.prefix(), "bounded-zone256MiB");
+        let b = bench(1, vec![4.0], &["stock-gc"], "zenfs", None);
+        assert_eq!(b.fs_uri(b.configs[0]), "zonekit://mem:nvmevirt-zns?alloc=first-fit&gc=on");
+        assert_eq!(b.prefix(), "bounded");
+        assert_eq!((seed_name("zenfs-gc"), seed_name("stock-gc"), seed_name(REFERENCE)), ("original + GC", "-", "-"));
     }
 }

@@ -59,7 +59,7 @@ enum Command {
     Experiment(experiment_cmd::ExperimentArgs),
     /// The zoned file system: mkfs, ls, df, fsck, dump, put, cat.
     Fs(FsGroup),
-    /// Seed 001's experiment: RocksDB's db_bench on the zoned file system, four configurations,
+    /// Seed 001's experiment: RocksDB's db_bench on the zoned file system, six configurations,
     /// growing key counts, against RocksDB on tmpfs (needs db_bench and the plugin).
     KvBench(kv_bench_cmd::KvBenchArgs),
     /// Seed 003: the ZB+-tree and the copy-on-write B+-tree under YCSB-style workloads.

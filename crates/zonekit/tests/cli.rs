@@ -315,8 +315,44 @@ fn kv_bench_refuses_bad_input_before_running_anything() {
     assert!(e.contains("give mem:PRESET"), "{e}");
     let e = refused(&["kv-bench", "--plugin", plugin, "--configs", "fast"], d);
     assert!(e.contains("invalid value 'fast'"), "{e}");
+    // The old name of first fit + GC is gone: it was not the seed's "original + GC".
+    let e = refused(&["kv-bench", "--plugin", plugin, "--configs", "gc"], d);
+    assert!(e.contains("invalid value 'gc'") && e.contains("stock-gc") && e.contains("zenfs-gc"), "{e}");
+    let e = refused(&["kv-bench", "--plugin", plugin, "--zone-mib", "100"], d);
+    assert!(e.contains("--zone-mib 100") && e.contains("does not divide"), "{e}");
+    let e = refused(&["kv-bench", "--plugin", plugin, "--repeats", "3", "--keys", "4,5"], d);
+    assert!(e.contains("give one --keys value"), "{e}");
+    let e = refused(&["kv-bench", "--plugin", plugin, "--repeats", "3", "--keys", "4", "--configs", "both"], d);
+    assert!(e.contains("--baseline zenfs") && e.contains("must include it"), "{e}");
+    let e = refused(&["kv-bench", "--plugin", plugin, "--repeats", "0"], d);
+    assert!(e.contains("--repeats"), "{e}");
     let e = refused(&["kv-bench", "--plugin", plugin, "--db-bench", "/nonexistent/db_bench", "--keys", "0.001", "--out", "out"], d);
     assert!(e.contains("/nonexistent/db_bench") && e.contains("setup kv"), "{e}");
+}
+
+/// `--report-only` reports the rows a results file has (of the requested profile and zone
+/// size) and runs nothing: db_bench here is /bin/false, which would fail any run.
+#[test]
+fn kv_bench_report_only_reports_existing_rows_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let e = refused(&["kv-bench", "--report-only", "--out", "kv"], d);
+    assert!(e.contains("--report-only: no kv/results.csv"), "{e}");
+    std::fs::create_dir(d.join("kv")).unwrap();
+    let header = "profile,config,million_keys,repeat,completed,fillseq_ops_s,overwrite_ops_s,appended_bytes,device_written_bytes,waf,zone_resets,peak_file_bytes,capacity_bytes,zone_size_bytes,detail";
+    let rows = [
+        "bounded,zenfs-gc,4,0,true,200000,80000,100,125,1.250,5,1000,8321499136,134217728,",
+        "bounded,zenfs-gc,5,0,false,200000,,100,130,1.300,5,1000,8321499136,134217728,no space",
+        // Another zone size: not this report's.
+        "bounded,zenfs-gc,6,0,true,200000,80000,100,170,1.700,5,1000,8053063680,268435456,",
+    ];
+    std::fs::write(d.join("kv/results.csv"), format!("{header}\n{}\n", rows.join("\n"))).unwrap();
+    let args = ["kv-bench", "--report-only", "--db-bench", "/bin/false", "--plugin", "/nonexistent.so", "--configs", "zenfs-gc,both", "--keys", "3,4,5,6", "--out", "kv"];
+    let out = ok(&args, d);
+    assert!(out.contains("original + GC") && out.contains("1.250") && out.contains("0.250") && out.contains("1.300"), "{out}");
+    assert!(!out.contains("1.700"), "a row of another zone size was reported: {out}");
+    assert!(d.join("kv/bounded-waf.svg").exists());
+    assert_eq!(std::fs::read_to_string(d.join("kv/results.csv")).unwrap().lines().count(), 4, "nothing ran");
 }
 
 /// A resumed sweep reuses a row only under the same settings: rerunning with another
