@@ -123,6 +123,10 @@ fn every_subcommand_refuses_bad_input_clearly() {
         (&["sweep", "--workloads", "zipf:blocks=1K", "--shard", "1/0"], "1/0"),
         (&["sweep", "merge", "--out", "m", "adir"], "adir"),
         (&["experiment", "table-4.3", "--traces", "missing.csv", "--quick"], "missing.csv"),
+        (&["experiment", "table-4.3", "--nodes", "11", "--quick"], "node 11"),
+        (&["experiment", "table-4.3", "--scale", "1.5", "--quick"], "scale 1.5"),
+        (&["experiment", "table-3.2", "--nodes", "1"], "--nodes"),
+        (&["experiment", "granularity", "--scale", "0.5"], "--scale"),
         // fs
         (&["fs", "ls", "missing.zk"], "missing.zk"),
         (&["fs", "ls", "cut.zk"], "cut.zk"),
