@@ -43,7 +43,8 @@ pub enum Experiment {
 #[derive(Args)]
 pub struct ExperimentArgs {
     experiment: Experiment,
-    /// Real trace(s) to include (default: ../shared/traces/cloudPhysicsIO.csv when present).
+    /// Real trace(s) to include (default: ../shared/traces/cloudPhysicsIO.csv when present;
+    /// table-4.3: none, a named trace runs at the nodes' mean utilisation; granularity: refused).
     #[arg(long, value_delimiter = ',')]
     traces: Option<Vec<PathBuf>>,
     /// Smaller workloads, for a quick look (table-4.3: nodes 1 and 2 at 2 % of their size).
@@ -94,6 +95,9 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     }
     if !matches!(a.experiment, Experiment::Table43) && a.scale.is_some() {
         usage!("--scale is for table-4.3 (granularity runs its own scales)");
+    }
+    if matches!(a.experiment, Experiment::Granularity) && a.traces.is_some() {
+        usage!("--traces: granularity scales Table 2.1's nodes, not traces");
     }
     // The node experiments run real traces only when named.
     let traces = if node_experiment { a.traces.clone().unwrap_or_default() } else { a.traces.clone().unwrap_or_else(default_traces) };

@@ -127,6 +127,7 @@ fn every_subcommand_refuses_bad_input_clearly() {
         (&["experiment", "table-4.3", "--scale", "1.5", "--quick"], "scale 1.5"),
         (&["experiment", "table-3.2", "--nodes", "1"], "--nodes"),
         (&["experiment", "granularity", "--scale", "0.5"], "--scale"),
+        (&["experiment", "granularity", "--traces", "good.zkt"], "--traces"),
         // fs
         (&["fs", "ls", "missing.zk"], "missing.zk"),
         (&["fs", "ls", "cut.zk"], "cut.zk"),
