@@ -47,16 +47,17 @@ pub const RESULTS_HEADER: [&str; 16] = [
     "settings",
 ];
 const SPEED_HEADER: [&str; 5] = ["workload", "placement", "victim", "params", "blocks_per_s"];
-// Column indices used below.
-const C_WORKLOAD: usize = 0;
-const C_PLACEMENT: usize = 1;
-const C_VICTIM: usize = 2;
-const C_PARAMS: usize = 3;
-const C_WAF: usize = 4;
-const C_GC_GIB: usize = 6;
-const C_GC_COUNT: usize = 7;
-const C_VS_ZBOPT: usize = 8;
-const C_SETTINGS: usize = 15;
+// Column indices of `results.csv` rows (and of [`load_results`]'s), for the summaries here
+// and the experiments built on sweeps.
+pub const C_WORKLOAD: usize = 0;
+pub const C_PLACEMENT: usize = 1;
+pub const C_VICTIM: usize = 2;
+pub const C_PARAMS: usize = 3;
+pub const C_WAF: usize = 4;
+pub const C_GC_GIB: usize = 6;
+pub const C_GC_COUNT: usize = 7;
+pub const C_VS_ZBOPT: usize = 8;
+pub const C_SETTINGS: usize = 15;
 
 /// One named input of a sweep: a trace file or a generated workload.
 #[derive(Clone, Debug)]

@@ -13,7 +13,7 @@ use zonekit_ftl::victim::cbe::{CBE, CBE_LN, CBE_SQRT};
 use zonekit_ftl::GcTrigger;
 use zonekit_lab::cbs::{CbsNode, DEVICE_GIB};
 use zonekit_lab::replay::{replay, ReplaySpec};
-use zonekit_lab::sweep::{self, SweepInput};
+use zonekit_lab::sweep::{self, SweepInput, C_GC_COUNT, C_GC_GIB, C_PLACEMENT, C_VS_ZBOPT, C_WAF, C_WORKLOAD};
 use zonekit_report::{bar_chart, csv, line_chart, text_table, Series};
 use zonekit_trace::input::Input;
 
@@ -203,6 +203,10 @@ fn node_inputs(nodes: &[CbsNode], scale: f64) -> Result<Vec<SweepInput>> {
     Ok(inputs)
 }
 
+fn min_max(v: &[f64]) -> (f64, f64) {
+    v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+}
+
 fn node_label(workload: &str) -> String {
     workload.split_whitespace().next().unwrap_or(workload).to_string()
 }
@@ -227,15 +231,18 @@ fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
     let placements: Vec<String> = THESIS_TABLE_4_3.iter().map(|t| t.0.to_string()).collect();
     run_inputs(inputs, &placements, &[CBE.name.to_string()], None, &thesis_ftl(), 1, a.jobs, None, out)?;
     let rows = sweep::load_results(&out.join("results.csv")).map_err(lab)?;
-    let rows: Vec<&Vec<String>> = rows.iter().filter(|r| r[0].starts_with("node")).collect();
+    let rows: Vec<&Vec<String>> = rows.iter().filter(|r| r[C_WORKLOAD].starts_with("node")).collect();
     // Per placement: WAF, GC GiB and GC count vs ZB-OPT of every node.
-    let metric = |placement: &str, column: usize| -> Vec<f64> { rows.iter().filter(|r| r[1] == placement).filter_map(|r| r[column].parse().ok()).collect() };
+    let metric = |placement: &str, column: usize| -> Vec<f64> { rows.iter().filter(|r| r[C_PLACEMENT] == placement).filter_map(|r| r[column].parse().ok()).collect() };
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let span = |v: &[f64]| format!("{:.3} ({:.3}–{:.3})", mean(v), v.iter().cloned().fold(f64::INFINITY, f64::min), v.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
+    let span = |v: &[f64]| {
+        let (lo, hi) = min_max(v);
+        format!("{:.3} ({lo:.3}–{hi:.3})", mean(v))
+    };
     let mut table = Vec::new();
     let mut bars = Vec::new();
     for &(p, waf, gc_gb, vs_zbopt) in &THESIS_TABLE_4_3 {
-        let (w, g, c) = (metric(p, 4), metric(p, 6), metric(p, 8));
+        let (w, g, c) = (metric(p, C_WAF), metric(p, C_GC_GIB), metric(p, C_VS_ZBOPT));
         table.push(vec![p.to_string(), span(&w), format!("{waf:.3}"), span(&g), format!("{gc_gb:.1}"), span(&c), format!("{vs_zbopt:.3}")]);
         bars.push((format!("{p} (ours)"), mean(&w)));
         bars.push((format!("{p} (thesis)"), waf));
@@ -245,20 +252,21 @@ fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
     print!("{}", text_table(&header, &table));
     // The per-node comparisons the thesis states (§4.3.2–4.3.4), BHB-DP against SepBIT.
     let per_node = |column: usize| -> Vec<f64> {
-        let of = |p: &str| rows.iter().filter(|r| r[1] == p).map(|r| (r[0].clone(), r[column].parse::<f64>().unwrap_or(f64::NAN))).collect::<BTreeMap<_, _>>();
+        let of = |p: &str| rows.iter().filter(|r| r[C_PLACEMENT] == p).map(|r| (r[C_WORKLOAD].clone(), r[column].parse::<f64>().unwrap_or(f64::NAN))).collect::<BTreeMap<_, _>>();
         let (b, s) = (of(BHBDP.name), of(SEPBIT.name));
         b.iter().filter_map(|(k, v)| s.get(k).map(|sv| 100.0 * (1.0 - v / sv))).collect()
     };
-    let range = |v: &[f64]| format!("{:.1}–{:.1} %", v.iter().cloned().fold(f64::INFINITY, f64::min), v.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
-    let reductions = [("WAF", 4, "11.5–23.2 %"), ("GC writes", 6, "35.9–59.4 %"), ("GC count", 7, "13.8–25.4 %")];
+    let reductions = [("WAF", C_WAF, "11.5–23.2 %"), ("GC writes", C_GC_GIB, "35.9–59.4 %"), ("GC count", C_GC_COUNT, "13.8–25.4 %")];
     println!("\nBHB-DP below SepBIT, per node (negative = above):");
     let mut lines = Vec::new();
     for (what, column, thesis) in reductions {
-        let v = per_node(column);
-        println!("  {what:<9} {} (thesis {thesis})", range(&v));
-        lines.push(vec![what.to_string(), range(&v), thesis.to_string()]);
+        let (lo, hi) = min_max(&per_node(column));
+        let range = format!("{lo:.1}–{hi:.1} %");
+        println!("  {what:<9} {range} (thesis {thesis})");
+        lines.push(vec![what.to_string(), range, thesis.to_string()]);
     }
-    let by_node: Vec<Vec<String>> = rows.iter().map(|r| vec![node_label(&r[0]), r[1].clone(), r[4].clone(), r[6].clone(), r[8].clone()]).collect();
+    let by_node: Vec<Vec<String>> =
+        rows.iter().map(|r| vec![node_label(&r[C_WORKLOAD]), r[C_PLACEMENT].clone(), r[C_WAF].clone(), r[C_GC_GIB].clone(), r[C_VS_ZBOPT].clone()]).collect();
     std::fs::write(out.join("table_4_3.csv"), csv(&header, &table))?;
     std::fs::write(out.join("bhbdp_vs_sepbit.csv"), csv(&["metric", "reduction per node (min–max)", "thesis"], &lines))?;
     std::fs::write(out.join("by_node.csv"), csv(&["node", "placement", "waf", "gc_gib", "gc_count_vs_zbopt"], &by_node))?;
@@ -298,10 +306,10 @@ fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
         for p in &placements {
             let mut points = Vec::new();
             for (_, s, label) in points_of.iter().filter(|(node, _, _)| *node == n.node) {
-                if let Some(r) = rows.iter().find(|r| r[0] == *label && r[1] == *p) {
+                if let Some(r) = rows.iter().find(|r| r[C_WORKLOAD] == *label && r[C_PLACEMENT] == *p) {
                     let zones = n.wss_gib * s / zone_gib;
-                    table.push(vec![n.node.to_string(), format!("{zones:.0}"), p.clone(), r[4].clone(), r[8].clone()]);
-                    points.push((zones, r[4].parse().unwrap_or(f64::NAN)));
+                    table.push(vec![n.node.to_string(), format!("{zones:.0}"), p.clone(), r[C_WAF].clone(), r[C_VS_ZBOPT].clone()]);
+                    points.push((zones, r[C_WAF].parse().unwrap_or(f64::NAN)));
                 }
             }
             series.push(Series { name: format!("{p} (node {})", n.node), points });
