@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use zonekit_report::{bar_chart, box_chart, csv, line_chart, text_table, Series};
+use zonekit_report::{bar_chart, box_chart, csv, line_chart, text_table, Series, Spread};
 use zonekit_zfs::alloc::{first_fit::FIRST_FIT, lifetime::LIFETIME, zenfs::ZENFS, AllocInfo};
 
 use crate::error::{LabError, Result};
@@ -473,27 +473,6 @@ pub fn round_order<T>(targets: &[T], repeat: u32) -> Vec<&T> {
 pub fn workload_ops_s(r: &RunResult) -> Option<f64> {
     let (f, o) = (r.fillseq_ops_s? as f64, r.overwrite_ops_s? as f64);
     (r.completed && f > 0.0 && o > 0.0).then(|| 2.0 / (1.0 / f + 1.0 / o))
-}
-
-/// Min, median and max of some values.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Spread {
-    pub min: f64,
-    pub median: f64,
-    pub max: f64,
-    pub count: usize,
-}
-
-impl Spread {
-    pub fn of(mut values: Vec<f64>) -> Option<Spread> {
-        if values.is_empty() {
-            return None;
-        }
-        values.sort_by(f64::total_cmp);
-        let n = values.len();
-        let median = if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 };
-        Some(Spread { min: values[0], median, max: values[n - 1], count: n })
-    }
 }
 
 /// One configuration's throughput relative to the baseline's in the same round.

@@ -57,6 +57,27 @@ pub fn csv(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// Min, median and max of some values: the spread of repeated runs, or of per-node results.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+    pub count: usize,
+}
+
+impl Spread {
+    pub fn of(mut values: Vec<f64>) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let median = if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 };
+        Some(Spread { min: values[0], median, max: values[n - 1], count: n })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

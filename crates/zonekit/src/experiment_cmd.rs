@@ -14,7 +14,7 @@ use zonekit_ftl::GcTrigger;
 use zonekit_lab::cbs::{CbsNode, DEVICE_GIB};
 use zonekit_lab::replay::{replay, ReplaySpec};
 use zonekit_lab::sweep::{self, SweepInput, C_GC_COUNT, C_GC_GIB, C_PLACEMENT, C_VS_ZBOPT, C_WAF, C_WORKLOAD};
-use zonekit_report::{bar_chart, csv, line_chart, text_table, Series};
+use zonekit_report::{bar_chart, csv, line_chart, text_table, Series, Spread};
 use zonekit_trace::input::Input;
 
 use crate::replay_cmd::{lab, run_grid, run_inputs, FtlArgs};
@@ -203,10 +203,6 @@ fn node_inputs(nodes: &[CbsNode], scale: f64) -> Result<Vec<SweepInput>> {
     Ok(inputs)
 }
 
-fn min_max(v: &[f64]) -> (f64, f64) {
-    v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
-}
-
 fn node_label(workload: &str) -> String {
     workload.split_whitespace().next().unwrap_or(workload).to_string()
 }
@@ -235,10 +231,7 @@ fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
     // Per placement: WAF, GC GiB and GC count vs ZB-OPT of every node.
     let metric = |placement: &str, column: usize| -> Vec<f64> { rows.iter().filter(|r| r[C_PLACEMENT] == placement).filter_map(|r| r[column].parse().ok()).collect() };
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let span = |v: &[f64]| {
-        let (lo, hi) = min_max(v);
-        format!("{:.3} ({lo:.3}–{hi:.3})", mean(v))
-    };
+    let span = |v: &[f64]| Spread::of(v.to_vec()).map_or("-".into(), |s| format!("{:.3} ({:.3}–{:.3})", mean(v), s.min, s.max));
     let mut table = Vec::new();
     let mut bars = Vec::new();
     for &(p, waf, gc_gb, vs_zbopt) in &THESIS_TABLE_4_3 {
@@ -260,8 +253,7 @@ fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
     println!("\nBHB-DP below SepBIT, per node (negative = above):");
     let mut lines = Vec::new();
     for (what, column, thesis) in reductions {
-        let (lo, hi) = min_max(&per_node(column));
-        let range = format!("{lo:.1}–{hi:.1} %");
+        let range = Spread::of(per_node(column)).map_or("-".into(), |s| format!("{:.1}–{:.1} %", s.min, s.max));
         println!("  {what:<9} {range} (thesis {thesis})");
         lines.push(vec![what.to_string(), range, thesis.to_string()]);
     }
