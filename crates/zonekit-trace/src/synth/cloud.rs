@@ -99,7 +99,7 @@ impl CloudNode {
             return Err(format!("a cloud node needs volumes > 0 and at least 64 blocks per volume ({} blocks for {} volumes)", config.total_blocks, config.volumes).into());
         }
         if !(0.0..1.0).contains(&config.burst) {
-            return Err(format!("burst={}: expected a share of random writes in [0, 1)", config.burst).into());
+            return Err(format!("burst={}: expected a share of requests in [0, 1)", config.burst).into());
         }
         if !(0.0..=10.0).contains(&config.once) {
             return Err(format!("once={}: expected a multiplier of the write-once share in [0, 10]", config.once).into());
@@ -159,6 +159,18 @@ impl CloudNode {
             self.cumulative.push(acc);
         }
         self.cumulative_at_us = self.now_us;
+    }
+
+    /// Counts and returns a write request of `len` blocks at `block` of `volume`.
+    fn emit(&mut self, volume: usize, block: u64, len: u64) -> Record {
+        self.written += len;
+        Record {
+            time_us: self.now_us as u64,
+            volume: volume as u32,
+            offset_bytes: block * self.config.block_size_bytes,
+            len_bytes: len * self.config.block_size_bytes,
+            op: Op::Write,
+        }
     }
 
     fn pick_volume(&mut self) -> usize {
@@ -223,18 +235,5 @@ impl Iterator for CloudNode {
             (b, len.min(v.hot_blocks - b))
         };
         Some(self.emit(vi, block, len))
-    }
-}
-
-impl CloudNode {
-    fn emit(&mut self, volume: usize, block: u64, len: u64) -> Record {
-        self.written += len;
-        Record {
-            time_us: self.now_us as u64,
-            volume: volume as u32,
-            offset_bytes: block * self.config.block_size_bytes,
-            len_bytes: len * self.config.block_size_bytes,
-            op: Op::Write,
-        }
     }
 }
