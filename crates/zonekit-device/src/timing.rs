@@ -247,6 +247,8 @@ pub struct TimedDevice<D> {
     in_flight: BinaryHeap<Reverse<u64>>,
     host_now_ns: u64,
     report: TimingReport,
+    /// Operations charged so far, and when the latest of them completes.
+    charged: (u64, u64),
 }
 
 impl<D: ZonedDevice> TimedDevice<D> {
@@ -255,7 +257,7 @@ impl<D: ZonedDevice> TimedDevice<D> {
             return Err(DeviceError::InvalidArgument("queue depth must be at least 1".into()));
         }
         let model = TimingModel::new(flash, inner.geometry())?;
-        Ok(TimedDevice { inner, model, queue_depth, in_flight: BinaryHeap::new(), host_now_ns: 0, report: TimingReport::default() })
+        Ok(TimedDevice { inner, model, queue_depth, in_flight: BinaryHeap::new(), host_now_ns: 0, report: TimingReport::default(), charged: (0, 0) })
     }
 
     pub fn inner(&self) -> &D {
@@ -303,7 +305,14 @@ impl<D: ZonedDevice> TimedDevice<D> {
         self.host_now_ns
     }
 
+    /// (operations charged to the model so far, the virtual time the latest one completes):
+    /// a server pacing completions to the model reads it after each operation.
+    pub fn last_completion(&self) -> (u64, u64) {
+        self.charged
+    }
+
     fn complete(&mut self, submit: u64, done: u64, kind: OpKind) {
+        self.charged = (self.charged.0 + 1, done);
         self.in_flight.push(Reverse(done));
         self.report.elapsed_ns = self.report.elapsed_ns.max(done);
         let histogram = match kind {

@@ -34,7 +34,7 @@ pub enum DeviceCommand {
 }
 
 #[derive(Copy, Clone, ValueEnum)]
-enum BehaviorName {
+pub enum BehaviorName {
     /// QEMU's NVMe ZNS controller.
     Qemu,
     /// Linux null_blk.
@@ -45,20 +45,35 @@ enum BehaviorName {
 pub struct CreateArgs {
     /// Image file to create.
     path: PathBuf,
+    #[command(flatten)]
+    geometry: GeometryArgs,
+    /// Replace an existing image file (refused while another process uses it; see --wait).
+    #[arg(long)]
+    force: bool,
+}
+
+/// A device described by a preset and flags that override it (`device create`, `serve ublk`).
+#[derive(Args, Default)]
+pub struct GeometryArgs {
     /// Start from this preset (see `zonekit device presets`); flags below override it.
     #[arg(long)]
     preset: Option<String>,
     /// Geometry as JSON: {"block_size_bytes":4096, "zone_size_blocks":..., ...}.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Number of zones (conventional ones included).
     #[arg(long)]
     zones: Option<u32>,
+    /// Zone size in MiB (the capacity follows it unless --zone-capacity-mib is given).
     #[arg(long)]
     zone_size_mib: Option<u64>,
+    /// Writable MiB of each sequential zone (≤ the zone size).
     #[arg(long)]
     zone_capacity_mib: Option<u64>,
+    /// Logical block size in bytes (zone sizes in bytes are kept).
     #[arg(long)]
     block_size: Option<u32>,
+    /// Conventional (randomly writable) zones at the start of the device.
     #[arg(long)]
     conventional: Option<u32>,
     /// Max open zones (0 = no limit).
@@ -67,11 +82,18 @@ pub struct CreateArgs {
     /// Max active zones (0 = no limit).
     #[arg(long)]
     active_max: Option<u32>,
+    /// Where real devices differ (close of an empty zone, auto-close, cross-zone reads).
     #[arg(long, value_enum)]
     behavior: Option<BehaviorName>,
-    /// Replace an existing image file (refused while another process uses it; see --wait).
-    #[arg(long)]
-    force: bool,
+}
+
+/// A device resolved from [`GeometryArgs`].
+pub struct ResolvedDevice {
+    pub geometry: Geometry,
+    pub behavior: ZoneBehavior,
+    /// The preset it started from, and whether the geometry is still exactly the preset's.
+    pub preset: preset::Preset,
+    pub is_preset: bool,
 }
 
 #[derive(Args)]
@@ -160,66 +182,90 @@ fn limit(v: u32) -> Option<u32> {
     (v != 0).then_some(v)
 }
 
-fn create(a: CreateArgs) -> Result<ExitCode> {
-    let base = find_preset(a.preset.as_deref().unwrap_or("tiny"))?;
-    let mut g: Geometry = base.geometry;
-    if let Some(path) = &a.config {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let c: GeometryConfig = serde_json::from_str(&text).with_context(|| format!("{}: not a geometry config", path.display()))?;
-        g.block_size_bytes = c.block_size_bytes.unwrap_or(g.block_size_bytes);
-        g.zone_size_blocks = c.zone_size_blocks.unwrap_or(g.zone_size_blocks);
-        g.zone_capacity_blocks = c.zone_capacity_blocks.unwrap_or(g.zone_capacity_blocks);
-        g.zone_count = c.zone_count.unwrap_or(g.zone_count);
-        g.conventional_zone_count = c.conventional_zone_count.unwrap_or(g.conventional_zone_count);
-        g.open_zones_max = c.open_zones_max.map_or(g.open_zones_max, limit);
-        g.active_zones_max = c.active_zones_max.map_or(g.active_zones_max, limit);
+impl GeometryArgs {
+    /// Whether any flag was given (a command that opens an existing image refuses them).
+    pub fn any_given(&self) -> bool {
+        let GeometryArgs { preset, config, zones, zone_size_mib, zone_capacity_mib, block_size, conventional, open_max, active_max, behavior } = self;
+        preset.is_some()
+            || config.is_some()
+            || zones.is_some()
+            || zone_size_mib.is_some()
+            || zone_capacity_mib.is_some()
+            || block_size.is_some()
+            || conventional.is_some()
+            || open_max.is_some()
+            || active_max.is_some()
+            || behavior.is_some()
     }
-    if let Some(bs) = a.block_size {
-        // Keep zone sizes in bytes when only the block size changes.
-        let (size, cap) = (g.zone_size_bytes(), g.zone_capacity_bytes());
-        g.block_size_bytes = bs;
-        if bs > 0 {
-            // (A block size that is not a power of two is refused by the geometry check below.)
-            if bs.is_power_of_two() && (size % bs as u64 != 0 || cap % bs as u64 != 0) {
-                usage!("--block-size {bs}: the zone size ({size} bytes) and capacity ({cap} bytes) must be whole numbers of blocks");
+
+    /// The preset (default `tiny`) with the flags applied, validated.
+    pub fn resolve(&self) -> Result<ResolvedDevice> {
+        let a = self;
+        let base = find_preset(a.preset.as_deref().unwrap_or("tiny"))?;
+        let mut g: Geometry = base.geometry;
+        if let Some(path) = &a.config {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let c: GeometryConfig = serde_json::from_str(&text).with_context(|| format!("{}: not a geometry config", path.display()))?;
+            g.block_size_bytes = c.block_size_bytes.unwrap_or(g.block_size_bytes);
+            g.zone_size_blocks = c.zone_size_blocks.unwrap_or(g.zone_size_blocks);
+            g.zone_capacity_blocks = c.zone_capacity_blocks.unwrap_or(g.zone_capacity_blocks);
+            g.zone_count = c.zone_count.unwrap_or(g.zone_count);
+            g.conventional_zone_count = c.conventional_zone_count.unwrap_or(g.conventional_zone_count);
+            g.open_zones_max = c.open_zones_max.map_or(g.open_zones_max, limit);
+            g.active_zones_max = c.active_zones_max.map_or(g.active_zones_max, limit);
+        }
+        if let Some(bs) = a.block_size {
+            // Keep zone sizes in bytes when only the block size changes.
+            let (size, cap) = (g.zone_size_bytes(), g.zone_capacity_bytes());
+            g.block_size_bytes = bs;
+            if bs > 0 {
+                // (A block size that is not a power of two is refused by the geometry check below.)
+                if bs.is_power_of_two() && (size % bs as u64 != 0 || cap % bs as u64 != 0) {
+                    usage!("--block-size {bs}: the zone size ({size} bytes) and capacity ({cap} bytes) must be whole numbers of blocks");
+                }
+                g.zone_size_blocks = size / bs as u64;
+                g.zone_capacity_blocks = cap / bs as u64;
             }
-            g.zone_size_blocks = size / bs as u64;
-            g.zone_capacity_blocks = cap / bs as u64;
         }
-    }
-    let block_bytes = g.block_size_bytes.max(1) as u64;
-    let mib_blocks = |flag: &str, mib: u64| -> Result<u64> {
-        let Some(bytes) = mib.checked_mul(1 << 20) else { usage!("{flag} {mib}: too large (over 2^64 bytes)") };
-        if bytes % block_bytes != 0 {
-            usage!("{flag} {mib}: not a whole number of {block_bytes}-byte blocks");
+        let block_bytes = g.block_size_bytes.max(1) as u64;
+        let mib_blocks = |flag: &str, mib: u64| -> Result<u64> {
+            let Some(bytes) = mib.checked_mul(1 << 20) else { usage!("{flag} {mib}: too large (over 2^64 bytes)") };
+            if bytes % block_bytes != 0 {
+                usage!("{flag} {mib}: not a whole number of {block_bytes}-byte blocks");
+            }
+            Ok(bytes / block_bytes)
+        };
+        if let Some(size) = a.zone_size_mib {
+            g.zone_size_blocks = mib_blocks("--zone-size-mib", size)?;
+            if a.zone_capacity_mib.is_none() {
+                g.zone_capacity_blocks = g.zone_size_blocks;
+            }
         }
-        Ok(bytes / block_bytes)
-    };
-    if let Some(size) = a.zone_size_mib {
-        g.zone_size_blocks = mib_blocks("--zone-size-mib", size)?;
-        if a.zone_capacity_mib.is_none() {
-            g.zone_capacity_blocks = g.zone_size_blocks;
+        if let Some(cap) = a.zone_capacity_mib {
+            g.zone_capacity_blocks = mib_blocks("--zone-capacity-mib", cap)?;
         }
+        g.zone_count = a.zones.unwrap_or(g.zone_count);
+        g.conventional_zone_count = a.conventional.unwrap_or(g.conventional_zone_count);
+        g.open_zones_max = a.open_max.map_or(g.open_zones_max, limit);
+        g.active_zones_max = a.active_max.map_or(g.active_zones_max, limit);
+        let behavior = match a.behavior {
+            Some(BehaviorName::Qemu) => ZoneBehavior::QEMU_NVME,
+            Some(BehaviorName::NullBlk) => ZoneBehavior::NULL_BLK,
+            None => base.behavior,
+        };
+        g.validate().map_err(|e| crate::Usage(e.to_string()))?;
+        Ok(ResolvedDevice { geometry: g, behavior, is_preset: g == base.geometry, preset: base })
     }
-    if let Some(cap) = a.zone_capacity_mib {
-        g.zone_capacity_blocks = mib_blocks("--zone-capacity-mib", cap)?;
-    }
-    g.zone_count = a.zones.unwrap_or(g.zone_count);
-    g.conventional_zone_count = a.conventional.unwrap_or(g.conventional_zone_count);
-    g.open_zones_max = a.open_max.map_or(g.open_zones_max, limit);
-    g.active_zones_max = a.active_max.map_or(g.active_zones_max, limit);
-    let behavior = match a.behavior {
-        Some(BehaviorName::Qemu) => ZoneBehavior::QEMU_NVME,
-        Some(BehaviorName::NullBlk) => ZoneBehavior::NULL_BLK,
-        None => base.behavior,
-    };
-    g.validate().map_err(|e| crate::Usage(e.to_string()))?;
+}
+
+fn create(a: CreateArgs) -> Result<ExitCode> {
+    let ResolvedDevice { geometry: g, behavior, preset: base, is_preset } = a.geometry.resolve()?;
     let exists = a.path.exists();
     if exists && !a.force {
         usage!("{} already exists (use --force to replace it)", a.path.display());
     }
     // The image remembers the preset only if its geometry is the preset's (for timing).
-    let preset_name = if g == base.geometry { base.name } else { "" };
+    let preset_name = if is_preset { base.name } else { "" };
     if exists {
         // Never under a process using it: replace takes the old image's exclusive lock first.
         FileDevice::replace(&a.path, g, behavior, preset_name, crate::open::lock_wait()).with_context(|| format!("not replacing {}", a.path.display()))?;

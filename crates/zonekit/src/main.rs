@@ -19,6 +19,7 @@ mod kv_bench_cmd;
 mod ocssd_cmd;
 mod open;
 mod replay_cmd;
+mod serve_cmd;
 mod trace_cmd;
 mod tree_cmd;
 
@@ -72,6 +73,10 @@ enum Command {
     /// S3-FIFO, SIEVE, Belady) replayed over traces.
     #[command(subcommand)]
     Cache(cache_cmd::CacheCommand),
+    /// Zonekit devices as kernel block devices for unmodified software: `serve ublk` exports
+    /// an emulated zoned drive as /dev/ublkbN.
+    #[command(subcommand)]
+    Serve(serve_cmd::ServeCommand),
 }
 
 /// `zonekit device ...` with the lock flag its commands share.
@@ -122,6 +127,7 @@ fn main() -> ExitCode {
         Some(Command::Tree(cmd)) => tree_cmd::run(cmd),
         Some(Command::Ocssd(cmd)) => ocssd_cmd::run(cmd),
         Some(Command::Cache(cmd)) => cache_cmd::run(cmd),
+        Some(Command::Serve(cmd)) => serve_cmd::run(cmd),
     };
     match result {
         Ok(code) => code,

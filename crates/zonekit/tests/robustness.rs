@@ -79,6 +79,16 @@ fn every_subcommand_refuses_bad_input_clearly() {
     let table: &[(&[&str], &str)] = &[
         // device
         (&["device", "info", "missing.zk"], "missing.zk"),
+        // serve ublk: what the kernel would refuse, and bad flags, are named before any kernel
+        // is asked (so they are refused the same on a machine without ublk).
+        (&["serve", "ublk", "--zone-size-mib", "3", "--zones", "4"], "power-of-two zone size"),
+        (&["serve", "ublk", "good.zk", "--zones", "4"], "has its own geometry"),
+        (&["serve", "ublk", "--offline-zone", "999"], "--offline-zone 999"),
+        (&["serve", "ublk", "--read-only-zone", "99999"], "--read-only-zone 99999"),
+        (&["serve", "ublk", "missing.zk"], "missing.zk"),
+        (&["serve", "ublk", "cut.zk"], "cut.zk"),
+        (&["serve", "ublk", "--fail-sticky"], "--fail-nth"),
+        (&["serve", "ublk", "--queue-depth", "0"], "--queue-depth"),
         (&["device", "info", "adir"], "adir"),
         (&["device", "info", "text.txt"], "text.txt"),
         (&["device", "info", "cut.zk"], "cut.zk"),

@@ -1,0 +1,402 @@
+//! `zonekit serve ublk`: a Zonekit zoned device as a host-managed zoned `/dev/ublkbN`.
+//!
+//! The kernel's ublk driver (Linux ≥ 6.6 for zoned devices, module `ublk_drv`) forwards every
+//! block request to this process over io_uring; [`Target`] executes it on the device, so the
+//! zone report, the state machine, the open and active limits, zone capacity and zone append
+//! are the emulator's own. Zoned ublk requires `UBLK_F_USER_COPY`: data moves by `pread` /
+//! `pwrite` on `/dev/ublkcN` at the request's offset, not through shared buffers.
+//!
+//! One queue, served by one thread; the device sits behind a mutex that only the counters
+//! thread shares (a snapshot every `stats_interval`). SIGINT or SIGTERM stops the device, the
+//! queue drains, and the final counters are written.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use libublk::ctrl::{UblkCtrl, UblkCtrlBuilder};
+use libublk::io::{BufDescList, UblkDev, UblkIOCtx, UblkQueue};
+use libublk::{sys, BufDesc, UblkFlags, UblkIORes};
+use zonekit_device::{Geometry, ZoneAction};
+
+use crate::counters::Snapshot;
+use crate::served::Served;
+use crate::target::{Request, Target, BLK_ZONE_BYTES, SECTOR_BYTES};
+
+/// How to export the device.
+#[derive(Clone, Debug)]
+pub struct UblkOptions {
+    /// The ublk device id (`/dev/ublkbN`); -1 lets the driver choose.
+    pub dev_id: i32,
+    pub queue_depth: u16,
+    /// Largest request, in bytes (the block queue's max_hw_sectors, and zone append's limit).
+    pub max_io_bytes: u32,
+    /// Where the counters are written while serving and at exit.
+    pub stats_path: Option<PathBuf>,
+    pub stats_interval: Duration,
+    /// Complete each request when the device's timing model says it completes (needs a
+    /// device under a model; see [`Served::modelled_completion`]).
+    pub pace: bool,
+}
+
+impl Default for UblkOptions {
+    fn default() -> Self {
+        UblkOptions { dev_id: -1, queue_depth: 64, max_io_bytes: 512 << 10, stats_path: None, stats_interval: Duration::from_secs(1), pace: false }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UblkServeError {
+    /// A geometry the kernel would refuse, named before anything is created.
+    #[error("the kernel cannot serve this geometry: {0}")]
+    Geometry(String),
+    #[error("{0}")]
+    Kernel(String),
+}
+
+/// The kernel's conditions on a zoned block device, checked up front so the user gets a
+/// sentence instead of the driver's bare `EINVAL`.
+pub fn check_geometry(g: &Geometry, max_io_bytes: u32) -> Result<(), UblkServeError> {
+    let bad = |m: String| Err(UblkServeError::Geometry(m));
+    let bs = g.block_size_bytes as u64;
+    if !(512..=4096).contains(&bs) || !bs.is_power_of_two() {
+        return bad(format!("block size {bs} B: Linux needs a power of two from 512 to 4096 (the page size)"));
+    }
+    let zone_bytes = g.zone_size_bytes();
+    if !zone_bytes.is_power_of_two() {
+        return bad(format!("zone size {zone_bytes} B: the Linux block layer needs a power-of-two zone size"));
+    }
+    if zone_bytes / SECTOR_BYTES > u32::MAX as u64 {
+        return bad(format!("zone size {zone_bytes} B: more than 2^32 sectors"));
+    }
+    if g.zone_count == 0 {
+        return bad("no zones".into());
+    }
+    for (what, limit) in [("open", g.open_zones_max), ("active", g.active_zones_max)] {
+        if let Some(n) = limit.filter(|&n| n > g.zone_count) {
+            return bad(format!("{what}-zone limit {n} exceeds the zone count {}", g.zone_count));
+        }
+    }
+    if (max_io_bytes as u64) < bs || max_io_bytes as u64 % bs != 0 {
+        return bad(format!("largest request {max_io_bytes} B is not a whole number of {bs}-byte blocks"));
+    }
+    Ok(())
+}
+
+/// Decodes the request the kernel put in a queue slot (`None`: an operation we do not serve).
+fn request_of(iod: &sys::ublksrv_io_desc) -> Option<Request> {
+    let (sector, sectors) = (iod.start_sector, iod.nr_sectors);
+    Some(match iod.op_flags & 0xff {
+        sys::UBLK_IO_OP_READ => Request::Read { sector, sectors },
+        sys::UBLK_IO_OP_WRITE => Request::Write { sector, sectors },
+        sys::UBLK_IO_OP_ZONE_APPEND => Request::Append { sector, sectors },
+        sys::UBLK_IO_OP_FLUSH => Request::Flush,
+        // The kernel puts the zone count where a transfer's sector count goes.
+        sys::UBLK_IO_OP_REPORT_ZONES => Request::ReportZones { sector, zones: sectors },
+        sys::UBLK_IO_OP_ZONE_OPEN => Request::Manage { action: ZoneAction::Open, sector },
+        sys::UBLK_IO_OP_ZONE_CLOSE => Request::Manage { action: ZoneAction::Close, sector },
+        sys::UBLK_IO_OP_ZONE_FINISH => Request::Manage { action: ZoneAction::Finish, sector },
+        sys::UBLK_IO_OP_ZONE_RESET => Request::Manage { action: ZoneAction::Reset, sector },
+        sys::UBLK_IO_OP_ZONE_RESET_ALL => Request::ResetAll,
+        _ => return None,
+    })
+}
+
+/// Blocks SIGINT and SIGTERM in this thread and every thread it starts later, so one thread
+/// can take them with `sigwait`.
+fn block_stop_signals() -> libc::sigset_t {
+    // SAFETY: plain libc signal-set calls on a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    }
+}
+
+/// Moves `bytes` between `buf` and the request's data on `/dev/ublkcN` (user copy).
+fn user_copy(fd: RawFd, pos: u64, buf: &mut [u8], to_kernel: bool) -> bool {
+    let mut done = 0;
+    while done < buf.len() {
+        // SAFETY: the pointer and length stay inside `buf`.
+        let n = unsafe {
+            let at = (pos + done as u64) as libc::off_t;
+            if to_kernel {
+                libc::pwrite(fd, buf[done..].as_ptr().cast(), buf.len() - done, at)
+            } else {
+                libc::pread(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done, at)
+            }
+        };
+        if n <= 0 {
+            return false;
+        }
+        done += n as usize;
+    }
+    true
+}
+
+/// A request done but not yet completed to the kernel: pacing holds it until its modelled
+/// completion time.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Held {
+    due: Instant,
+    tag: u16,
+    result: i32,
+    append_sector: Option<u64>,
+}
+
+/// The queue thread's state.
+struct Queue<D> {
+    target: Arc<Mutex<Target<D>>>,
+    fd: RawFd,
+    buf: Vec<u8>,
+    pace: bool,
+    held: BinaryHeap<Reverse<Held>>,
+    /// When the armed pacing timer fires (none armed).
+    timer_due: Option<Instant>,
+    /// The timer's timespec: io_uring reads it when the SQE is submitted, after arming returns.
+    timer_ts: Box<io_uring::types::Timespec>,
+}
+
+/// The user data of the pacing timer's completion (a target I/O, so libublk hands it to us).
+const TIMER_OP: u32 = 0xfe;
+
+impl<D: Served> Queue<D> {
+    /// One completion from the queue's ring: a kernel request in slot `tag`, or the timer.
+    fn on_event(&mut self, q: &UblkQueue, tag: u16, io: &UblkIOCtx) {
+        if io.is_tgt_io() {
+            self.timer_due = None;
+        } else {
+            let held = self.serve(q, tag);
+            if held.due > Instant::now() {
+                self.held.push(Reverse(held));
+            } else {
+                complete(q, &held);
+            }
+        }
+        let now = Instant::now();
+        while self.held.peek().is_some_and(|h| h.0.due <= now) {
+            let Reverse(h) = self.held.pop().expect("peeked");
+            complete(q, &h);
+        }
+        if let Some(next) = self.held.peek().map(|h| h.0.due) {
+            if self.timer_due.is_none_or(|armed| next < armed) {
+                self.arm(q, next, now);
+            }
+        }
+    }
+
+    fn arm(&mut self, q: &UblkQueue, due: Instant, now: Instant) {
+        let wait = due - now;
+        *self.timer_ts = io_uring::types::Timespec::new().sec(wait.as_secs()).nsec(wait.subsec_nanos());
+        let sqe = io_uring::opcode::Timeout::new(&*self.timer_ts).build().user_data(UblkIOCtx::build_user_data(0, TIMER_OP, 0, true));
+        if q.ublk_submit_sqe_sync(sqe).is_ok() {
+            self.timer_due = Some(due);
+        }
+    }
+
+    /// Executes the request in slot `tag` and says when to complete it.
+    fn serve(&mut self, q: &UblkQueue, tag: u16) -> Held {
+        let iod = *q.get_iod(tag);
+        let pos = UblkIOCtx::ublk_user_copy_pos(q.get_qid(), tag, 0);
+        let mut held = Held { due: Instant::now(), tag, result: -libc::EOPNOTSUPP, append_sector: None };
+        let Some(request) = request_of(&iod) else { return held };
+        let in_bytes = match request {
+            Request::Write { sectors, .. } | Request::Append { sectors, .. } => sectors as usize * SECTOR_BYTES as usize,
+            _ => 0,
+        };
+        let out_bytes = match request {
+            Request::Read { sectors, .. } => sectors as usize * SECTOR_BYTES as usize,
+            Request::ReportZones { zones, .. } => zones as usize * BLK_ZONE_BYTES,
+            _ => 0,
+        };
+        if self.buf.len() < in_bytes.max(out_bytes) {
+            self.buf.resize(in_bytes.max(out_bytes), 0);
+        }
+        if !user_copy(self.fd, pos, &mut self.buf[..in_bytes], false) {
+            held.result = -libc::EIO;
+            return held;
+        }
+        let mut target = self.target.lock().unwrap_or_else(|p| p.into_inner());
+        let charged_before = target.device().modelled_completion().map(|c| c.0);
+        let outcome = target.execute(request, &mut self.buf);
+        if self.pace {
+            if let Some((charged, due)) = target.device().modelled_completion() {
+                if Some(charged) != charged_before {
+                    held.due = due;
+                }
+            }
+        }
+        drop(target);
+        let copied_out = match request {
+            Request::Read { .. } | Request::ReportZones { .. } if outcome.result > 0 => user_copy(self.fd, pos, &mut self.buf[..outcome.result as usize], true),
+            _ => true,
+        };
+        (held.result, held.append_sector) = if copied_out { (outcome.result, outcome.append_sector) } else { (-libc::EIO, None) };
+        held
+    }
+}
+
+fn complete(q: &UblkQueue, h: &Held) {
+    let desc = match h.append_sector {
+        Some(sector) => BufDesc::ZonedAppendLba(sector),
+        None => BufDesc::Slice(&[]),
+    };
+    if let Err(e) = q.complete_io_cmd_unified(h.tag, desc, Ok(UblkIORes::Result(h.result))) {
+        eprintln!("zonekit serve ublk: completing request {}: {e}", h.tag);
+    }
+}
+
+/// Exports `device` until SIGINT/SIGTERM or until someone deletes the ublk device, and returns
+/// the final counters. `ready` is called with the device id once `/dev/ublkbN` exists.
+pub fn serve<D: Served>(device: D, options: &UblkOptions, ready: impl FnOnce(i32) + Send + Sync + 'static) -> Result<Snapshot, UblkServeError> {
+    let g = *device.geometry();
+    check_geometry(&g, options.max_io_bytes)?;
+    if options.pace && device.modelled_completion().is_none() {
+        return Err(UblkServeError::Geometry("pacing needs a device under a timing model".into()));
+    }
+    if !std::path::Path::new("/dev/ublk-control").exists() {
+        return Err(UblkServeError::Kernel("/dev/ublk-control does not exist: load the ublk driver (modprobe ublk_drv; Linux 6.6 or newer for zoned devices)".into()));
+    }
+    let stop_signals = block_stop_signals();
+    let ctrl = UblkCtrlBuilder::default()
+        .name("zonekit")
+        .id(options.dev_id)
+        .nr_queues(1)
+        .depth(options.queue_depth)
+        .io_buf_bytes(options.max_io_bytes)
+        .ctrl_flags((sys::UBLK_F_USER_COPY | sys::UBLK_F_ZONED) as u64)
+        .dev_flags(UblkFlags::UBLK_DEV_F_ADD_DEV)
+        .build()
+        .map_err(|e| UblkServeError::Kernel(format!("creating the ublk device: {e} (does this kernel support zoned ublk? Linux 6.6 or newer)")))?;
+    if ctrl.get_driver_features().is_some_and(|f| f & sys::UBLK_F_ZONED as u64 == 0) {
+        return Err(UblkServeError::Kernel("this kernel's ublk driver has no zoned devices (UBLK_F_ZONED needs Linux 6.6 or newer)".into()));
+    }
+    let dev_id = ctrl.dev_info().dev_id as i32;
+
+    let zone_sectors = (g.zone_size_bytes() / SECTOR_BYTES) as u32;
+    let device_bytes = g.zone_count as u64 * g.zone_size_bytes();
+    let block_shift = g.block_size_bytes.trailing_zeros() as u8;
+    let max_sectors = options.max_io_bytes / SECTOR_BYTES as u32;
+    let tgt_init = move |dev: &mut UblkDev| {
+        dev.set_default_params(device_bytes);
+        let p = &mut dev.tgt.params;
+        p.types |= sys::UBLK_PARAM_TYPE_ZONED;
+        p.basic.logical_bs_shift = block_shift;
+        p.basic.physical_bs_shift = block_shift;
+        p.basic.io_min_shift = block_shift;
+        p.basic.io_opt_shift = block_shift;
+        p.basic.chunk_sectors = zone_sectors;
+        p.zoned = sys::ublk_param_zoned {
+            max_open_zones: g.open_zones_max.unwrap_or(0),
+            max_active_zones: g.active_zones_max.unwrap_or(0),
+            max_zone_append_sectors: max_sectors.min((g.zone_capacity_blocks * g.block_size_bytes as u64 / SECTOR_BYTES) as u32),
+            ..Default::default()
+        };
+        Ok(())
+    };
+
+    let target = Arc::new(Mutex::new(Target::new(device)));
+    let done = Arc::new(AtomicBool::new(false));
+    let stats = options.stats_path.clone().map(|path| {
+        let (target, done, interval) = (target.clone(), done.clone(), options.stats_interval);
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(interval);
+                let snapshot = {
+                    let t = target.lock().unwrap_or_else(|p| p.into_inner());
+                    t.counters().snapshot(t.device().stats(), t.device().model())
+                };
+                if let Err(e) = snapshot.write_atomically(&path) {
+                    eprintln!("zonekit serve ublk: writing {}: {e}", path.display());
+                }
+            }
+        })
+    });
+    // The signal thread stops the device; the queue thread then sees its commands aborted.
+    std::thread::spawn(move || {
+        let mut signal = 0;
+        // SAFETY: waits on a signal set built above.
+        if unsafe { libc::sigwait(&stop_signals, &mut signal) } == 0 {
+            if let Ok(ctrl) = UblkCtrl::new_simple(dev_id) {
+                let _ = ctrl.kill_dev();
+            }
+        }
+    });
+
+    let (queue_target, pace) = (target.clone(), options.pace);
+    let q_fn = move |qid: u16, dev: &UblkDev| {
+        let mut state = Queue {
+            target: queue_target,
+            fd: dev.tgt.fds[0],
+            buf: vec![0u8; dev.dev_info.max_io_buf_bytes as usize],
+            pace,
+            held: BinaryHeap::new(),
+            timer_due: None,
+            timer_ts: Box::new(io_uring::types::Timespec::new()),
+        };
+        let queue = match UblkQueue::new(qid, dev).and_then(|q| q.submit_fetch_commands_unified(BufDescList::Slices(None))) {
+            Ok(q) => q,
+            Err(e) => {
+                eprintln!("zonekit serve ublk: setting up queue {qid}: {e}");
+                return;
+            }
+        };
+        queue.wait_and_handle_io(|q, tag, io| state.on_event(q, tag, io));
+    };
+    let result = ctrl.run_target(tgt_init, q_fn, move |c: &UblkCtrl| ready(c.dev_info().dev_id as i32));
+    done.store(true, Ordering::Relaxed);
+    if let Some(h) = stats {
+        let _ = h.join();
+    }
+    result.map_err(|e| UblkServeError::Kernel(format!("serving /dev/ublkb{dev_id}: {e}")))?;
+    let t = target.lock().unwrap_or_else(|p| p.into_inner());
+    let snapshot = t.counters().snapshot(t.device().stats(), t.device().model());
+    if let Some(path) = &options.stats_path {
+        snapshot.write_atomically(path).map_err(|e| UblkServeError::Kernel(format!("writing {}: {e}", path.display())))?;
+    }
+    Ok(snapshot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geometry() -> Geometry {
+        Geometry {
+            block_size_bytes: 4096,
+            zone_size_blocks: 16384,
+            zone_capacity_blocks: 15872,
+            zone_count: 32,
+            conventional_zone_count: 0,
+            open_zones_max: Some(14),
+            active_zones_max: Some(14),
+        }
+    }
+
+    #[test]
+    fn geometries_the_kernel_refuses_are_named() {
+        assert!(check_geometry(&geometry(), 512 << 10).is_ok());
+        let err = |g: Geometry| check_geometry(&g, 512 << 10).unwrap_err().to_string();
+        assert!(err(Geometry { zone_size_blocks: 24576, zone_capacity_blocks: 24576, ..geometry() }).contains("power-of-two zone size"));
+        assert!(err(Geometry { block_size_bytes: 8192, zone_size_blocks: 8192, zone_capacity_blocks: 8192, ..geometry() }).contains("block size 8192"));
+        assert!(err(Geometry { open_zones_max: Some(40), ..geometry() }).contains("open-zone limit 40"));
+        assert!(check_geometry(&geometry(), 1000).unwrap_err().to_string().contains("1000 B"));
+    }
+
+    #[test]
+    fn kernel_operations_decode_to_requests() {
+        let iod = |op: u32, sector: u64, n: u32| sys::ublksrv_io_desc { op_flags: op, nr_sectors: n, start_sector: sector, addr: 0 };
+        assert_eq!(request_of(&iod(sys::UBLK_IO_OP_REPORT_ZONES, 0, 128)), Some(Request::ReportZones { sector: 0, zones: 128 }));
+        assert_eq!(request_of(&iod(sys::UBLK_IO_OP_ZONE_FINISH, 4096, 0)), Some(Request::Manage { action: ZoneAction::Finish, sector: 4096 }));
+        // Flags above the low byte do not change the operation.
+        assert_eq!(request_of(&iod(sys::UBLK_IO_OP_WRITE | (1 << 8), 8, 8)), Some(Request::Write { sector: 8, sectors: 8 }));
+        assert_eq!(request_of(&iod(sys::UBLK_IO_OP_DISCARD, 0, 8)), None);
+    }
+}

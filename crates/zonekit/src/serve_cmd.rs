@@ -1,0 +1,198 @@
+//! `zonekit serve ...`: Zonekit devices as kernel block devices, for unmodified software.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use zonekit_device::fault::{FaultOn, FaultyDevice};
+use zonekit_device::timing::TimedDevice;
+use zonekit_device::{preset, FileDevice, MemDevice, OpenOptions, StorageMode, ZoneId, ZonedDevice};
+use zonekit_serve::timed::WallClockTimed;
+use zonekit_serve::ublk::{self, UblkOptions};
+use zonekit_serve::Snapshot;
+
+use crate::device_cmd::{GeometryArgs, ResolvedDevice};
+
+#[derive(Subcommand)]
+pub enum ServeCommand {
+    /// Export a zoned device as a host-managed zoned /dev/ublkbN (Linux 6.6 or newer, ublk_drv
+    /// loaded; as root): blkzone, fio --zonemode=zbd, f2fs and btrfs run on it unmodified.
+    /// Serves until SIGINT or SIGTERM, then removes the device and prints the counters.
+    Ublk(UblkArgs),
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum FailOnName {
+    Any,
+    Writes,
+    Reads,
+    Flushes,
+    ZoneManagement,
+}
+
+#[derive(Args)]
+pub struct UblkArgs {
+    /// An emulated device image to serve (from `zonekit device create`; kept on exit). Without
+    /// one, a memory emulator from --preset and the geometry flags (gone on exit).
+    image: Option<PathBuf>,
+    #[command(flatten)]
+    geometry: GeometryArgs,
+    /// Charge every request to the preset's flash timing model, its clock following the wall
+    /// clock; the counters then carry the modelled latencies.
+    #[arg(long)]
+    timing: bool,
+    /// Complete each request when the timing model says the drive would (needs --timing), so
+    /// latency and bandwidth look like the preset's.
+    #[arg(long, requires = "timing")]
+    pace: bool,
+    /// The ublk device number (/dev/ublkbN); by default the first free one.
+    #[arg(long)]
+    id: Option<u32>,
+    /// Requests the kernel may have in flight.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    queue_depth: u16,
+    /// Largest request, in KiB (also the zone-append limit).
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(4..=65536))]
+    max_io_kib: u32,
+    /// Write the counters as JSON to this file while serving (every --stats-interval-ms) and
+    /// at exit.
+    #[arg(long, value_name = "FILE")]
+    stats: Option<PathBuf>,
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
+    stats_interval_ms: u64,
+    /// Take this zone offline before serving (repeatable).
+    #[arg(long = "offline-zone", value_name = "ZONE")]
+    offline_zones: Vec<u32>,
+    /// Make this zone read-only before serving (repeatable).
+    #[arg(long = "read-only-zone", value_name = "ZONE")]
+    read_only_zones: Vec<u32>,
+    /// Fail the Nth (0-based) operation --fail-on matches with EIO.
+    #[arg(long, value_name = "N")]
+    fail_nth: Option<u64>,
+    /// Which operations --fail-nth counts.
+    #[arg(long, value_enum, requires = "fail_nth")]
+    fail_on: Option<FailOnName>,
+    /// Keep failing every later matching operation (a device that died).
+    #[arg(long, requires = "fail_nth")]
+    fail_sticky: bool,
+}
+
+pub fn run(cmd: ServeCommand) -> Result<ExitCode> {
+    match cmd {
+        ServeCommand::Ublk(args) => serve_ublk(args),
+    }
+}
+
+/// The emulator to serve, with the zone faults applied, and the preset whose flash it models.
+fn emulator(a: &UblkArgs) -> Result<(Box<dyn ZonedDevice + Send>, Option<preset::Preset>)> {
+    macro_rules! inject {
+        ($dev:expr) => {{
+            for &z in &a.read_only_zones {
+                $dev.inject_read_only(ZoneId(z)).map_err(|e| crate::Usage(format!("--read-only-zone {z}: {e}")))?;
+            }
+            // A zone goes offline through read-only, as a failing drive's do (ZNS: only a
+            // read-only zone may go offline).
+            for &z in &a.offline_zones {
+                $dev.inject_read_only(ZoneId(z)).and_then(|_| $dev.inject_offline(ZoneId(z))).map_err(|e| crate::Usage(format!("--offline-zone {z}: {e}")))?;
+            }
+        }};
+    }
+    match &a.image {
+        Some(path) => {
+            if a.geometry.any_given() {
+                usage!("{}: an image has its own geometry; the geometry flags describe a memory device (leave out the image or the flags)", path.display());
+            }
+            let mut dev = FileDevice::open_with_options(path, &OpenOptions::default()).with_context(|| format!("opening {}", path.display()))?;
+            inject!(dev);
+            let preset = preset::find(dev.media().preset());
+            Ok((Box::new(dev), preset))
+        }
+        None => {
+            let ResolvedDevice { geometry, behavior, preset, .. } = a.geometry.resolve()?;
+            let mut dev = MemDevice::new(geometry, behavior, StorageMode::Data)?;
+            inject!(dev);
+            Ok((Box::new(dev), Some(preset)))
+        }
+    }
+}
+
+fn arm<D: ZonedDevice>(dev: &mut FaultyDevice<D>, a: &UblkArgs) {
+    if let Some(nth) = a.fail_nth {
+        let on = match a.fail_on.unwrap_or(FailOnName::Any) {
+            FailOnName::Any => FaultOn::Any,
+            FailOnName::Writes => FaultOn::Writes,
+            FailOnName::Reads => FaultOn::Reads,
+            FailOnName::Flushes => FaultOn::Flushes,
+            FailOnName::ZoneManagement => FaultOn::ZoneManagement,
+        };
+        dev.fail_nth(on, nth, a.fail_sticky);
+    }
+}
+
+fn serve_ublk(a: UblkArgs) -> Result<ExitCode> {
+    let (base, preset) = emulator(&a)?;
+    let g = *base.geometry();
+    ublk::check_geometry(&g, a.max_io_kib << 10).map_err(|e| crate::Usage(e.to_string()))?;
+    let options = UblkOptions {
+        dev_id: a.id.map_or(-1, |id| id as i32),
+        queue_depth: a.queue_depth,
+        max_io_bytes: a.max_io_kib << 10,
+        stats_path: a.stats.clone(),
+        stats_interval: Duration::from_millis(a.stats_interval_ms),
+        pace: a.pace,
+    };
+    let describe = format!(
+        "{} zones of {} MiB ({} MiB capacity, {} conventional), open limit {}, active limit {}, {} B blocks{}",
+        g.zone_count,
+        g.zone_size_bytes() >> 20,
+        g.zone_capacity_bytes() >> 20,
+        g.conventional_zone_count,
+        g.open_zones_max.map_or("none".into(), |n| n.to_string()),
+        g.active_zones_max.map_or("none".into(), |n| n.to_string()),
+        g.block_size_bytes,
+        if a.pace {
+            ", paced to the flash model"
+        } else if a.timing {
+            ", timed"
+        } else {
+            ""
+        },
+    );
+    let ready = move |id: i32| {
+        println!("zonekit serve ublk: /dev/ublkb{id} ready: {describe}; stop with Ctrl-C or SIGTERM");
+    };
+    let snapshot = if a.timing {
+        let Some(preset) = preset else { usage!("--timing: the image was created with a custom geometry, so it has no preset flash model to time against") };
+        let timed = TimedDevice::new(base, preset.flash, a.queue_depth as usize).with_context(|| format!("the {} flash model on this geometry", preset.name))?;
+        let mut dev = FaultyDevice::new(WallClockTimed::new(timed));
+        arm(&mut dev, &a);
+        ublk::serve(dev, &options, ready)?
+    } else {
+        let mut dev = FaultyDevice::new(base);
+        arm(&mut dev, &a);
+        ublk::serve(dev, &options, ready)?
+    };
+    print_summary(&snapshot);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_summary(s: &Snapshot) {
+    println!("zonekit serve ublk: stopped after {:.1} s", s.uptime_s);
+    for (kind, row) in &s.requests {
+        if row.ops + row.failed > 0 {
+            println!("  {kind:<16} {:>10} ok {:>8} failed {:>14} bytes  p50 {} ns  p99 {} ns", row.ops, row.failed, row.bytes, row.service_ns_p50, row.service_ns_p99);
+        }
+    }
+    let errors: Vec<String> = s.errors_by_errno.iter().map(|(e, n)| format!("{e} {n}")).collect();
+    println!(
+        "  host wrote {} B, media {} B (WAF {}), resets {} (max per zone {}){}",
+        s.host_bytes_written,
+        s.media_bytes_written,
+        s.waf.map_or("-".into(), |w| format!("{w:.3}")),
+        s.resets,
+        s.resets_per_zone_max,
+        if errors.is_empty() { String::new() } else { format!(", errors: {}", errors.join(", ")) }
+    );
+}
