@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use zonekit_device::{DeviceError, Lba, ZoneAction, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZoneType, ZonedDevice};
+use zonekit_device::{DeviceError, Lba, ZoneAction, ZoneDescriptor, ZoneFilter, ZoneId, ZoneType, ZonedDevice};
 
 use crate::counters::{Counters, Kind};
 
@@ -199,20 +199,6 @@ impl<D: ZonedDevice> Target<D> {
     }
 }
 
-/// `BLK_ZONE_COND_*` of a zone state.
-pub fn blk_zone_cond(state: ZoneState) -> u8 {
-    match state {
-        ZoneState::NotWritePointer => 0x0,
-        ZoneState::Empty => 0x1,
-        ZoneState::ImplicitlyOpened => 0x2,
-        ZoneState::ExplicitlyOpened => 0x3,
-        ZoneState::Closed => 0x4,
-        ZoneState::ReadOnly => 0xD,
-        ZoneState::Full => 0xE,
-        ZoneState::Offline => 0xF,
-    }
-}
-
 /// Writes one `struct blk_zone` (native endian, as the kernel reads it): start, len, wp (u64
 /// sectors), type, cond, non_seq, reset, 4 reserved bytes, capacity (u64 sectors), 24
 /// reserved bytes.
@@ -225,7 +211,8 @@ fn encode_blk_zone(z: &ZoneDescriptor, zone_sectors: u64, sectors_per_block: u64
         ZoneType::Conventional => 1,
         ZoneType::SequentialWriteRequired => 2,
     };
-    out[25] = blk_zone_cond(z.state);
+    // The NVMe zone state codes are Linux's BLK_ZONE_COND_* values.
+    out[25] = z.state.nvme_code();
     out[27] = z.reset_recommended as u8;
     out[32..40].copy_from_slice(&(z.capacity_blocks * sectors_per_block).to_ne_bytes());
 }
@@ -233,7 +220,7 @@ fn encode_blk_zone(z: &ZoneDescriptor, zone_sectors: u64, sectors_per_block: u64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
+    use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior, ZoneState};
 
     fn target() -> Target<MemDevice> {
         let g = Geometry {
