@@ -11,6 +11,21 @@ use zonekit_pool::victim::{Greedy, Victim, VictimCtx};
 use zonekit_pool::{ZoneInfo, ZonePool, ZoneUse};
 
 const UNMAPPED: u32 = u32::MAX;
+/// `last_write` of a block a restore adopted: the placement policy has not seen it, so its
+/// next user write is a first write to the policy (user writes number below 2^32 - 1).
+const ADOPTED: u32 = u32::MAX;
+
+/// Told where every block lands and asked before any zone is erased: what a caller that keeps
+/// the mapping durable needs (a block volume journaling it; [`Ftl::set_observer`]). Replays
+/// set none.
+pub trait FtlObserver<D>: Send {
+    /// Block `id` (dense, in order of first write) now lives at `lba`: a user write or a GC
+    /// move.
+    fn placed(&mut self, id: u32, lba: Lba);
+    /// Zone `zone` is about to be reset: every live block it held has been placed elsewhere,
+    /// and nothing durable may point into it after this returns.
+    fn before_reset(&mut self, dev: &mut D, zone: ZoneId) -> Result<(), DeviceError>;
+}
 
 /// Everything the FTL keeps per logical block, in one 12-byte record so that a write touches
 /// one cache line of it.
@@ -199,6 +214,7 @@ pub struct Ftl<D: ZonedDevice> {
     /// open zone in the FTL's books but not yet sent to the device (at most
     /// [`DEFERRED_MAX`]), and zeros for one batched append.
     deferred: Option<(Vec<u64>, Vec<u8>)>,
+    observer: Option<Box<dyn FtlObserver<D>>>,
 }
 
 /// Blocks an open zone may be ahead of the device when appends are deferred.
@@ -208,17 +224,37 @@ impl<D: ZonedDevice> Ftl<D> {
     /// An FTL over a device whose sequential zones are all empty. `expected_blocks` sizes the
     /// block map (a hint; it grows if exceeded).
     pub fn new(dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, expected_blocks: usize) -> Result<Ftl<D>, FtlError> {
-        Ftl::build(dev, placement, victim, config, expected_blocks, expected_blocks)
+        Ftl::build(dev, placement, victim, config, expected_blocks, expected_blocks, false)
+    }
+
+    fn build_over(mut dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, mapping: &[(u64, Lba)]) -> Result<Ftl<D>, FtlError> {
+        // Seal what was written, so the new FTL only ever appends to zones it opened itself.
+        for z in dev.report_all(zonekit_device::ZoneFilter::All)? {
+            if z.zone_type == ZoneType::SequentialWriteRequired && z.state.is_active() {
+                dev.finish_zone(z.id)?;
+            }
+        }
+        let mut ftl = Ftl::build(dev, placement, victim, config, mapping.len(), mapping.len(), true)?;
+        ftl.adopt(mapping)?;
+        Ok(ftl)
     }
 
     /// An FTL written by dense block ids ([`Ftl::write_dense`]) instead of keys: the caller
     /// numbered the blocks 0, 1, 2, ... in order of first write, so the FTL keeps no key map,
     /// only `blocks` records.
     pub fn new_dense(dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, blocks: usize) -> Result<Ftl<D>, FtlError> {
-        Ftl::build(dev, placement, victim, config, 0, blocks)
+        Ftl::build(dev, placement, victim, config, 0, blocks, false)
     }
 
-    fn build(mut dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, map_entries: usize, expected_blocks: usize) -> Result<Ftl<D>, FtlError> {
+    fn build(
+        mut dev: D,
+        placement: Box<dyn Placement>,
+        victim: Box<dyn Victim>,
+        config: FtlConfig,
+        map_entries: usize,
+        expected_blocks: usize,
+        restoring: bool,
+    ) -> Result<Ftl<D>, FtlError> {
         if !(0.0..1.0).contains(&config.gc_threshold) {
             return Err(FtlError::Config(format!("GC threshold {} is not in [0, 1)", config.gc_threshold)));
         }
@@ -234,18 +270,24 @@ impl<D: ZonedDevice> Ftl<D> {
         }
         let mut zones = vec![ZoneInfo::default(); g.zone_count as usize];
         let mut free = Vec::new();
+        let mut sealed = 0u64;
         for z in dev.report_all(zonekit_device::ZoneFilter::All)? {
             if z.zone_type != ZoneType::SequentialWriteRequired {
                 continue;
             }
-            if z.state != zonekit_device::ZoneState::Empty {
-                return Err(FtlError::Config(format!("zone {} is {} (the FTL needs every sequential zone empty; reset the device)", z.id, z.state)));
-            }
             let resets = dev.stats().resets_per_zone[z.id.0 as usize];
             zones[z.id.0 as usize].resets = resets;
-            free.push((z.id.0, resets));
+            match z.state {
+                zonekit_device::ZoneState::Empty => free.push((z.id.0, resets)),
+                // Only a restore passes sealed zones in (it finished every active one).
+                zonekit_device::ZoneState::Full if restoring => {
+                    zones[z.id.0 as usize] = ZoneInfo { state: ZoneUse::Full, written: g.zone_capacity_blocks, resets, ..ZoneInfo::default() };
+                    sealed += 1;
+                }
+                state => return Err(FtlError::Config(format!("zone {} is {state} (the FTL needs every sequential zone empty; reset the device)", z.id))),
+            }
         }
-        let usable_zones = free.len() as u64;
+        let usable_zones = free.len() as u64 + sealed;
         // One GC may need a fresh zone for every class it writes to.
         let reserve_zones = classes + 1;
         if usable_zones < (classes + reserve_zones + 1) as u64 {
@@ -272,9 +314,10 @@ impl<D: ZonedDevice> Ftl<D> {
             usable_zones,
             now: 0,
             now_us: 0,
-            written_total: 0,
-            invalid_total: 0,
-            sealed_invalid: 0,
+            // A restored device's sealed zones are all garbage until the mapping is adopted.
+            written_total: sealed * g.zone_capacity_blocks,
+            invalid_total: sealed * g.zone_capacity_blocks,
+            sealed_invalid: sealed * g.zone_capacity_blocks,
             stats: FtlStats {
                 user_blocks: 0,
                 gc_blocks: 0,
@@ -287,8 +330,46 @@ impl<D: ZonedDevice> Ftl<D> {
             },
             zero: vec![0; g.block_size_bytes as usize],
             deferred: None,
+            observer: None,
             dev,
         })
+    }
+
+    /// Takes the blocks of a restore's mapping into the sealed zones.
+    fn adopt(&mut self, mapping: &[(u64, Lba)]) -> Result<(), FtlError> {
+        for &(key, lba) in mapping {
+            let (zone, offset) = ((lba.0 / self.zone_size_blocks) as usize, lba.0 % self.zone_size_blocks);
+            if zone >= self.zones.len() || offset >= self.zone_blocks || self.zones[zone].state != ZoneUse::Full {
+                return Err(FtlError::Config(format!("the mapping puts block {key} at LBA {}, where nothing was written", lba.0)));
+            }
+            let slot = (zone as u64 * self.zone_blocks + offset) as u32;
+            if self.rev[slot as usize] != UNMAPPED {
+                return Err(FtlError::Config(format!("the mapping puts two blocks at LBA {}", lba.0)));
+            }
+            let (id, inserted) = self.resolve_or_insert(key)?;
+            if !inserted {
+                return Err(FtlError::Config(format!("the mapping names block {key} twice")));
+            }
+            self.blocks[id as usize] = BlockState { slot, last_write: ADOPTED, policy: 0 };
+            self.rev[slot as usize] = id;
+            self.zones[zone].valid += 1;
+            self.invalid_total -= 1;
+            self.sealed_invalid -= 1;
+        }
+        Ok(())
+    }
+
+    /// Attaches an observer told of every placement and asked before every reset.
+    pub fn set_observer(&mut self, observer: Box<dyn FtlObserver<D>>) {
+        self.observer = Some(observer);
+    }
+
+    /// An FTL over a device it wrote before, from the durable `mapping` (key → where the
+    /// block lives; the order sets the dense ids). Every non-empty sequential zone is taken as
+    /// sealed (a partly written one is finished on the device first); blocks not in the
+    /// mapping are garbage for GC. Policies restart their per-block state.
+    pub fn restore(dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, mapping: &[(u64, Lba)]) -> Result<Ftl<D>, FtlError> {
+        Ftl::build_over(dev, placement, victim, config, mapping)
     }
 
     pub fn stats(&self) -> &FtlStats {
@@ -297,6 +378,12 @@ impl<D: ZonedDevice> Ftl<D> {
 
     pub fn device(&self) -> &D {
         &self.dev
+    }
+
+    /// The device back (after [`Ftl::sync_device`]): to restore over it, or to inspect it.
+    pub fn into_device(mut self) -> Result<D, FtlError> {
+        self.sync_device()?;
+        Ok(self.dev)
     }
 
     pub fn zones(&self) -> &[ZoneInfo] {
@@ -404,13 +491,17 @@ impl<D: ZonedDevice> Ftl<D> {
             None
         } else {
             self.invalidate(state.slot);
-            Some(state.last_write as u64)
+            (state.last_write != ADOPTED).then_some(state.last_write as u64)
         };
         let ctx = BlockCtx { id, now: self.now, now_us, last_user_write: last, next_write, from_class: 0 };
         let mut word = state.policy;
         let class = self.placement.user_write(&ctx, &mut word);
         let new_slot = self.append(class, id, data)?;
         self.blocks[id as usize] = BlockState { slot: new_slot, last_write: self.now as u32, policy: word };
+        if self.observer.is_some() {
+            let lba = self.slot_lba(new_slot);
+            self.observer.as_mut().expect("checked").placed(id, lba);
+        }
         self.stats.user_blocks += 1;
         self.stats.user_blocks_by_class[class] += 1;
         self.now += 1;
@@ -635,7 +726,8 @@ impl<D: ZonedDevice> Ftl<D> {
                 continue;
             }
             let state = self.blocks[id as usize];
-            let ctx = BlockCtx { id, now: self.now, now_us: self.now_us, last_user_write: Some(state.last_write as u64), next_write: NEVER, from_class: class };
+            let last = if state.last_write == ADOPTED { 0 } else { state.last_write as u64 };
+            let ctx = BlockCtx { id, now: self.now, now_us: self.now_us, last_user_write: Some(last), next_write: NEVER, from_class: class };
             let mut word = state.policy;
             let to = self.placement.gc_write(&ctx, &mut word);
             if self.config.store_data {
@@ -646,6 +738,10 @@ impl<D: ZonedDevice> Ftl<D> {
             self.sealed_invalid += 1;
             let new_slot = self.append(to, id, if self.config.store_data { Some(&buf) } else { None })?;
             self.blocks[id as usize] = BlockState { slot: new_slot, policy: word, ..state };
+            if self.observer.is_some() {
+                let lba = self.slot_lba(new_slot);
+                self.observer.as_mut().expect("checked").placed(id, lba);
+            }
             self.stats.gc_blocks += 1;
             self.stats.gc_blocks_by_class[to] += 1;
         }
@@ -658,6 +754,9 @@ impl<D: ZonedDevice> Ftl<D> {
             self.rev[slot as usize] = UNMAPPED;
         }
         self.placement.on_reclaim(&Reclaimed { class, opened_at: info.opened_at, full_at: info.full_at, now: self.now, garbage_proportion: gp });
+        if let Some(observer) = &mut self.observer {
+            observer.before_reset(&mut self.dev, ZoneId(v as u32))?;
+        }
         self.dev.reset_zone(ZoneId(v as u32))?;
         let resets = info.resets + 1;
         *info = ZoneInfo { resets, ..ZoneInfo::default() };

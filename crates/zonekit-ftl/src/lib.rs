@@ -29,7 +29,7 @@
 pub mod engine;
 pub mod placement;
 
-pub use engine::{CapacityMode, Ftl, FtlConfig, FtlError, FtlStats, GcTrigger};
+pub use engine::{CapacityMode, Ftl, FtlConfig, FtlError, FtlObserver, FtlStats, GcTrigger};
 pub use zonekit_base::NEVER;
 /// GC victim policies and per-zone state live in `zonekit-pool`, shared by every zone-based engine.
 pub use zonekit_pool::{victim, ZoneInfo, ZoneUse};
