@@ -40,6 +40,12 @@ struct BlockState {
     policy: u32,
 }
 
+/// The LBA of a physical slot (zone × zone capacity + offset) on a device whose zones hold
+/// `zone_blocks` writable blocks of `zone_size_blocks`.
+fn slot_to_lba(slot: u32, zone_blocks: u64, zone_size_blocks: u64) -> Lba {
+    Lba(slot as u64 / zone_blocks * zone_size_blocks + slot as u64 % zone_blocks)
+}
+
 /// How GC is triggered and how much space there is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum CapacityMode {
@@ -498,9 +504,8 @@ impl<D: ZonedDevice> Ftl<D> {
         let class = self.placement.user_write(&ctx, &mut word);
         let new_slot = self.append(class, id, data)?;
         self.blocks[id as usize] = BlockState { slot: new_slot, last_write: self.now as u32, policy: word };
-        if self.observer.is_some() {
-            let lba = self.slot_lba(new_slot);
-            self.observer.as_mut().expect("checked").placed(id, lba);
+        if let Some(observer) = &mut self.observer {
+            observer.placed(id, slot_to_lba(new_slot, self.zone_blocks, self.zone_size_blocks));
         }
         self.stats.user_blocks += 1;
         self.stats.user_blocks_by_class[class] += 1;
@@ -542,8 +547,7 @@ impl<D: ZonedDevice> Ftl<D> {
     }
 
     fn slot_lba(&self, slot: u32) -> Lba {
-        let zone = slot as u64 / self.zone_blocks;
-        Lba(zone * self.zone_size_blocks + slot as u64 % self.zone_blocks)
+        slot_to_lba(slot, self.zone_blocks, self.zone_size_blocks)
     }
 
     #[inline]
@@ -738,9 +742,8 @@ impl<D: ZonedDevice> Ftl<D> {
             self.sealed_invalid += 1;
             let new_slot = self.append(to, id, if self.config.store_data { Some(&buf) } else { None })?;
             self.blocks[id as usize] = BlockState { slot: new_slot, policy: word, ..state };
-            if self.observer.is_some() {
-                let lba = self.slot_lba(new_slot);
-                self.observer.as_mut().expect("checked").placed(id, lba);
+            if let Some(observer) = &mut self.observer {
+                observer.placed(id, slot_to_lba(new_slot, self.zone_blocks, self.zone_size_blocks));
             }
             self.stats.gc_blocks += 1;
             self.stats.gc_blocks_by_class[to] += 1;
