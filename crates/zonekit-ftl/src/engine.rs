@@ -386,6 +386,12 @@ impl<D: ZonedDevice> Ftl<D> {
         &self.dev
     }
 
+    /// The device, to reach what the FTL does not use (a wrapper's hidden zones, such as a
+    /// volume's journal). Changing the FTL's own zones through it breaks the FTL.
+    pub fn device_mut(&mut self) -> &mut D {
+        &mut self.dev
+    }
+
     /// The device back (after [`Ftl::sync_device`]): to restore over it, or to inspect it.
     pub fn into_device(mut self) -> Result<D, FtlError> {
         self.sync_device()?;

@@ -19,6 +19,7 @@ pub mod target;
 pub mod timed;
 #[cfg(target_os = "linux")]
 pub mod ublk;
+pub mod volume;
 
 pub use counters::{Counters, Snapshot};
 pub use served::Served;
