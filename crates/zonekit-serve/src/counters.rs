@@ -116,6 +116,7 @@ impl Counters {
             resets_per_zone_max: resets.iter().copied().max().unwrap_or(0),
             resets_per_zone: resets.clone(),
             model,
+            engine: None,
         }
     }
 }
@@ -149,6 +150,9 @@ pub struct Snapshot {
     /// The flash timing model's view (modelled latencies), when the device runs under one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<serde_json::Value>,
+    /// The engine's own counters (an FTL volume's user and GC blocks, journal commits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<serde_json::Value>,
 }
 
 impl Snapshot {

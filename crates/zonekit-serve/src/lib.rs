@@ -14,7 +14,9 @@
 //!   kernel's ublk driver (Linux ≥ 6.6, `ublk_drv`), via the ublk-org `libublk` crate.
 
 pub mod counters;
+pub mod nbd;
 pub mod served;
+mod signals;
 pub mod target;
 pub mod timed;
 #[cfg(target_os = "linux")]

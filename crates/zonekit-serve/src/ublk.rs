@@ -106,20 +106,6 @@ fn request_of(iod: &sys::ublksrv_io_desc) -> Option<Request> {
     })
 }
 
-/// Blocks SIGINT and SIGTERM in this thread and every thread it starts later, so one thread
-/// can take them with `sigwait`.
-fn block_stop_signals() -> libc::sigset_t {
-    // SAFETY: plain libc signal-set calls on a local set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        set
-    }
-}
-
 /// Moves `bytes` between `buf` and the request's data on `/dev/ublkcN` (user copy).
 fn user_copy(fd: RawFd, pos: u64, buf: &mut [u8], to_kernel: bool) -> bool {
     let mut done = 0;
@@ -264,7 +250,7 @@ pub fn serve<D: Served>(device: D, options: &UblkOptions, ready: impl FnOnce(i32
     if !std::path::Path::new("/dev/ublk-control").exists() {
         return Err(UblkServeError::Kernel("/dev/ublk-control does not exist: load the ublk driver (modprobe ublk_drv; Linux 6.6 or newer for zoned devices)".into()));
     }
-    let stop_signals = block_stop_signals();
+    let stop_signals = crate::signals::block_stop_signals();
     let ctrl = UblkCtrlBuilder::default()
         .name("zonekit")
         .id(options.dev_id)
@@ -320,13 +306,9 @@ pub fn serve<D: Served>(device: D, options: &UblkOptions, ready: impl FnOnce(i32
         })
     });
     // The signal thread stops the device; the queue thread then sees its commands aborted.
-    std::thread::spawn(move || {
-        let mut signal = 0;
-        // SAFETY: waits on a signal set built above.
-        if unsafe { libc::sigwait(&stop_signals, &mut signal) } == 0 {
-            if let Ok(ctrl) = UblkCtrl::new_simple(dev_id) {
-                let _ = ctrl.kill_dev();
-            }
+    crate::signals::on_stop_signal(stop_signals, move || {
+        if let Ok(ctrl) = UblkCtrl::new_simple(dev_id) {
+            let _ = ctrl.kill_dev();
         }
     });
 

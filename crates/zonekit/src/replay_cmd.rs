@@ -94,7 +94,7 @@ impl FtlArgs {
     }
 }
 
-fn parse_params(list: &[String]) -> Result<Params> {
+pub fn parse_params(list: &[String]) -> Result<Params> {
     let mut p = Params::new();
     for kv in list {
         let (k, v) = kv.split_once('=').ok_or_else(|| Usage(format!("--param {kv:?}: expected key=value")))?;

@@ -9,8 +9,10 @@ use clap::{Args, Subcommand, ValueEnum};
 use zonekit_device::fault::{FaultOn, FaultyDevice};
 use zonekit_device::timing::TimedDevice;
 use zonekit_device::{preset, FileDevice, MemDevice, OpenOptions, StorageMode, ZoneId, ZonedDevice};
+use zonekit_serve::nbd::{Export, Listen, NbdOptions};
 use zonekit_serve::timed::WallClockTimed;
 use zonekit_serve::ublk::{self, UblkOptions};
+use zonekit_serve::volume::{Volume, VolumeError, VolumeSpec};
 use zonekit_serve::Snapshot;
 
 use crate::device_cmd::{GeometryArgs, ResolvedDevice};
@@ -21,6 +23,54 @@ pub enum ServeCommand {
     /// loaded; as root): blkzone, fio --zonemode=zbd, f2fs and btrfs run on it unmodified.
     /// Serves until SIGINT or SIGTERM, then removes the device and prints the counters.
     Ublk(UblkArgs),
+    /// Export the block FTL as a random-write volume over NBD (fixed newstyle; a Unix socket
+    /// or TCP), on an emulated device or a /dev zoned device, with any placement and victim
+    /// policy. A flush makes every write before it durable (the mapping is journaled on the
+    /// device): after a kill the volume reopens with everything flushed. Serves until SIGINT
+    /// or SIGTERM.
+    Nbd(NbdArgs),
+}
+
+#[derive(Args)]
+pub struct NbdArgs {
+    /// The zoned device to hold the volume: an emulated image or a /dev zoned device, every
+    /// sequential zone empty (a new volume) or holding a volume from an earlier run. Without
+    /// one, a memory emulator from --preset and the geometry flags (gone on exit).
+    device: Option<PathBuf>,
+    #[command(flatten)]
+    geometry: GeometryArgs,
+    /// Listen on this Unix socket (default: zonekit-nbd.sock in the current directory).
+    #[arg(long, conflicts_with = "tcp", value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// Listen on this TCP address instead, e.g. 127.0.0.1:10809.
+    #[arg(long, value_name = "ADDR")]
+    tcp: Option<std::net::SocketAddr>,
+    /// The export's name (clients may also ask for the default, empty name).
+    #[arg(long, default_value = "zonekit")]
+    name: String,
+    /// Placement policy (`zonekit policies` lists them).
+    #[arg(long, default_value = "sepbit")]
+    placement: String,
+    /// Placement parameter, e.g. --param r1=0.5 (repeatable).
+    #[arg(long = "param")]
+    params: Vec<String>,
+    /// GC victim policy, NAME or NAME:VALUE.
+    #[arg(long, default_value = "greedy")]
+    victim: String,
+    /// Share of the data zones exported when the volume is created (the rest is
+    /// over-provisioning for GC); a volume from an earlier run keeps its size.
+    #[arg(long, default_value_t = 0.8)]
+    utilization: f64,
+    /// When GC runs: free-zones (as late as the space allows), gp-all or gp-sealed.
+    #[arg(long, default_value = "free-zones", value_parser = ["gp-all", "gp-sealed", "free-zones"])]
+    gc_trigger: String,
+    #[arg(long, default_value_t = zonekit_ftl::engine::DEFAULT_GC_THRESHOLD)]
+    gc_threshold: f64,
+    /// Write the counters as JSON to this file while serving and at exit.
+    #[arg(long, value_name = "FILE")]
+    stats: Option<PathBuf>,
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
+    stats_interval_ms: u64,
 }
 
 #[derive(Copy, Clone, ValueEnum)]
@@ -82,6 +132,7 @@ pub struct UblkArgs {
 pub fn run(cmd: ServeCommand) -> Result<ExitCode> {
     match cmd {
         ServeCommand::Ublk(args) => serve_ublk(args),
+        ServeCommand::Nbd(args) => serve_nbd(args),
     }
 }
 
@@ -174,12 +225,12 @@ fn serve_ublk(a: UblkArgs) -> Result<ExitCode> {
         arm(&mut dev, &a);
         ublk::serve(dev, &options, ready)?
     };
-    print_summary(&snapshot);
+    print_summary("ublk", &snapshot);
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_summary(s: &Snapshot) {
-    println!("zonekit serve ublk: stopped after {:.1} s", s.uptime_s);
+fn print_summary(what: &str, s: &Snapshot) {
+    println!("zonekit serve {what}: stopped after {:.1} s", s.uptime_s);
     for (kind, row) in &s.requests {
         if row.ops + row.failed > 0 {
             println!("  {kind:<16} {:>10} ok {:>8} failed {:>14} bytes  p50 {} ns  p99 {} ns", row.ops, row.failed, row.bytes, row.service_ns_p50, row.service_ns_p99);
@@ -195,4 +246,53 @@ fn print_summary(s: &Snapshot) {
         s.resets_per_zone_max,
         if errors.is_empty() { String::new() } else { format!(", errors: {}", errors.join(", ")) }
     );
+}
+
+fn serve_nbd(a: NbdArgs) -> Result<ExitCode> {
+    let dev: Box<dyn ZonedDevice + Send> = match &a.device {
+        Some(path) => {
+            if a.geometry.any_given() {
+                usage!("{}: the device has its own geometry; the geometry flags describe a memory device", path.display());
+            }
+            if zonekit_device::linux::is_block_device(path) {
+                Box::new(zonekit_device::linux::LinuxZonedDevice::open(path)?)
+            } else {
+                Box::new(FileDevice::open_with_options(path, &OpenOptions::default()).with_context(|| format!("opening {}", path.display()))?)
+            }
+        }
+        None => {
+            let ResolvedDevice { geometry, behavior, .. } = a.geometry.resolve()?;
+            Box::new(MemDevice::new(geometry, behavior, StorageMode::Data)?)
+        }
+    };
+    let spec = VolumeSpec {
+        placement: a.placement.clone(),
+        placement_params: crate::replay_cmd::parse_params(&a.params)?,
+        victim: a.victim.clone(),
+        utilization: a.utilization,
+        trigger: zonekit_ftl::GcTrigger::from_name(&a.gc_trigger).expect("clap checked the name"),
+        gc_threshold: a.gc_threshold,
+    };
+    let volume = Volume::open(dev, &spec).map_err(|e| match e {
+        VolumeError::Usage(m) => anyhow::Error::new(crate::Usage(m)),
+        e => anyhow::Error::new(e),
+    })?;
+    let (blocks, block_bytes) = (volume.blocks(), volume.block_bytes());
+    let listen = match (a.tcp, &a.socket) {
+        (Some(addr), _) => Listen::Tcp(addr),
+        (None, Some(p)) => Listen::Unix(p.clone()),
+        (None, None) => Listen::Unix(PathBuf::from("zonekit-nbd.sock")),
+    };
+    let options = NbdOptions { listen, stats_path: a.stats.clone(), stats_interval: Duration::from_millis(a.stats_interval_ms) };
+    let export = Export::new(&a.name, volume);
+    let describe = format!("{} MiB ({blocks} blocks of {block_bytes} B), {} + {}", (blocks * block_bytes as u64) >> 20, a.placement, a.victim);
+    let s = zonekit_serve::nbd::serve(export, &options, |l| println!("zonekit serve nbd: {l} (export {:?}) ready: {describe}; stop with Ctrl-C or SIGTERM", a.name))?;
+    print_summary("nbd", &s);
+    if let Some(e) = &s.engine {
+        println!(
+            "  FTL: user blocks {}, GC blocks {}, GC count {}, FTL WAF {}, journal commits {}",
+            e["user_blocks"], e["gc_blocks"], e["gc_count"], e["ftl_waf"], e["journal_commits"]
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

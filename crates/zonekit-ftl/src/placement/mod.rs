@@ -64,7 +64,8 @@ pub struct Reclaimed {
 /// block's address (one cache line holds both), zero for a new block. A policy that needs more
 /// keeps its own table indexed by [`BlockCtx::id`] and reports it in
 /// [`Placement::bytes_per_block`].
-pub trait Placement {
+/// `Send`: a served volume (`zonekit serve nbd`) moves its FTL between threads.
+pub trait Placement: Send {
     fn name(&self) -> String;
     /// How many classes (open zones) it writes to.
     fn classes(&self) -> usize;
