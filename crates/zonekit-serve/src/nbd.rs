@@ -414,7 +414,10 @@ pub fn serve<D: ZonedDevice + Send + 'static>(export: Arc<Export<D>>, options: &
     let stop_signals = crate::signals::block_stop_signals();
     let listener = match &options.listen {
         Listen::Unix(path) => {
-            if std::fs::symlink_metadata(path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type())) {
+            if std::fs::symlink_metadata(path).is_ok_and(|m| !std::os::unix::fs::FileTypeExt::is_socket(&m.file_type())) {
+                return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("{}: exists and is not a socket", path.display())));
+            }
+            if std::fs::symlink_metadata(path).is_ok() {
                 // A socket left by a server that died; a live one would answer.
                 if std::os::unix::net::UnixStream::connect(path).is_ok() {
                     return Err(io::Error::new(io::ErrorKind::AddrInUse, format!("{}: another server is listening there", path.display())));

@@ -407,7 +407,7 @@ impl<D: ZonedDevice + Send + 'static> Volume<D> {
         let (recovered, half) = match halves {
             [None, None] => {
                 if written(0..layout.halves[0]) || written(layout.halves[0]..g.zone_count) {
-                    return Err(VolumeError::Corrupt("the device holds data but no volume journal (reset it to create a volume)".into()));
+                    return Err(VolumeError::Usage("the device holds data but no volume journal (reset every zone to create a volume on it)".into()));
                 }
                 (None, 1)
             }
@@ -420,6 +420,10 @@ impl<D: ZonedDevice + Send + 'static> Volume<D> {
             Some(r) => r.volume_blocks,
             None => (data_blocks as f64 * spec.utilization) as u64,
         };
+        let info = placement::find(&spec.placement, &spec.placement_params).map_err(|e| VolumeError::Usage(e.to_string()))?;
+        if info.role == zonekit_base::policy::Role::Oracle {
+            return Err(VolumeError::Usage(format!("{} is an oracle (it knows each block's next write): a live volume cannot run it", info.name)));
+        }
         let env = PolicyEnv { zone_blocks: g.zone_capacity_blocks, capacity_blocks: volume_blocks };
         let placement = placement::create(&spec.placement, &spec.placement_params, env).map_err(|e| VolumeError::Usage(e.to_string()))?;
         let victim = victim::create(&spec.victim, 1).map_err(|e| VolumeError::Usage(e.to_string()))?;

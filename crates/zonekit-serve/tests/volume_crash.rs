@@ -117,4 +117,8 @@ fn a_device_with_foreign_data_is_not_taken_for_a_volume() {
     zonekit_device::ZonedDevice::append(&mut dev, zonekit_device::ZoneId(3), &[1u8; 4096]).unwrap();
     let e = Volume::open(dev, &VolumeSpec::default()).err().unwrap();
     assert!(e.to_string().contains("no volume journal"), "{e}");
+    let g = Geometry { zone_count: 32, ..g };
+    let dev = MemDevice::new(g, ZoneBehavior::QEMU_NVME, StorageMode::Data).unwrap();
+    let e = Volume::open(dev, &VolumeSpec { placement: "fk".into(), ..VolumeSpec::default() }).err().unwrap();
+    assert!(e.to_string().contains("oracle"), "{e}");
 }

@@ -273,9 +273,10 @@ fn serve_nbd(a: NbdArgs) -> Result<ExitCode> {
         trigger: zonekit_ftl::GcTrigger::from_name(&a.gc_trigger).expect("clap checked the name"),
         gc_threshold: a.gc_threshold,
     };
+    let what = a.device.as_ref().map_or("the memory device".to_string(), |p| p.display().to_string());
     let volume = Volume::open(dev, &spec).map_err(|e| match e {
-        VolumeError::Usage(m) => anyhow::Error::new(crate::Usage(m)),
-        e => anyhow::Error::new(e),
+        VolumeError::Usage(m) => anyhow::Error::new(crate::Usage(format!("{what}: {m}"))),
+        e => anyhow::Error::new(e).context(format!("opening the volume on {what}")),
     })?;
     let (blocks, block_bytes) = (volume.blocks(), volume.block_bytes());
     let listen = match (a.tcp, &a.socket) {

@@ -89,6 +89,13 @@ fn every_subcommand_refuses_bad_input_clearly() {
         (&["serve", "ublk", "cut.zk"], "cut.zk"),
         (&["serve", "ublk", "--fail-sticky"], "--fail-nth"),
         (&["serve", "ublk", "--queue-depth", "0"], "--queue-depth"),
+        // serve nbd: refused before it listens.
+        (&["serve", "nbd", "good.zk"], "no volume journal"),
+        (&["serve", "nbd", "--utilization", "1.5"], "utilization 1.5"),
+        (&["serve", "nbd", "--placement", "zbopt"], "oracle"),
+        (&["serve", "nbd", "--placement", "nope"], "nope"),
+        (&["serve", "nbd", "--socket", "text.txt"], "not a socket"),
+        (&["serve", "nbd", "missing.zk"], "missing.zk"),
         (&["device", "info", "adir"], "adir"),
         (&["device", "info", "text.txt"], "text.txt"),
         (&["device", "info", "cut.zk"], "cut.zk"),
