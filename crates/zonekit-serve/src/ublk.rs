@@ -56,6 +56,8 @@ pub enum UblkServeError {
     Geometry(String),
     #[error("{0}")]
     Kernel(String),
+    #[error("{0}")]
+    Config(String),
 }
 
 /// The kernel's conditions on a zoned block device, checked up front so the user gets a
@@ -245,7 +247,7 @@ pub fn serve<D: Served>(device: D, options: &UblkOptions, ready: impl FnOnce(i32
     let g = *device.geometry();
     check_geometry(&g, options.max_io_bytes)?;
     if options.pace && device.modelled_completion().is_none() {
-        return Err(UblkServeError::Geometry("pacing needs a device under a timing model".into()));
+        return Err(UblkServeError::Config("pacing needs a device under a timing model".into()));
     }
     if !std::path::Path::new("/dev/ublk-control").exists() {
         return Err(UblkServeError::Kernel("/dev/ublk-control does not exist: load the ublk driver (modprobe ublk_drv; Linux 6.6 or newer for zoned devices)".into()));
@@ -338,7 +340,9 @@ pub fn serve<D: Served>(device: D, options: &UblkOptions, ready: impl FnOnce(i32
         let _ = h.join();
     }
     result.map_err(|e| UblkServeError::Kernel(format!("serving /dev/ublkb{dev_id}: {e}")))?;
-    let t = target.lock().unwrap_or_else(|p| p.into_inner());
+    let mut t = target.lock().unwrap_or_else(|p| p.into_inner());
+    // A clean stop keeps everything written (an image's write pointers are durable at flush).
+    t.device_mut().flush().map_err(|e| UblkServeError::Kernel(format!("flushing the device at exit: {e}")))?;
     let snapshot = t.counters().snapshot(t.device().stats(), t.device().model());
     if let Some(path) = &options.stats_path {
         snapshot.write_atomically(path).map_err(|e| UblkServeError::Kernel(format!("writing {}: {e}", path.display())))?;
