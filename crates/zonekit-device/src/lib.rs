@@ -45,7 +45,7 @@ pub use types::{AutoClose, Geometry, Lba, ZoneBehavior, ZoneDescriptor, ZoneFilt
 
 /// A device opened by path, with a line saying which backend serves it.
 pub struct OpenedDevice {
-    pub device: Box<dyn ZonedDevice>,
+    pub device: Box<dyn ZonedDevice + Send>,
     pub backend: String,
     /// The preset an emulated image was created from (selects its timing model).
     pub preset: Option<String>,

@@ -233,18 +233,6 @@ impl<D: ZonedDevice> Ftl<D> {
         Ftl::build(dev, placement, victim, config, expected_blocks, expected_blocks, false)
     }
 
-    fn build_over(mut dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, mapping: &[(u64, Lba)]) -> Result<Ftl<D>, FtlError> {
-        // Seal what was written, so the new FTL only ever appends to zones it opened itself.
-        for z in dev.report_all(zonekit_device::ZoneFilter::All)? {
-            if z.zone_type == ZoneType::SequentialWriteRequired && z.state.is_active() {
-                dev.finish_zone(z.id)?;
-            }
-        }
-        let mut ftl = Ftl::build(dev, placement, victim, config, mapping.len(), mapping.len(), true)?;
-        ftl.adopt(mapping)?;
-        Ok(ftl)
-    }
-
     /// An FTL written by dense block ids ([`Ftl::write_dense`]) instead of keys: the caller
     /// numbered the blocks 0, 1, 2, ... in order of first write, so the FTL keeps no key map,
     /// only `blocks` records.
@@ -374,8 +362,16 @@ impl<D: ZonedDevice> Ftl<D> {
     /// block lives; the order sets the dense ids). Every non-empty sequential zone is taken as
     /// sealed (a partly written one is finished on the device first); blocks not in the
     /// mapping are garbage for GC. Policies restart their per-block state.
-    pub fn restore(dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, mapping: &[(u64, Lba)]) -> Result<Ftl<D>, FtlError> {
-        Ftl::build_over(dev, placement, victim, config, mapping)
+    pub fn restore(mut dev: D, placement: Box<dyn Placement>, victim: Box<dyn Victim>, config: FtlConfig, mapping: &[(u64, Lba)]) -> Result<Ftl<D>, FtlError> {
+        // Seal what was written, so the new FTL only ever appends to zones it opened itself.
+        for z in dev.report_all(zonekit_device::ZoneFilter::All)? {
+            if z.zone_type == ZoneType::SequentialWriteRequired && z.state.is_active() {
+                dev.finish_zone(z.id)?;
+            }
+        }
+        let mut ftl = Ftl::build(dev, placement, victim, config, mapping.len(), mapping.len(), true)?;
+        ftl.adopt(mapping)?;
+        Ok(ftl)
     }
 
     pub fn stats(&self) -> &FtlStats {

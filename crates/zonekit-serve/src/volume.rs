@@ -197,9 +197,18 @@ fn encode(layout: &Layout, kind: u8, seq: u64, snapshot: (u64, u32), volume_bloc
         b[at..at + 8].copy_from_slice(&block.to_le_bytes());
         b[at + 8..at + 16].copy_from_slice(&lba.to_le_bytes());
     }
-    let crc = crc32fast::hash(&b);
+    let crc = block_crc(&b);
     b[40..44].copy_from_slice(&crc.to_le_bytes());
     b
+}
+
+/// The CRC-32 of a journal block with its CRC field taken as zeros.
+fn block_crc(b: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&b[..40]);
+    h.update(&[0; 4]);
+    h.update(&b[44..]);
+    h.finalize()
 }
 
 /// Decodes a journal block; `None` for anything that is not a whole one (unwritten, torn).
@@ -209,9 +218,7 @@ fn decode(b: &[u8]) -> Option<JournalBlock> {
     if &b[0..4] != MAGIC || u16::from_le_bytes([b[4], b[5]]) != VERSION {
         return None;
     }
-    let mut copy = b.to_vec();
-    copy[40..44].fill(0);
-    if crc32fast::hash(&copy) != u32_at(40) {
+    if block_crc(b) != u32_at(40) {
         return None;
     }
     let count = u32_at(28) as usize;
@@ -401,12 +408,11 @@ impl<D: ZonedDevice + Send + 'static> Volume<D> {
         let layout = Layout::for_geometry(&g, g.zone_count as u64 * g.zone_capacity_blocks)?;
         let data_geometry = Geometry { zone_count: layout.halves[0], ..g };
         let zones = dev.report_all(ZoneFilter::All)?;
-        let written =
-            |range: std::ops::Range<u32>| zones[range.start as usize..range.end as usize].iter().any(|z| z.state != ZoneState::Empty && z.state != ZoneState::NotWritePointer);
+        let written = zones.iter().any(|z| z.state != ZoneState::Empty && z.state != ZoneState::NotWritePointer);
         let halves = [read_half(&mut dev, &layout, 0)?, read_half(&mut dev, &layout, 1)?];
         let (recovered, half) = match halves {
             [None, None] => {
-                if written(0..layout.halves[0]) || written(layout.halves[0]..g.zone_count) {
+                if written {
                     return Err(VolumeError::Usage("the device holds data but no volume journal (reset every zone to create a volume on it)".into()));
                 }
                 (None, 1)
@@ -453,7 +459,7 @@ impl<D: ZonedDevice + Send + 'static> Volume<D> {
         {
             // A fresh snapshot in the other half: nothing is ever appended after a torn block.
             let mut j = journal.lock().unwrap_or_else(|p| p.into_inner());
-            let dev = &mut ftl_device_mut(&mut ftl).inner;
+            let dev = &mut ftl.device_mut().inner;
             j.snapshot(dev)?;
             dev.flush()?;
         }
@@ -496,7 +502,7 @@ impl<D: ZonedDevice + Send + 'static> Volume<D> {
     /// Makes every write so far durable.
     pub fn flush(&mut self) -> Result<(), VolumeError> {
         let mut j = self.journal.lock().unwrap_or_else(|p| p.into_inner());
-        j.commit(&mut ftl_device_mut(&mut self.ftl).inner)?;
+        j.commit(&mut self.ftl.device_mut().inner)?;
         Ok(())
     }
 
@@ -517,8 +523,4 @@ impl<D: ZonedDevice + Send + 'static> Volume<D> {
     pub fn into_device(self) -> Result<D, VolumeError> {
         Ok(self.ftl.into_device()?.inner)
     }
-}
-
-fn ftl_device_mut<D: ZonedDevice>(ftl: &mut Ftl<VolumeDevice<D>>) -> &mut VolumeDevice<D> {
-    ftl.device_mut()
 }

@@ -72,13 +72,13 @@ pub struct CatArgs {
     name: String,
 }
 
-fn mount(path: &Path) -> Result<Zfs<Box<dyn ZonedDevice>>> {
+fn mount(path: &Path) -> Result<Zfs<Box<dyn ZonedDevice + Send>>> {
     let dev = crate::open::open_read_write(path)?.device;
     Zfs::mount(dev, FsConfig::default()).with_context(|| format!("mounting {}", path.display()))
 }
 
 /// For the commands that only look: recovery stays in memory, the device is never written.
-fn mount_read_only(path: &Path) -> Result<Zfs<Box<dyn ZonedDevice>>> {
+fn mount_read_only(path: &Path) -> Result<Zfs<Box<dyn ZonedDevice + Send>>> {
     // Shared lock: readers run beside each other, never beside a writer.
     let dev = crate::open::open_read_only(path)?.device;
     Zfs::mount_read_only(dev, FsConfig::default()).with_context(|| format!("mounting {} read-only", path.display()))

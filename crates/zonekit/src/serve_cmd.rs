@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use zonekit_device::emu::{Emulator, Media};
 use zonekit_device::fault::{FaultOn, FaultyDevice};
 use zonekit_device::timing::TimedDevice;
 use zonekit_device::{preset, FileDevice, MemDevice, OpenOptions, StorageMode, ZoneId, ZonedDevice};
@@ -138,35 +139,36 @@ pub fn run(cmd: ServeCommand) -> Result<ExitCode> {
 
 /// The emulator to serve, with the zone faults applied, and the preset whose flash it models.
 fn emulator(a: &UblkArgs) -> Result<(Box<dyn ZonedDevice + Send>, Option<preset::Preset>)> {
-    macro_rules! inject {
-        ($dev:expr) => {{
-            for &z in &a.read_only_zones {
-                $dev.inject_read_only(ZoneId(z)).map_err(|e| crate::Usage(format!("--read-only-zone {z}: {e}")))?;
-            }
-            // A zone goes offline through read-only, as a failing drive's do (ZNS: only a
-            // read-only zone may go offline).
-            for &z in &a.offline_zones {
-                $dev.inject_read_only(ZoneId(z)).and_then(|_| $dev.inject_offline(ZoneId(z))).map_err(|e| crate::Usage(format!("--offline-zone {z}: {e}")))?;
-            }
-        }};
-    }
     match &a.image {
         Some(path) => {
             if a.geometry.any_given() {
                 usage!("{}: an image has its own geometry; the geometry flags describe a memory device (leave out the image or the flags)", path.display());
             }
             let mut dev = FileDevice::open_with_options(path, &OpenOptions::default()).with_context(|| format!("opening {}", path.display()))?;
-            inject!(dev);
+            inject_zone_faults(&mut dev, a)?;
             let preset = preset::find(dev.media().preset());
             Ok((Box::new(dev), preset))
         }
         None => {
             let ResolvedDevice { geometry, behavior, preset, .. } = a.geometry.resolve()?;
             let mut dev = MemDevice::new(geometry, behavior, StorageMode::Data)?;
-            inject!(dev);
+            inject_zone_faults(&mut dev, a)?;
             Ok((Box::new(dev), Some(preset)))
         }
     }
+}
+
+/// The zone faults of the command line, on the emulator before it is served.
+fn inject_zone_faults<M: Media>(dev: &mut Emulator<M>, a: &UblkArgs) -> Result<()> {
+    for &z in &a.read_only_zones {
+        dev.inject_read_only(ZoneId(z)).map_err(|e| crate::Usage(format!("--read-only-zone {z}: {e}")))?;
+    }
+    // A zone goes offline through read-only, as a failing drive's do (ZNS: only a read-only
+    // zone may go offline).
+    for &z in &a.offline_zones {
+        dev.inject_read_only(ZoneId(z)).and_then(|_| dev.inject_offline(ZoneId(z))).map_err(|e| crate::Usage(format!("--offline-zone {z}: {e}")))?;
+    }
+    Ok(())
 }
 
 fn arm<D: ZonedDevice>(dev: &mut FaultyDevice<D>, a: &UblkArgs) {
@@ -254,11 +256,7 @@ fn serve_nbd(a: NbdArgs) -> Result<ExitCode> {
             if a.geometry.any_given() {
                 usage!("{}: the device has its own geometry; the geometry flags describe a memory device", path.display());
             }
-            if zonekit_device::linux::is_block_device(path) {
-                Box::new(zonekit_device::linux::LinuxZonedDevice::open(path)?)
-            } else {
-                Box::new(FileDevice::open_with_options(path, &OpenOptions::default()).with_context(|| format!("opening {}", path.display()))?)
-            }
+            zonekit_device::open_path(path).with_context(|| format!("opening {}", path.display()))?.device
         }
         None => {
             let ResolvedDevice { geometry, behavior, .. } = a.geometry.resolve()?;
