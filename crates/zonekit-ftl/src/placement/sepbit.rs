@@ -52,6 +52,8 @@ pub struct SepBit {
     variant: Variant,
     /// ℓ, +∞ before the first batch.
     ell: f64,
+    /// ℓ as the integer bounds the per-write tests use (see [`Bounds`]).
+    bounds: Bounds,
     batch_lifespan_sum: u64,
     batch_len: u32,
     /// Length of the FIFO of recent user writes (the simulator keeps the writes themselves; only
@@ -65,6 +67,8 @@ pub struct SepBit {
     /// [`ZoneTag`]), so a rewrite knows whether it invalidates a block of an open zone.
     zones_filled: Vec<u32>,
     open_invalid: Vec<u64>,
+    /// The sum of `open_invalid`.
+    open_invalid_total: u64,
     /// Class-1 zones by the engine's opening time: when the simulator created them (user
     /// writes before the one that sealed the previous class-1 zone, plus one).
     class1_created: HashMap<u64, u64>,
@@ -98,6 +102,31 @@ impl ZoneTag {
 
 const _: () = assert!(7 <= 1 << ZoneTag::CLASS_BITS, "the classes fit the tag");
 
+/// ℓ in integers. Lifetimes, ages and the FIFO's length are integers below 2^53, so comparing
+/// them with these is exactly comparing them with ℓ in floating point, as the simulator does,
+/// without a conversion on every write (the comparisons sat on the path of every user write).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Bounds {
+    /// x < ℓ ⟺ x < `below` (⌈ℓ⌉; `u64::MAX` for +∞).
+    below: u64,
+    /// x > ℓ ⟺ x > `above` (⌊ℓ⌋; `u64::MAX` for +∞).
+    above: u64,
+    /// The GC age classes' bounds: age < k·ℓ ⟺ age < ⌈k·ℓ⌉, k = 4, then 8 or 16, then 16.
+    gc: [u64; 3],
+}
+
+impl Bounds {
+    fn of(ell: f64, variant: Variant) -> Bounds {
+        let ceil = |x: f64| if x.is_finite() { x.ceil() as u64 } else { u64::MAX };
+        let floor = |x: f64| if x.is_finite() { x.floor() as u64 } else { u64::MAX };
+        let middle = match variant {
+            Variant::SevenClass => 8.0,
+            Variant::SixClass => 16.0,
+        };
+        Bounds { below: ceil(ell), above: floor(ell), gc: [ceil(4.0 * ell), ceil(middle * ell), ceil(16.0 * ell)] }
+    }
+}
+
 impl SepBit {
     pub fn new(variant: Variant) -> SepBit {
         let classes = match variant {
@@ -107,12 +136,14 @@ impl SepBit {
         SepBit {
             variant,
             ell: f64::INFINITY,
+            bounds: Bounds::of(f64::INFINITY, variant),
             batch_lifespan_sum: 0,
             batch_len: 0,
             fifo_len: 0,
             distinct_blocks: 0,
             zones_filled: vec![0; classes],
             open_invalid: vec![0; classes],
+            open_invalid_total: 0,
             class1_created: HashMap::new(),
             class1_next_created: Some(0),
             last_user_write: 0,
@@ -129,18 +160,18 @@ impl SepBit {
         if b.from_class == 0 {
             return 2;
         }
-        let ell = self.ell;
         // User writes since the block's, not counting its own (`now` counts the writes before
         // the next user write).
-        let age = (b.now - b.last_user_write.unwrap_or(0) - 1) as f64;
+        let age = b.now - b.last_user_write.unwrap_or(0) - 1;
         // Before the first ℓ every bound is infinite: class 4.
+        let [four, middle, sixteen] = self.bounds.gc;
         match self.variant {
-            Variant::SevenClass if age < 4.0 * ell => 3,
-            Variant::SevenClass if age < 8.0 * ell => 4,
-            Variant::SevenClass if age < 16.0 * ell => 5,
+            Variant::SevenClass if age < four => 3,
+            Variant::SevenClass if age < middle => 4,
+            Variant::SevenClass if age < sixteen => 5,
             Variant::SevenClass => 6,
-            Variant::SixClass if age < 4.0 * ell => 3,
-            Variant::SixClass if age < 16.0 * ell => 4,
+            Variant::SixClass if age < four => 3,
+            Variant::SixClass if age < middle => 4,
             Variant::SixClass => 5,
         }
     }
@@ -162,19 +193,22 @@ impl Placement for SepBit {
             let old = ZoneTag::class(*word);
             if ZoneTag::zone(*word) == self.zones_filled[old] & ZoneTag::ZONE_MASK {
                 self.open_invalid[old] += 1;
+                self.open_invalid_total += 1;
             }
         }
+        // Below min(ℓ, F).
         let class = match b.last_user_write {
-            Some(last) if ((b.now - last) as f64) < self.ell.min(self.fifo_len as f64) => 0,
+            Some(last) if b.now - last < self.bounds.below && b.now - last < self.fifo_len => 0,
             _ => 1,
         };
         // The simulator's valid count: it has not counted this write yet, and counts the old
         // copy (if any) as garbage only once its zone is sealed.
-        let valid = self.distinct_blocks - rewrite as u64 + self.open_invalid.iter().sum::<u64>();
+        let valid = self.distinct_blocks - rewrite as u64 + self.open_invalid_total;
         self.fifo_len += 1;
-        if self.fifo_len as f64 > (valid as f64).min(self.ell) {
+        // Above min(V, ℓ).
+        if self.fifo_len > valid || self.fifo_len > self.bounds.above {
             self.fifo_len -= 1;
-            if self.fifo_len as f64 > self.ell {
+            if self.fifo_len > self.bounds.above {
                 self.fifo_len -= 1;
             }
         }
@@ -196,7 +230,7 @@ impl Placement for SepBit {
     }
     fn on_zone_full(&mut self, class: usize) {
         self.zones_filled[class] = self.zones_filled[class].wrapping_add(1);
-        self.open_invalid[class] = 0;
+        self.open_invalid_total -= std::mem::take(&mut self.open_invalid[class]);
         if class == 0 {
             self.class1_next_created = Some(self.last_user_write + 1);
         }
@@ -208,6 +242,7 @@ impl Placement for SepBit {
             self.batch_len += 1;
             if self.batch_len == BATCH {
                 self.ell = self.batch_lifespan_sum as f64 / BATCH as f64;
+                self.bounds = Bounds::of(self.ell, self.variant);
                 self.batch_lifespan_sum = 0;
                 self.batch_len = 0;
             }
