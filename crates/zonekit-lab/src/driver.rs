@@ -5,7 +5,7 @@
 use zonekit_base::NEVER;
 
 use crate::error::Result;
-use crate::stage::{for_each_dense_batch, DenseIds, Staged};
+use crate::stage::{for_each_dense_batch, Staged};
 
 /// A block-granular engine the harness can replay a trace through. Blocks arrive as dense
 /// ids, 0, 1, 2, ... in order of first write, so an engine indexes its per-block state
@@ -29,10 +29,10 @@ pub struct Fed {
 
 /// Feeds every write of the staged trace to `engine`, in order. `progress` is called now and
 /// then with the number of writes so far.
-pub fn drive<E: BlockEngine>(engine: &mut E, staged: &Staged, ids: &DenseIds, progress: &mut dyn FnMut(u64)) -> Result<Fed> {
+pub fn drive<E: BlockEngine>(engine: &mut E, staged: &Staged, progress: &mut dyn FnMut(u64)) -> Result<Fed> {
     const AHEAD: usize = 8;
     let mut writes = 0u64;
-    let reads = for_each_dense_batch(staged, ids, |batch| {
+    for_each_dense_batch(staged, |batch| {
         let ids = &batch.ids[..];
         let times_us = &batch.times_us[..ids.len()];
         for (i, (&id, &time_us)) in ids.iter().zip(times_us).enumerate() {
@@ -49,5 +49,5 @@ pub fn drive<E: BlockEngine>(engine: &mut E, staged: &Staged, ids: &DenseIds, pr
         Ok(())
     })?;
     progress(writes);
-    Ok(Fed { writes, reads })
+    Ok(Fed { writes, reads: staged.reads })
 }

@@ -1,7 +1,7 @@
 //! Replaying a trace or workload through the block FTL on an emulated device, and what it
-//! measured: the trace staged once ([`crate::stage`]: one parse, the distinct-block estimate
-//! the device is sized from, future knowledge when the placement needs it, dense ids), then
-//! the replay.
+//! measured: the trace staged once ([`crate::stage`]: one pass into a replay stream of dense
+//! ids and times, or that stream from the cache; the distinct-block estimate the device is
+//! sized from; future knowledge when the placement needs it), then the replay.
 
 use std::time::Instant;
 
@@ -15,7 +15,7 @@ use zonekit_trace::input::Input;
 
 use crate::driver::{drive, BlockEngine};
 use crate::error::{LabError, Result};
-use crate::stage::{dense_ids, stage, with_future, DenseIds, Staged};
+use crate::stage::{stage, with_future, Staged};
 
 /// The device preset replays size their device from, unless told otherwise.
 pub const DEFAULT_PRESET: &str = "femu-zns";
@@ -142,8 +142,8 @@ pub struct ReplayReport {
     pub resets_min_max_mean: (u64, u64, f64),
     pub read_blocks: u64,
     pub device_time_s: Option<f64>,
-    /// Seconds spent getting the trace ready (the one parse of a text trace, the dense ids,
-    /// an annotated copy for the oracles): see [`crate::stage`].
+    /// Seconds spent getting the trace ready (the one pass over the trace, or finding its cached
+    /// replay stream; an annotated copy for the oracles): see [`crate::stage`].
     pub stage_s: f64,
     /// Seconds of the replay loop itself.
     pub wall_s: f64,
@@ -230,7 +230,7 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
 }
 
 /// [`replay`] of a trace already staged (a sweep stages its input once for every run).
-/// Temporary files (an annotated copy, dense ids) go to `dir`.
+/// Temporary files (an annotated copy for the oracles) go to `dir`.
 pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, progress: &mut dyn FnMut(u64)) -> Result<ReplayReport> {
     spec.validate()?;
     let started_stage = Instant::now();
@@ -258,14 +258,13 @@ pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, 
     let placement = placement::create(&spec.placement, &spec.params, env)?;
     let victim = victim::create(&spec.victim, spec.seed)?;
     let staged = if placement.needs_future() { with_future(staged.clone(), dir)? } else { staged.clone() };
-    let ids = dense_ids(&staged, dir)?;
     let stage_s = started_stage.elapsed().as_secs_f64();
     let started = Instant::now();
-    let blocks = ids.distinct as usize;
+    let blocks = staged.distinct as usize;
     let (g, run) = match opened {
         Some(o) => {
             let g = *o.device.geometry();
-            (g, run_ftl(Ftl::new_dense(o.device, placement, victim, spec.config, blocks)?, (&staged, &ids), progress, |_| None))
+            (g, run_ftl(Ftl::new_dense(o.device, placement, victim, spec.config, blocks)?, &staged, progress, |_| None))
         }
         None => {
             let (g, behavior, flash) = geometry_for(spec, distinct_estimate, placement.classes())?;
@@ -273,7 +272,7 @@ pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, 
             let mem = MemDevice::new(g, behavior, mode)?;
             let run = if spec.timing {
                 let dev = TimedDevice::new(mem, flash, 32)?;
-                run_ftl(Ftl::new_dense(dev, placement, victim, spec.config, blocks)?, (&staged, &ids), progress, |d| Some(d.report().elapsed_ns as f64 / 1e9))
+                run_ftl(Ftl::new_dense(dev, placement, victim, spec.config, blocks)?, &staged, progress, |d| Some(d.report().elapsed_ns as f64 / 1e9))
             } else {
                 {
                     let mut ftl = Ftl::new_dense(mem, placement, victim, spec.config, blocks)?;
@@ -282,7 +281,7 @@ pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, 
                     if !spec.config.store_data {
                         ftl.defer_appends()?;
                     }
-                    run_ftl(ftl, (&staged, &ids), progress, |_| None)
+                    run_ftl(ftl, &staged, progress, |_| None)
                 }
             };
             (g, run)
@@ -295,7 +294,7 @@ pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, 
     let block_gib = g.block_size_bytes as f64 / (1u64 << 30) as f64;
     let reclaimed: u64 = hist.iter().sum();
     Ok(ReplayReport {
-        workload: staged.header.source.clone(),
+        workload: staged.source.clone(),
         placement: spec.placement.clone(),
         victim: spec.victim.clone(),
         capacity_mode: spec.config.capacity,
@@ -338,8 +337,8 @@ struct Run {
     reads: u64,
 }
 
-fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, (staged, ids): (&Staged, &DenseIds), progress: &mut dyn FnMut(u64), device_time_s: impl Fn(&D) -> Option<f64>) -> Result<Run> {
-    let reads = drive(&mut ftl, staged, ids, progress)?.reads;
+fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, staged: &Staged, progress: &mut dyn FnMut(u64), device_time_s: impl Fn(&D) -> Option<f64>) -> Result<Run> {
+    let reads = drive(&mut ftl, staged, progress)?.reads;
     ftl.sync_device()?;
     Ok(Run {
         stats: ftl.stats().clone(),

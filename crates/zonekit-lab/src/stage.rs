@@ -1,44 +1,59 @@
 //! Getting a trace ready for replay, so that the replay loop does nothing but replay.
 //!
-//! 1. **One parse** ([`stage`]). A text trace, a generated workload or a filtered binary trace
-//!    is read once — parsed on its own thread, handed over in batches through a bounded queue
-//!    ([`for_each_batch`]) — and written to a temporary binary trace, whose writer estimates
-//!    the distinct written blocks on the way. An unfiltered binary trace is used as it is;
-//!    its header carries the estimate (older files get one counting pass).
-//! 2. **Dense ids** ([`dense_ids`]). One pass gives every written block a dense id, 0, 1, 2,
-//!    ... in order of first write, and writes the ids, 4 bytes per write. The key map lives
-//!    only during this pass, so the replay holds no map, only the engine's per-block state.
-//!    For a user's binary trace the ids are kept beside it (`TRACE.zkids`) and reused while
-//!    the trace's length, modification time and header are unchanged; a temporary trace's
-//!    ids go to the temporary directory.
-//! 3. **Pipelined replay** ([`drive`](crate::driver::drive)). A reader thread decodes the
-//!    trace and reads the ids in step into [`DenseBatch`]es (id, time and next write of each
-//!    write, nothing else), so the replay thread only replays, prefetching each block's state
-//!    a few writes ahead.
+//! 1. **One pass** ([`stage`]). The input — a text trace, a binary trace, a generated
+//!    workload, any filters applied — is read once, parsed or decoded on a reader thread and
+//!    handed over in batches through a bounded queue ([`for_each_batch`]). On the way every
+//!    written block gets a dense id, 0, 1, 2, ... in order of first write (the key map lives
+//!    only during this pass, so the replay holds no map), and the distinct blocks are counted
+//!    exactly and estimated as the device sizing always has ([`DistinctCounter`], over the
+//!    keys). What the replay needs of each write — its id and trace time, its next write for an
+//!    annotated trace — goes to a **replay stream** (below), 12 bytes a write where a binary
+//!    trace record is 32.
+//! 2. **A cache** ([`stream_cache_path`]). The stream of a user's trace file is kept beside it
+//!    (`TRACE.zkr`) and reused while the trace's length, modification time and sampled content
+//!    and the way it is read (format, filters, block size) are unchanged; a trace whose
+//!    directory cannot be written has its stream in the temporary directory. A generated
+//!    workload's stream is always temporary.
+//! 3. **Future knowledge** ([`with_future`]). The oracles get a copy with each write's next
+//!    write, from one backward pass over the stream (4 bytes per distinct block).
+//! 4. **Pipelined replay** ([`for_each_dense_batch`]): a reader thread reads the stream into
+//!    [`DenseBatch`]es, so the replay thread only replays.
 //!
-//! # Ids file (`.zkids`, little-endian)
+//! # Replay stream (`.zkr`, little-endian)
 //!
-//! Header, 64 bytes: `0` magic `ZKIDS\0\0\1`; `8` the trace's length in bytes u64; `16` its
-//! modification time, ns since the epoch, u64; `24` its header's CRC-32 (header bytes 124..128)
-//! u32; `28` reserved u32; `32` write count u64; `40` distinct blocks u64; `48` reserved;
-//! `56` a check word over bytes 0..56 ([`mix64`] chained over the eight-byte words). Then one
-//! u32 id per write record, in trace order. Written to a temporary name and renamed, so a
+//! Header, 128 bytes: `0` magic `ZKREPLY\1`; `8` the source file's length u64, `16` its
+//! modification time in ns since the epoch u64, `24` a fingerprint of its first and last
+//! 64 KiB u64 (all three 0 for a stream of no file); `32` a hash of how the source was read
+//! (format, filters, block size) u64; `40` writes u64; `48` reads u64; `56` distinct written
+//! blocks u64; `64` their estimate u64; `72` flags u64 (bit 0: a next-write column);
+//! `80` writes per chunk u64; `88` where the chunks start u64; `96` the source description's
+//! length u64; `104` reserved; `120` a check word ([`mix64`] chained over the eight-byte words
+//! of bytes 0..120, then over the description). Then the description (UTF-8), then, from the
+//! start offset, chunks of `writes per chunk` writes (the last may be shorter): their ids
+//! (u32 each), their trace times in µs (u64 each), and with the flag their next writes (u64
+//! each, write indices, [`NEVER`] for none). Written to a temporary name and renamed, so a
 //! reader sees a whole file or none.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use zonekit_base::map::mix64;
-use zonekit_base::{BlockMap, DistinctCounter};
-use zonekit_trace::binary::{annotate_next_write, BinaryStream, BinaryWriter, BlockRecord, Header, HEADER_BYTES};
+use zonekit_base::{BlockMap, DistinctCounter, NEVER};
+use zonekit_trace::binary::{BinaryStream, BlockRecord};
 use zonekit_trace::input::{Input, Source};
 use zonekit_trace::Op;
 
 use crate::error::{LabError, Result};
 
-/// Records per batch from the reader thread.
-const BATCH: usize = zonekit_trace::input::BATCH_RECORDS;
+/// Writes per chunk of a replay stream, and per batch the replay reads.
+const CHUNK_WRITES: usize = zonekit_trace::input::BATCH_RECORDS;
+const MAGIC: &[u8; 8] = b"ZKREPLY\x01";
+const HEADER_BYTES: usize = 128;
+const FLAG_NEXT_WRITE: u64 = 1;
+/// Bytes of the source at each end its fingerprint covers.
+const FINGERPRINT_BYTES: u64 = 64 << 10;
 
 /// Hands `input`'s records (its filters applied), read on a thread of its own
 /// ([`Input::record_batches`]), to `each_batch` in trace order. A read error ends the pass
@@ -51,56 +66,150 @@ pub fn for_each_batch(input: &Input, mut each_batch: impl FnMut(&[BlockRecord]) 
     Ok(())
 }
 
-/// A binary trace ready for replay.
+/// A trace ready for replay: its replay stream and what the stream's header says.
 #[derive(Clone, Debug)]
 pub struct Staged {
-    /// The binary trace, no filters (they were applied when it was written).
+    /// What was staged (for messages).
     pub input: Input,
+    /// The replay stream.
     pub path: PathBuf,
-    /// The user's own file (its ids may be cached beside it), not a temporary one.
-    pub own_file: bool,
-    /// A temporary trace no one else reads, which [`with_future`] may annotate in place (a
-    /// sweep shares its staged traces between runs and clears this).
-    pub annotate_in_place: bool,
-    pub header: Header,
-    /// Distinct written blocks as [`DistinctCounter::estimate`] counts them.
+    /// The source's own description (a binary trace's recorded source, else the input's).
+    pub source: String,
+    pub writes: u64,
+    pub reads: u64,
+    /// Distinct written blocks, exactly: ids run from 0 to `distinct - 1`.
+    pub distinct: u64,
+    /// Distinct written blocks as [`DistinctCounter::estimate`] counts them (devices are sized
+    /// from it, as they were before the count was exact, so results stay the same).
     pub distinct_estimate: u64,
+    pub has_next_write: bool,
 }
 
-/// Stages `input` as a binary trace in `dir` (see the module doc): the one pass over a text
-/// trace or workload.
-pub fn stage(input: &Input, dir: &Path) -> Result<Staged> {
-    let io = LabError::input(input);
-    let block_size = input.filters.split.block_size_bytes;
-    if let Source::Binary(path) = &input.source {
-        let header = BinaryStream::open(path).map_err(&io)?.header().clone();
-        if !input.filters.drops_blocks() && header.block_size_bytes as u64 == block_size {
-            let distinct_estimate = match header.distinct_writes_estimate {
-                Some(n) => n,
-                None => {
-                    let mut hll = DistinctCounter::new();
-                    for_each_batch(input, |b| {
-                        b.iter().filter(|r| r.io.op == Op::Write).for_each(|r| hll.add(r.io.key()));
-                        Ok(())
-                    })?;
-                    hll.estimate()
-                }
-            };
-            return Ok(Staged { input: input.clone(), path: path.clone(), own_file: true, annotate_in_place: false, header, distinct_estimate });
+impl Staged {
+    fn bytes_per_write(&self) -> u64 {
+        if self.has_next_write {
+            20
+        } else {
+            12
         }
     }
-    let path = unique_path(dir, "staged", "zkt");
-    let mut w = BinaryWriter::create(&path, block_size as u32, &input.describe()).map_err(&io)?;
-    for_each_batch(input, |b| b.iter().try_for_each(|r| w.push(&r.io).map_err(&io)))?;
-    let header = w.finish().map_err(&io)?;
-    Ok(staged_temp(path, header, block_size))
+
+    fn data_offset(&self) -> u64 {
+        data_offset(self.source.len())
+    }
+
+    /// Where chunk `k` starts and how many writes it holds.
+    fn chunk(&self, k: u64) -> (u64, usize) {
+        let first = k * CHUNK_WRITES as u64;
+        (self.data_offset() + first * self.bytes_per_write(), (self.writes - first).min(CHUNK_WRITES as u64) as usize)
+    }
+
+    fn chunks(&self) -> u64 {
+        self.writes.div_ceil(CHUNK_WRITES as u64)
+    }
 }
 
-fn staged_temp(path: PathBuf, header: Header, block_size: u64) -> Staged {
-    let mut input = Input::path(&path, None, false);
-    input.filters.split.block_size_bytes = block_size;
-    let distinct_estimate = header.distinct_writes_estimate.expect("the writer estimates");
-    Staged { input, path, own_file: false, annotate_in_place: true, header, distinct_estimate }
+fn data_offset(description_bytes: usize) -> u64 {
+    ((HEADER_BYTES + description_bytes) as u64).next_multiple_of(64)
+}
+
+/// What identifies a source file: length, modification time, content fingerprint.
+type Identity = (u64, u64, u64);
+
+fn identity_of(path: &Path) -> std::io::Result<Identity> {
+    let meta = std::fs::metadata(path)?;
+    let mtime_ns = meta.modified()?.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let file = File::open(path)?;
+    let len = meta.len();
+    let mut fingerprint = mix64(len);
+    let mut buf = vec![0u8; FINGERPRINT_BYTES.min(len) as usize];
+    for at in [0, len - buf.len() as u64] {
+        file.read_exact_at(&mut buf, at)?;
+        fingerprint = buf.chunks(8).fold(fingerprint, |acc, w| {
+            let mut word = [0u8; 8];
+            word[..w.len()].copy_from_slice(w);
+            mix64(acc ^ u64::from_le_bytes(word))
+        });
+    }
+    Ok((len, mtime_ns, fingerprint))
+}
+
+/// A hash of how `input` is read: the source's kind, format and options and every filter.
+fn reading_key(input: &Input) -> u64 {
+    format!("{input:?}").bytes().fold(0x7A6B_7265_706C_6179, |acc, b| mix64(acc ^ b as u64))
+}
+
+fn check_word(header: &[u8], description: &[u8]) -> u64 {
+    let words = header[..120].chunks_exact(8).fold(0, |acc, w| mix64(acc ^ u64::from_le_bytes(w.try_into().unwrap())));
+    description.iter().fold(words, |acc, &b| mix64(acc ^ b as u64))
+}
+
+fn encode_header(s: &Staged, identity: Identity, key: u64) -> Vec<u8> {
+    let mut h = vec![0u8; data_offset(s.source.len()) as usize];
+    h[0..8].copy_from_slice(MAGIC);
+    let words = [
+        identity.0,
+        identity.1,
+        identity.2,
+        key,
+        s.writes,
+        s.reads,
+        s.distinct,
+        s.distinct_estimate,
+        if s.has_next_write { FLAG_NEXT_WRITE } else { 0 },
+        CHUNK_WRITES as u64,
+        data_offset(s.source.len()),
+        s.source.len() as u64,
+    ];
+    for (i, w) in words.iter().enumerate() {
+        h[8 + 8 * i..16 + 8 * i].copy_from_slice(&w.to_le_bytes());
+    }
+    h[HEADER_BYTES..HEADER_BYTES + s.source.len()].copy_from_slice(s.source.as_bytes());
+    let check = check_word(&h[..HEADER_BYTES], s.source.as_bytes());
+    h[120..128].copy_from_slice(&check.to_le_bytes());
+    h
+}
+
+/// The stream at `path` if it is whole and belongs to a source with this identity, read this way.
+fn cached_stream(path: &Path, input: &Input, identity: Identity, key: u64) -> Option<Staged> {
+    let mut f = File::open(path).ok()?;
+    let mut h = [0u8; HEADER_BYTES];
+    f.read_exact(&mut h).ok()?;
+    let word = |i: usize| u64::from_le_bytes(h[8 + 8 * i..16 + 8 * i].try_into().unwrap());
+    if &h[0..8] != MAGIC || (word(0), word(1), word(2)) != identity || word(3) != key || word(9) != CHUNK_WRITES as u64 {
+        return None;
+    }
+    let description_len = usize::try_from(word(11)).ok().filter(|&n| n < 1 << 20)?;
+    let mut description = vec![0u8; description_len];
+    f.read_exact(&mut description).ok()?;
+    let source = String::from_utf8(description).ok()?;
+    let staged = Staged {
+        input: input.clone(),
+        path: path.to_path_buf(),
+        source,
+        writes: word(4),
+        reads: word(5),
+        distinct: word(6),
+        distinct_estimate: word(7),
+        has_next_write: word(8) & FLAG_NEXT_WRITE != 0,
+    };
+    let whole = word(10) == staged.data_offset() && f.metadata().ok()?.len() == staged.data_offset().checked_add(staged.writes.checked_mul(staged.bytes_per_write())?)?;
+    (whole && u64::from_le_bytes(h[120..128].try_into().unwrap()) == check_word(&h, staged.source.as_bytes())).then_some(staged)
+}
+
+/// Where the replay stream of a user's trace is cached.
+pub fn stream_cache_path(trace: &Path) -> PathBuf {
+    let mut name = trace.as_os_str().to_os_string();
+    name.push(".zkr");
+    PathBuf::from(name)
+}
+
+/// The user's file behind `input`, if it has one.
+fn source_file(input: &Input) -> Option<&Path> {
+    match &input.source {
+        Source::Binary(p) | Source::Trace { path: p, .. } => Some(p),
+        Source::Generated { .. } => None,
+    }
 }
 
 /// A new file name in `dir`: runs in one process may stage side by side.
@@ -113,117 +222,48 @@ fn next_unique() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-/// The staged trace with next-write times, for the oracles: annotated in place when it may
-/// be, else copied to `dir` and annotated there.
-pub fn with_future(staged: Staged, dir: &Path) -> Result<Staged> {
-    if staged.header.has_next_write {
-        return Ok(staged);
-    }
-    let io = LabError::input(&staged.input);
-    let block_size = staged.input.filters.split.block_size_bytes;
-    let path = if !staged.annotate_in_place {
-        let copy = unique_path(dir, "future", "zkt");
-        let mut w = BinaryWriter::create(&copy, block_size as u32, &staged.header.source).map_err(&io)?;
-        for_each_batch(&staged.input, |b| b.iter().try_for_each(|r| w.push(&r.io).map_err(&io)))?;
-        w.finish().map_err(&io)?;
-        copy
-    } else {
-        staged.path.clone()
+fn temp_name(p: &Path) -> PathBuf {
+    let mut t = p.as_os_str().to_os_string();
+    t.push(format!(".{}-{}.tmp", std::process::id(), next_unique()));
+    PathBuf::from(t)
+}
+
+/// Stages `input` (see the module doc): its cached replay stream if there is one, else the
+/// one pass that writes it — beside a user's trace if its directory takes a file, else in
+/// `dir`.
+pub fn stage(input: &Input, dir: &Path) -> Result<Staged> {
+    let key = reading_key(input);
+    let file = source_file(input);
+    let identity = match file {
+        Some(p) => identity_of(p).map_err(LabError::io(p))?,
+        None => (0, 0, 0),
     };
-    annotate_next_write(&path).map_err(&io)?;
-    let header = BinaryStream::open(&path).map_err(&io)?.header().clone();
-    Ok(staged_temp(path, header, block_size))
-}
-
-/// The dense ids of a staged trace's writes.
-#[derive(Clone, Debug)]
-pub struct DenseIds {
-    pub path: PathBuf,
-    pub writes: u64,
-    /// Distinct written blocks, exactly: ids run from 0 to `distinct - 1`.
-    pub distinct: u64,
-}
-
-const IDS_MAGIC: &[u8; 8] = b"ZKIDS\0\0\x01";
-const IDS_HEADER_BYTES: usize = 64;
-
-/// What identifies the trace an ids file belongs to: length, modification time, header CRC.
-fn trace_identity(path: &Path) -> std::io::Result<(u64, u64, u32)> {
-    let meta = std::fs::metadata(path)?;
-    let mtime_ns = meta.modified()?.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    let mut h = [0u8; HEADER_BYTES];
-    File::open(path)?.read_exact(&mut h)?;
-    Ok((meta.len(), mtime_ns, u32::from_le_bytes(h[124..128].try_into().unwrap())))
-}
-
-fn check_word(h: &[u8]) -> u64 {
-    h[..56].chunks_exact(8).fold(0, |acc, w| mix64(acc ^ u64::from_le_bytes(w.try_into().unwrap())))
-}
-
-fn ids_header(identity: (u64, u64, u32), writes: u64, distinct: u64) -> [u8; IDS_HEADER_BYTES] {
-    let mut h = [0u8; IDS_HEADER_BYTES];
-    h[0..8].copy_from_slice(IDS_MAGIC);
-    h[8..16].copy_from_slice(&identity.0.to_le_bytes());
-    h[16..24].copy_from_slice(&identity.1.to_le_bytes());
-    h[24..28].copy_from_slice(&identity.2.to_le_bytes());
-    h[32..40].copy_from_slice(&writes.to_le_bytes());
-    h[40..48].copy_from_slice(&distinct.to_le_bytes());
-    let check = check_word(&h);
-    h[56..64].copy_from_slice(&check.to_le_bytes());
-    h
-}
-
-/// The ids at `path` if they are whole and belong to the trace with this identity.
-fn cached_ids(path: &Path, identity: (u64, u64, u32), writes: u64) -> Option<DenseIds> {
-    let mut h = [0u8; IDS_HEADER_BYTES];
-    let mut f = File::open(path).ok()?;
-    f.read_exact(&mut h).ok()?;
-    let distinct = u64::from_le_bytes(h[40..48].try_into().unwrap());
-    let whole = f.metadata().ok()?.len() == (IDS_HEADER_BYTES as u64).checked_add(writes.checked_mul(4)?)?;
-    (whole && h == ids_header(identity, writes, distinct)).then(|| DenseIds { path: path.to_path_buf(), writes, distinct })
-}
-
-/// Where the ids of a user's trace are cached.
-pub fn ids_cache_path(trace: &Path) -> PathBuf {
-    let mut name = trace.as_os_str().to_os_string();
-    name.push(".zkids");
-    PathBuf::from(name)
-}
-
-/// Numbers the staged trace's written blocks (see the module doc), reusing the ids beside it
-/// when they belong to it. `dir` holds the ids of a trace whose directory cannot be written.
-pub fn dense_ids(staged: &Staged, dir: &Path) -> Result<DenseIds> {
-    let identity = trace_identity(&staged.path).map_err(LabError::io(&staged.path))?;
-    let writes = staged.header.writes;
-    if writes > u32::MAX as u64 {
-        return Err(LabError::Usage(format!("{}: {writes} writes exceed the 2^32 - 1 a replay supports", staged.path.display())));
-    }
-    // Beside the trace (a cache, for a user's trace) if its directory takes a file, else in
-    // the temporary directory.
-    let name = staged.path.file_name().map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
-    let places = [ids_cache_path(&staged.path), dir.join(format!("{name}.zkids"))];
-    if let Some(ids) = places.iter().find_map(|p| cached_ids(p, identity, writes)) {
-        return Ok(ids);
-    }
-    let temp_of = |p: &Path| {
-        let mut t = p.as_os_str().to_os_string();
-        t.push(format!(".{}-{}.tmp", std::process::id(), next_unique()));
-        PathBuf::from(t)
-    };
-    let [beside, fallback] = places;
-    let beside_tmp = temp_of(&beside);
-    let (final_path, tmp, file) = match File::create(&beside_tmp) {
-        Ok(f) => (beside, beside_tmp, f),
-        Err(_) => {
-            let t = temp_of(&fallback);
-            let f = File::create(&t).map_err(LabError::io(&t))?;
-            (fallback, t, f)
+    let places: Vec<PathBuf> = match file {
+        Some(p) => {
+            let name = p.file_name().map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+            vec![stream_cache_path(p), dir.join(format!("{name}.zkr"))]
         }
+        None => vec![unique_path(dir, "staged", "zkr")],
     };
-    let result = write_ids(staged, file, &tmp, identity);
-    let result = result.and_then(|distinct| {
+    if file.is_some() {
+        if let Some(s) = places.iter().find_map(|p| cached_stream(p, input, identity, key)) {
+            return Ok(s);
+        }
+    }
+    let (final_path, tmp, out) = places
+        .iter()
+        .find_map(|p| {
+            let t = temp_name(p);
+            File::create(&t).ok().map(|f| (p.clone(), t, f))
+        })
+        .ok_or_else(|| {
+            let t = temp_name(places.last().expect("a place"));
+            LabError::io(&t)(File::create(&t).err().unwrap_or_else(|| std::io::Error::other("cannot create")))
+        })?;
+    let result = write_stream(input, out, &tmp, identity, key).and_then(|mut staged| {
         std::fs::rename(&tmp, &final_path).map_err(LabError::io(&final_path))?;
-        Ok(DenseIds { path: final_path.clone(), writes, distinct })
+        staged.path = final_path.clone();
+        Ok(staged)
     });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -231,37 +271,122 @@ pub fn dense_ids(staged: &Staged, dir: &Path) -> Result<DenseIds> {
     result
 }
 
-fn write_ids(staged: &Staged, file: File, path: &Path, identity: (u64, u64, u32)) -> Result<u64> {
+/// The one pass: numbers the written blocks and writes the stream to `out`.
+fn write_stream(input: &Input, out: File, path: &Path, identity: Identity, key: u64) -> Result<Staged> {
     let write_err = |e| LabError::Io { path: path.to_path_buf(), error: e };
-    let mut out = BufWriter::with_capacity(1 << 20, file);
-    out.write_all(&[0u8; IDS_HEADER_BYTES]).map_err(write_err)?;
-    // Sized from the estimate with the margin the device sizing uses, so it rarely grows.
-    let mut map: BlockMap<u32> = BlockMap::with_capacity((staged.distinct_estimate as f64 * 1.04) as usize + 16);
+    // An unfiltered binary trace brings its source description, distinct-block estimate and
+    // next-write annotation.
+    let binary_header = match &input.source {
+        Source::Binary(p) => Some(BinaryStream::open(p).map_err(LabError::input(input))?.header().clone()),
+        _ => None,
+    };
+    let as_recorded = binary_header.as_ref().filter(|h| !input.filters.drops_blocks() && h.block_size_bytes as u64 == input.filters.split.block_size_bytes);
+    let source = as_recorded.map_or_else(|| input.describe(), |h| h.source.clone());
+    let annotated = as_recorded.is_some_and(|h| h.has_next_write);
+    let mut staged = Staged { input: input.clone(), path: path.to_path_buf(), source, writes: 0, reads: 0, distinct: 0, distinct_estimate: 0, has_next_write: annotated };
+    let mut out = BufWriter::with_capacity(1 << 20, out);
+    out.write_all(&vec![0u8; staged.data_offset() as usize]).map_err(write_err)?;
+    // Sized from the recorded estimate with the margin the device sizing uses, so it rarely
+    // grows; a text trace's map grows as it goes.
+    let expected = as_recorded.and_then(|h| h.distinct_writes_estimate).map_or(1 << 16, |n| (n as f64 * 1.04) as usize + 16);
+    let mut map: BlockMap<u32> = BlockMap::with_capacity(expected);
+    let mut hll = DistinctCounter::new();
+    let mut chunk = Chunk::default();
     let mut next_id = 0u32;
-    let mut ids = Vec::with_capacity(BATCH * 4);
-    for_each_batch(&staged.input, |batch| {
+    for_each_batch(input, |batch| {
         const AHEAD: usize = 16;
-        ids.clear();
         for (i, r) in batch.iter().enumerate() {
             if let Some(a) = batch.get(i + AHEAD) {
                 map.prefetch(a.io.key());
             }
             if r.io.op != Op::Write {
+                staged.reads += 1;
                 continue;
+            }
+            if staged.writes == u32::MAX as u64 {
+                return Err(LabError::Usage(format!("{}: more than the 2^32 - 1 writes a replay supports", input.describe())));
             }
             let (slot, inserted) = map.entry(r.io.key());
             if inserted {
                 *slot = next_id;
                 next_id += 1;
+                hll.add(r.io.key());
             }
-            ids.extend_from_slice(&slot.to_le_bytes());
+            chunk.push(*slot, r.io.time_us, annotated.then_some(r.next_write));
+            staged.writes += 1;
+            if chunk.ids.len() == CHUNK_WRITES {
+                chunk.write_to(&mut out).map_err(write_err)?;
+            }
         }
-        out.write_all(&ids).map_err(write_err)
+        Ok(())
     })?;
-    let mut file = out.into_inner().map_err(|e| write_err(e.into_error()))?;
-    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0)).map_err(write_err)?;
-    file.write_all(&ids_header(identity, staged.header.writes, next_id as u64)).map_err(write_err)?;
-    Ok(next_id as u64)
+    chunk.write_to(&mut out).map_err(write_err)?;
+    staged.distinct = next_id as u64;
+    staged.distinct_estimate = as_recorded.and_then(|h| h.distinct_writes_estimate).unwrap_or_else(|| hll.estimate());
+    let file = out.into_inner().map_err(|e| write_err(e.into_error()))?;
+    file.write_all_at(&encode_header(&staged, identity, key), 0).map_err(write_err)?;
+    Ok(staged)
+}
+
+/// One chunk of a stream being written.
+#[derive(Default)]
+struct Chunk {
+    ids: Vec<u32>,
+    times_us: Vec<u64>,
+    next_writes: Vec<u64>,
+}
+
+impl Chunk {
+    #[inline]
+    fn push(&mut self, id: u32, time_us: u64, next_write: Option<u64>) {
+        self.ids.push(id);
+        self.times_us.push(time_us);
+        self.next_writes.extend(next_write);
+    }
+
+    fn write_to(&mut self, out: &mut impl Write) -> std::io::Result<()> {
+        let mut bytes = Vec::with_capacity(self.ids.len() * 20);
+        bytes.extend(self.ids.iter().flat_map(|v| v.to_le_bytes()));
+        bytes.extend(self.times_us.iter().flat_map(|v| v.to_le_bytes()));
+        bytes.extend(self.next_writes.iter().flat_map(|v| v.to_le_bytes()));
+        out.write_all(&bytes)?;
+        self.ids.clear();
+        self.times_us.clear();
+        self.next_writes.clear();
+        Ok(())
+    }
+}
+
+/// The staged trace with next-write times, for the oracles: a copy in `dir` with the
+/// next-write column, from one backward pass (the original, perhaps a cache another run
+/// reads, is left as it is).
+pub fn with_future(staged: Staged, dir: &Path) -> Result<Staged> {
+    if staged.has_next_write {
+        return Ok(staged);
+    }
+    let read_err = |e| LabError::Io { path: staged.path.clone(), error: e };
+    let source = File::open(&staged.path).map_err(read_err)?;
+    let path = unique_path(dir, "future", "zkr");
+    let write_err = |e| LabError::Io { path: path.clone(), error: e };
+    let out = File::create(&path).map_err(write_err)?;
+    let annotated = Staged { path: path.clone(), has_next_write: true, ..staged.clone() };
+    // The write index of each block's next write, u32::MAX for none yet (indices are below).
+    let mut next_of = vec![u32::MAX; staged.distinct as usize];
+    let mut bytes = vec![0u8; CHUNK_WRITES * 20];
+    for k in (0..staged.chunks()).rev() {
+        let (from, n) = staged.chunk(k);
+        source.read_exact_at(&mut bytes[..n * 12], from).map_err(read_err)?;
+        let first = k * CHUNK_WRITES as u64;
+        for i in (0..n).rev() {
+            let id = u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap()) as usize;
+            let next = std::mem::replace(&mut next_of[id], (first + i as u64) as u32);
+            let next = if next == u32::MAX { NEVER } else { next as u64 };
+            bytes[12 * n + 8 * i..12 * n + 8 * i + 8].copy_from_slice(&next.to_le_bytes());
+        }
+        out.write_all_at(&bytes[..n * 20], annotated.chunk(k).0).map_err(write_err)?;
+    }
+    out.write_all_at(&encode_header(&annotated, (0, 0, 0), 0), 0).map_err(write_err)?;
+    Ok(annotated)
 }
 
 /// One batch of a staged trace's writes, as the replay loop reads them.
@@ -273,44 +398,52 @@ pub struct DenseBatch {
     pub times_us: Vec<u64>,
     /// Next-write time of each write when the trace is annotated; empty when not.
     pub next_writes: Vec<u64>,
-    /// Reads among the batch's records (the block engines do not model reads).
-    pub reads: u64,
 }
 
-/// Streams the staged trace's writes with their ids to `each_batch`, in order. A reader
-/// thread ([`Input::prepared_batches`]) decodes the trace and reads the ids in step, so the
-/// caller gets only what the replay uses. Returns the number of reads.
-pub fn for_each_dense_batch(staged: &Staged, ids: &DenseIds, mut each_batch: impl FnMut(&DenseBatch) -> Result<()>) -> Result<u64> {
-    let read_error = LabError::input(&staged.input);
-    let ids_error = |e: std::io::Error| LabError::Io { path: ids.path.clone(), error: e };
-    let mut id_file = BufReader::with_capacity(1 << 20, File::open(&ids.path).map_err(ids_error)?);
-    id_file.read_exact(&mut [0u8; IDS_HEADER_BYTES]).map_err(ids_error)?;
-    let annotated = staged.header.has_next_write;
-    let mut raw = Vec::new();
-    let prepare = move |batch: Vec<BlockRecord>| -> std::io::Result<DenseBatch> {
-        let writes = batch.iter().filter(|r| r.io.op == Op::Write);
-        let mut dense = DenseBatch { times_us: writes.clone().map(|r| r.io.time_us).collect(), ..DenseBatch::default() };
-        if annotated {
-            dense.next_writes = writes.map(|r| r.next_write).collect();
+/// Streams the staged trace's writes to `each_batch`, in order, read on a thread of its own
+/// through a bounded queue.
+pub fn for_each_dense_batch(staged: &Staged, mut each_batch: impl FnMut(&DenseBatch) -> Result<()>) -> Result<()> {
+    // Batches in flight: the reader runs at most this far ahead.
+    const QUEUE_BATCHES: usize = 4;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<DenseBatch>>(QUEUE_BATCHES);
+    let s = staged.clone();
+    std::thread::spawn(move || {
+        let read = |file: &File, k: u64, bytes: &mut Vec<u8>| -> std::io::Result<DenseBatch> {
+            let (from, n) = s.chunk(k);
+            bytes.resize(n * s.bytes_per_write() as usize, 0);
+            file.read_exact_at(bytes, from)?;
+            let (ids, rest) = bytes.split_at(4 * n);
+            let (times, next) = rest.split_at(8 * n);
+            let u64s = |b: &[u8]| b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+            Ok(DenseBatch { ids: ids.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect(), times_us: u64s(times), next_writes: u64s(next) })
+        };
+        let file = match File::open(&s.path) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
+        let mut bytes = Vec::new();
+        for k in 0..s.chunks() {
+            let batch = read(&file, k, &mut bytes);
+            let failed = batch.is_err();
+            // A send fails only when the consumer is gone: stop too.
+            if tx.send(batch).is_err() || failed {
+                return;
+            }
         }
-        dense.reads = (batch.len() - dense.times_us.len()) as u64;
-        raw.resize(4 * dense.times_us.len(), 0);
-        id_file.read_exact(&mut raw)?;
-        dense.ids = raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
-        Ok(dense)
-    };
-    let mut reads = 0u64;
-    for batch in staged.input.prepared_batches(prepare) {
-        let batch = batch.map_err(&read_error)?.map_err(ids_error)?;
-        reads += batch.reads;
-        each_batch(&batch)?;
+    });
+    for batch in rx {
+        each_batch(&batch.map_err(|e| LabError::Io { path: staged.path.clone(), error: e })?)?;
     }
-    Ok(reads)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zonekit_trace::binary::{next_write_indices, BinaryWriter};
     use zonekit_trace::BlockIo;
 
     fn write(block: u64) -> BlockIo {
@@ -321,97 +454,113 @@ mod tests {
         let mut w = BinaryWriter::create(path, 4096, "test").unwrap();
         for &b in blocks {
             w.push(&write(b)).unwrap();
-            // A read between writes, which the ids skip.
+            // A read between writes, which the stream counts but does not hold.
             w.push(&BlockIo { op: Op::Read, ..write(b) }).unwrap();
         }
         w.finish().unwrap();
         Input::path(path, None, false)
     }
 
-    fn ids_of(ids: &DenseIds) -> Vec<u32> {
-        let bytes = std::fs::read(&ids.path).unwrap();
-        bytes[IDS_HEADER_BYTES..].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+    /// (id, time, next write) of every write in the stream, in order.
+    fn writes_of(staged: &Staged) -> Vec<(u32, u64, Option<u64>)> {
+        let mut seen = Vec::new();
+        for_each_dense_batch(staged, |b| {
+            for (i, (&id, &t)) in b.ids.iter().zip(&b.times_us).enumerate() {
+                seen.push((id, t, b.next_writes.get(i).copied()));
+            }
+            Ok(())
+        })
+        .unwrap();
+        seen
+    }
+
+    fn ids_of(staged: &Staged) -> Vec<u32> {
+        writes_of(staged).into_iter().map(|w| w.0).collect()
     }
 
     #[test]
-    fn ids_number_blocks_in_order_of_first_write_and_are_cached_beside_the_trace() {
+    fn blocks_are_numbered_in_order_of_first_write_and_the_stream_is_cached_beside_the_trace() {
         let dir = tempfile::tempdir().unwrap();
         let trace = dir.path().join("t.zkt");
         let input = binary_trace(&trace, &[7, 3, 7, 9, 3, 3]);
         let staged = stage(&input, dir.path()).unwrap();
-        assert!(staged.own_file, "an unfiltered binary trace is used as it is");
-        let ids = dense_ids(&staged, dir.path()).unwrap();
-        assert_eq!((ids.writes, ids.distinct), (6, 3));
-        assert_eq!(ids_of(&ids), [0, 1, 0, 2, 1, 1]);
-        assert_eq!(ids.path, ids_cache_path(&trace));
-        let mut seen = Vec::new();
-        let reads = for_each_dense_batch(&staged, &ids, |batch| {
-            assert!(batch.next_writes.is_empty(), "not annotated");
-            seen.extend(batch.ids.iter().copied().zip(batch.times_us.iter().copied()));
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(reads, 6);
-        assert_eq!(seen, [(0, 7), (1, 3), (0, 7), (2, 9), (1, 3), (1, 3)]);
-        // Reused while the trace is unchanged: a marker in the unused header word survives.
-        let mut bytes = std::fs::read(&ids.path).unwrap();
-        bytes[IDS_HEADER_BYTES] = 0xEE;
-        std::fs::write(&ids.path, &bytes).unwrap();
-        assert_eq!(ids_of(&dense_ids(&staged, dir.path()).unwrap())[0], 0xEE);
+        assert_eq!((staged.writes, staged.reads, staged.distinct, staged.source.as_str()), (6, 6, 3, "test"));
+        assert_eq!(staged.path, stream_cache_path(&trace));
+        assert_eq!(writes_of(&staged), [(0, 7, None), (1, 3, None), (0, 7, None), (2, 9, None), (1, 3, None), (1, 3, None)]);
+        // Reused while the trace is unchanged: a marker in the first id survives.
+        let mut bytes = std::fs::read(&staged.path).unwrap();
+        bytes[staged.data_offset() as usize] = 0xEE;
+        std::fs::write(&staged.path, &bytes).unwrap();
+        assert_eq!(ids_of(&stage(&input, dir.path()).unwrap())[0], 0xEE);
     }
 
     #[test]
-    fn ids_of_a_changed_trace_or_a_damaged_file_are_rebuilt() {
+    fn the_stream_of_a_changed_trace_another_reading_or_a_damaged_file_is_rebuilt() {
         let dir = tempfile::tempdir().unwrap();
         let trace = dir.path().join("t.zkt");
         let staged = stage(&binary_trace(&trace, &[1, 2, 1]), dir.path()).unwrap();
-        let ids = dense_ids(&staged, dir.path()).unwrap();
         // Another trace at the same path (same length, other blocks).
-        let staged = stage(&binary_trace(&trace, &[5, 5, 6]), dir.path()).unwrap();
-        assert_eq!(ids_of(&dense_ids(&staged, dir.path()).unwrap()), [0, 0, 1]);
-        for damage in [|b: &mut Vec<u8>| b.truncate(b.len() - 1), |b: &mut Vec<u8>| b[41] ^= 1, |b: &mut Vec<u8>| b[0] = b'X'] {
-            let mut bytes = std::fs::read(&ids.path).unwrap();
+        let input = binary_trace(&trace, &[5, 5, 6]);
+        assert_eq!(ids_of(&stage(&input, dir.path()).unwrap()), [0, 0, 1]);
+        for damage in [|b: &mut Vec<u8>| b.truncate(b.len() - 1), |b: &mut Vec<u8>| b[57] ^= 1, |b: &mut Vec<u8>| b[0] = b'X'] {
+            let mut bytes = std::fs::read(&staged.path).unwrap();
             damage(&mut bytes);
-            std::fs::write(&ids.path, &bytes).unwrap();
-            let again = dense_ids(&staged, dir.path()).unwrap();
+            std::fs::write(&staged.path, &bytes).unwrap();
+            let again = stage(&input, dir.path()).unwrap();
             assert_eq!((ids_of(&again), again.distinct), (vec![0, 0, 1], 2));
         }
+        // The same file read another way (only block 6's volume... here: a time window that
+        // drops the first write) is not served the cached stream.
+        let mut windowed = input.clone();
+        windowed.filters.relative_window_us = Some((1, u64::MAX));
+        assert_eq!(stage(&windowed, dir.path()).unwrap().writes, 1);
     }
 
     #[test]
-    fn a_text_trace_is_parsed_once_into_a_temporary_binary_with_its_estimate() {
+    fn a_text_trace_is_parsed_once_with_its_estimate_and_the_oracles_copy_knows_each_next_write() {
         let dir = tempfile::tempdir().unwrap();
         let csv = dir.path().join("t.csv");
         let lines: String = (0..50_000u64).map(|i| format!("3,{},{},4096,{}\n", if i % 4 == 0 { 'R' } else { 'W' }, (i * 7919 % 20_000) * 4096, i)).collect();
         std::fs::write(&csv, lines).unwrap();
         let input = Input::path(&csv, None, false);
         let staged = stage(&input, dir.path()).unwrap();
-        assert!(!staged.own_file && staged.annotate_in_place);
         let mut hll = DistinctCounter::new();
+        let mut keys = Vec::new();
         for r in input.writes().unwrap() {
-            hll.add(r.unwrap().io.key());
+            let r = r.unwrap();
+            hll.add(r.io.key());
+            keys.push(r.io.key());
         }
         assert_eq!(staged.distinct_estimate, hll.estimate(), "the device is sized as a counting pass would");
-        assert_eq!((staged.header.records, staged.header.writes), (50_000, 37_500));
+        assert_eq!((staged.writes, staged.reads, staged.distinct), (37_500, 12_500, 15_000));
+        assert!(staged.chunks() > 2, "several chunks");
         let future = with_future(staged.clone(), dir.path()).unwrap();
-        assert_eq!(future.path, staged.path, "a temporary trace is annotated in place");
-        assert!(future.header.has_next_write);
+        assert!(future.has_next_write && future.path != staged.path);
+        let expected = next_write_indices(&keys);
+        let got: Vec<u64> = writes_of(&future).into_iter().map(|w| w.2.unwrap()).collect();
+        assert_eq!(got, expected);
+        assert_eq!(ids_of(&future), ids_of(&staged), "the copy keeps the ids");
     }
 
     #[test]
-    fn a_parse_error_reaches_the_consumer_after_the_records_before_it() {
+    fn a_parse_error_reaches_the_consumer_after_the_records_before_it_and_leaves_no_stream() {
         let dir = tempfile::tempdir().unwrap();
         let csv = dir.path().join("t.csv");
         let mut lines: String = (0..40_000u64).map(|i| format!("1,W,{},4096,{i}\n", i * 4096)).collect();
         lines.push_str("1,W,oops,4096,1\n");
         std::fs::write(&csv, lines).unwrap();
+        let input = Input::path(&csv, None, false);
         let mut seen = 0;
-        let err = for_each_batch(&Input::path(&csv, None, false), |b| {
+        let err = for_each_batch(&input, |b| {
             seen += b.len();
             Ok(())
         })
         .unwrap_err();
         assert_eq!(seen, 40_000);
         assert!(err.to_string().contains("line 40001"), "{err}");
+        let err = stage(&input, dir.path()).unwrap_err();
+        assert!(err.to_string().contains("line 40001"), "{err}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, ["t.csv"], "no stream or temporary file is left behind");
     }
 }

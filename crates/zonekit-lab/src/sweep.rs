@@ -25,7 +25,7 @@ use zonekit_trace::input::Input;
 
 use crate::error::{LabError, Result};
 use crate::replay::{replay_staged, ReplayReport, ReplaySpec, TempDir};
-use crate::stage::{dense_ids, stage, with_future, Staged};
+use crate::stage::{stage, with_future, Staged};
 
 /// The columns of `results.csv`.
 pub const RESULTS_HEADER: [&str; 16] = [
@@ -334,11 +334,7 @@ impl InputFiles {
             st.dir = Some(dir.to_path_buf());
         }
         if st.plain.is_none() {
-            let mut s = stage(input, dir)?;
-            // Never annotate the shared copy in place: the other runs read it.
-            s.annotate_in_place = false;
-            dense_ids(&s, dir)?;
-            st.plain = Some(s);
+            st.plain = Some(stage(input, dir)?);
         }
         let plain = st.plain.clone().expect("staged above");
         let env = placement::PolicyEnv { zone_blocks: 1 << 13, capacity_blocks: plain.distinct_estimate.max(1) };
@@ -346,9 +342,7 @@ impl InputFiles {
             return Ok(plain);
         }
         if st.future.is_none() {
-            let f = with_future(plain, dir)?;
-            dense_ids(&f, dir)?;
-            st.future = Some(f);
+            st.future = Some(with_future(plain, dir)?);
         }
         Ok(st.future.clone().expect("annotated above"))
     }
@@ -573,9 +567,9 @@ mod tests {
         let files = InputFiles::new(3);
         let spec = |p: &str| ReplaySpec { placement: p.into(), ..ReplaySpec::default() };
         let plain = files.staged(&input, &spec("sepbit"), &dir).unwrap();
-        assert!(!plain.header.has_next_write);
+        assert!(!plain.has_next_write);
         let future = files.staged(&input, &spec("zbopt"), &dir).unwrap();
-        assert!(future.header.has_next_write, "the oracle's copy knows the future");
+        assert!(future.has_next_write, "the oracle's copy knows the future");
         assert_eq!(files.staged(&input, &spec("fk"), &dir).unwrap().path, future.path, "annotated once for every oracle");
         assert_eq!(files.staged(&input, &spec("normal"), &dir).unwrap().path, plain.path, "staged once");
         files.run_done();

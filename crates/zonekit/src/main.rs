@@ -47,9 +47,10 @@ enum Command {
     Analyze(trace_cmd::AnalyzeArgs),
     /// Replay a trace or workload through the block FTL: WAF, GC traffic, GP, wear.
     ///
-    /// A text trace is parsed once into a temporary binary trace. The dense block ids of a
-    /// binary trace are kept beside it as TRACE.zkids (about 4 bytes per write) and reused
-    /// while the trace is unchanged; delete them freely.
+    /// A trace is read once into a replay stream (each write's dense block id and time, 12
+    /// bytes a write), kept beside the trace as TRACE.zkr and reused while the trace and the
+    /// way it is read are unchanged (in the temporary directory when the trace's directory
+    /// cannot be written); delete it freely.
     Replay(replay_cmd::ReplayArgs),
     /// Run a grid of workloads x placements x victims x parameters in parallel (resumable,
     /// shardable with --shard I/N; `sweep merge` combines the shards).
