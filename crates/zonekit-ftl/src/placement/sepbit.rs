@@ -357,6 +357,23 @@ mod tests {
     }
 
     #[test]
+    fn the_integer_bounds_decide_as_floating_point_comparisons_with_ell_do() {
+        for ell in [0.0, 1.0, 4.0, 97.5, 97.0625, 110.0, 1e9 + 0.5, f64::INFINITY] {
+            for variant in [Variant::SixClass, Variant::SevenClass] {
+                let b = Bounds::of(ell, variant);
+                let middle = if variant == Variant::SixClass { 16.0 } else { 8.0 };
+                let around = |c: f64| if c.is_finite() { (c as u64).saturating_sub(3)..(c as u64).saturating_add(3) } else { u64::MAX - 3..u64::MAX };
+                for x in around(ell).chain(around(4.0 * ell)).chain(around(middle * ell)).chain(around(16.0 * ell)).chain(0..3) {
+                    let f = x as f64;
+                    assert_eq!(x < b.below, f < ell, "x {x} < ℓ {ell}");
+                    assert_eq!(x > b.above, f > ell, "x {x} > ℓ {ell}");
+                    assert_eq!([x < b.gc[0], x < b.gc[1], x < b.gc[2]], [f < 4.0 * ell, f < middle * ell, f < 16.0 * ell], "age {x}, ℓ {ell}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn gc_classes_by_age_in_multiples_of_four_ell() {
         let mut p = SepBit::new(Variant::SixClass);
         let gc = |p: &mut SepBit, from_class: usize, age: u64| {
