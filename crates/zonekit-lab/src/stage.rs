@@ -250,16 +250,7 @@ pub fn stage(input: &Input, dir: &Path) -> Result<Staged> {
             return Ok(s);
         }
     }
-    let (final_path, tmp, out) = places
-        .iter()
-        .find_map(|p| {
-            let t = temp_name(p);
-            File::create(&t).ok().map(|f| (p.clone(), t, f))
-        })
-        .ok_or_else(|| {
-            let t = temp_name(places.last().expect("a place"));
-            LabError::io(&t)(File::create(&t).err().unwrap_or_else(|| std::io::Error::other("cannot create")))
-        })?;
+    let (final_path, tmp, out) = create_in_first(&places)?;
     let result = write_stream(input, out, &tmp, identity, key).and_then(|mut staged| {
         std::fs::rename(&tmp, &final_path).map_err(LabError::io(&final_path))?;
         staged.path = final_path.clone();
@@ -269,6 +260,20 @@ pub fn stage(input: &Input, dir: &Path) -> Result<Staged> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// A temporary file beside the first of `places` whose directory takes one: (the place, the
+/// temporary name, the file). The last place's error if none does.
+fn create_in_first(places: &[PathBuf]) -> Result<(PathBuf, PathBuf, File)> {
+    let mut last_error = None;
+    for place in places {
+        let tmp = temp_name(place);
+        match File::create(&tmp) {
+            Ok(file) => return Ok((place.clone(), tmp, file)),
+            Err(e) => last_error = Some(LabError::Io { path: tmp, error: e }),
+        }
+    }
+    Err(last_error.expect("at least one place"))
 }
 
 /// The one pass: numbers the written blocks and writes the stream to `out`.
@@ -334,6 +339,8 @@ struct Chunk {
     ids: Vec<u32>,
     times_us: Vec<u64>,
     next_writes: Vec<u64>,
+    /// The chunk as written, kept for the next one.
+    bytes: Vec<u8>,
 }
 
 impl Chunk {
@@ -345,11 +352,11 @@ impl Chunk {
     }
 
     fn write_to(&mut self, out: &mut impl Write) -> std::io::Result<()> {
-        let mut bytes = Vec::with_capacity(self.ids.len() * 20);
-        bytes.extend(self.ids.iter().flat_map(|v| v.to_le_bytes()));
-        bytes.extend(self.times_us.iter().flat_map(|v| v.to_le_bytes()));
-        bytes.extend(self.next_writes.iter().flat_map(|v| v.to_le_bytes()));
-        out.write_all(&bytes)?;
+        self.bytes.clear();
+        self.bytes.extend(self.ids.iter().flat_map(|v| v.to_le_bytes()));
+        self.bytes.extend(self.times_us.iter().flat_map(|v| v.to_le_bytes()));
+        self.bytes.extend(self.next_writes.iter().flat_map(|v| v.to_le_bytes()));
+        out.write_all(&self.bytes)?;
         self.ids.clear();
         self.times_us.clear();
         self.next_writes.clear();
@@ -509,8 +516,8 @@ mod tests {
             let again = stage(&input, dir.path()).unwrap();
             assert_eq!((ids_of(&again), again.distinct), (vec![0, 0, 1], 2));
         }
-        // The same file read another way (only block 6's volume... here: a time window that
-        // drops the first write) is not served the cached stream.
+        // The same file read another way (a time window that drops the first writes) is not
+        // served the cached stream.
         let mut windowed = input.clone();
         windowed.filters.relative_window_us = Some((1, u64::MAX));
         assert_eq!(stage(&windowed, dir.path()).unwrap().writes, 1);
