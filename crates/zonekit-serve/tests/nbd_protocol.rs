@@ -6,21 +6,14 @@ use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 
-use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
+mod common;
+
+use zonekit_device::MemDevice;
 use zonekit_serve::nbd::{serve_client, Export};
 use zonekit_serve::volume::{Volume, VolumeSpec};
 
 fn export() -> Arc<Export<MemDevice>> {
-    let g = Geometry {
-        block_size_bytes: 4096,
-        zone_size_blocks: 64,
-        zone_capacity_blocks: 64,
-        zone_count: 32,
-        conventional_zone_count: 0,
-        open_zones_max: Some(8),
-        active_zones_max: Some(8),
-    };
-    let vol = Volume::open(MemDevice::new(g, ZoneBehavior::QEMU_NVME, StorageMode::Data).unwrap(), &VolumeSpec::default()).unwrap();
+    let vol = Volume::open(common::small_device(32, Some(8)), &VolumeSpec::default()).unwrap();
     Export::new("vol", vol)
 }
 

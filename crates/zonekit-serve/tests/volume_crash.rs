@@ -2,7 +2,9 @@
 //! flush or something written after it (never older, never another block's data), and the
 //! volume goes on. Power is lost at random points, GC running throughout.
 
-use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
+mod common;
+
+use common::small_device;
 use zonekit_serve::volume::{Volume, VolumeSpec};
 
 fn seed() -> u64 {
@@ -39,17 +41,8 @@ fn version_of(block: u64, b: &[u8], seed: u64) -> u64 {
 #[test]
 fn every_flushed_block_survives_power_loss() {
     let seed = seed();
-    let g = Geometry {
-        block_size_bytes: 4096,
-        zone_size_blocks: 64,
-        zone_capacity_blocks: 64,
-        zone_count: 48,
-        conventional_zone_count: 0,
-        open_zones_max: Some(8),
-        active_zones_max: Some(8),
-    };
     let spec = VolumeSpec { utilization: 0.6, ..VolumeSpec::default() };
-    let mut vol = Volume::open(MemDevice::new(g, ZoneBehavior::QEMU_NVME, StorageMode::Data).unwrap(), &spec).unwrap();
+    let mut vol = Volume::open(small_device(48, Some(8)), &spec).unwrap();
     let blocks = vol.blocks();
     let (mut latest, mut flushed) = (vec![0u64; blocks as usize], vec![0u64; blocks as usize]);
     let mut state = seed | 1;
@@ -104,21 +97,11 @@ fn every_flushed_block_survives_power_loss() {
 
 #[test]
 fn a_device_with_foreign_data_is_not_taken_for_a_volume() {
-    let g = Geometry {
-        block_size_bytes: 4096,
-        zone_size_blocks: 64,
-        zone_capacity_blocks: 64,
-        zone_count: 32,
-        conventional_zone_count: 0,
-        open_zones_max: None,
-        active_zones_max: None,
-    };
-    let mut dev = MemDevice::new(g, ZoneBehavior::QEMU_NVME, StorageMode::Data).unwrap();
+    let mut dev = small_device(32, None);
     zonekit_device::ZonedDevice::append(&mut dev, zonekit_device::ZoneId(3), &[1u8; 4096]).unwrap();
     let e = Volume::open(dev, &VolumeSpec::default()).err().unwrap();
     assert!(e.to_string().contains("no volume journal"), "{e}");
-    let g = Geometry { zone_count: 32, ..g };
-    let dev = MemDevice::new(g, ZoneBehavior::QEMU_NVME, StorageMode::Data).unwrap();
+    let dev = small_device(32, None);
     let e = Volume::open(dev, &VolumeSpec { placement: "fk".into(), ..VolumeSpec::default() }).err().unwrap();
     assert!(e.to_string().contains("oracle"), "{e}");
 }
