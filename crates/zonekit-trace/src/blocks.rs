@@ -66,6 +66,23 @@ impl SplitOptions {
     }
 }
 
+/// The first and last of the `1 << block_shift`-byte blocks request `r` touches (`None` for
+/// an empty request), or why it cannot be split (past the key's range).
+#[inline]
+pub fn block_range(r: &Record, block_shift: u32) -> Result<Option<(u64, u64)>> {
+    if r.len_bytes == 0 {
+        return Ok(None);
+    }
+    let Some(end) = r.offset_bytes.checked_add(r.len_bytes - 1) else {
+        return Err(TraceError::Invalid(format!("request at offset {} of {} bytes overflows", r.offset_bytes, r.len_bytes)));
+    };
+    let (first, last) = (r.offset_bytes >> block_shift, end >> block_shift);
+    if last >= 1 << BLOCK_BITS || r.volume > MAX_VOLUME {
+        return Err(TraceError::Invalid(format!("volume {} block {last} is beyond the supported range (volume < 2^24, block < 2^40)", r.volume)));
+    }
+    Ok(Some((first, last)))
+}
+
 /// Splits records into the aligned blocks they touch.
 pub struct Splitter<I> {
     records: I,
@@ -115,17 +132,14 @@ impl<I: Iterator<Item = Result<Record>>> Iterator for Splitter<I> {
             if !self.wanted(&r) {
                 continue;
             }
-            if r.len_bytes == 0 {
-                self.empty_requests += 1;
-                continue;
-            }
-            let Some(end) = r.offset_bytes.checked_add(r.len_bytes - 1) else {
-                return Some(Err(TraceError::Invalid(format!("request at offset {} of {} bytes overflows", r.offset_bytes, r.len_bytes))));
+            let (first, last) = match block_range(&r, self.block_shift) {
+                Ok(Some(range)) => range,
+                Ok(None) => {
+                    self.empty_requests += 1;
+                    continue;
+                }
+                Err(e) => return Some(Err(e)),
             };
-            let (first, last) = (r.offset_bytes >> self.block_shift, end >> self.block_shift);
-            if last >= 1 << BLOCK_BITS || r.volume > MAX_VOLUME {
-                return Some(Err(TraceError::Invalid(format!("volume {} block {last} is beyond the supported range (volume < 2^24, block < 2^40)", r.volume))));
-            }
             // Most requests are one block: hand it over without parking it in `current`.
             if first == last {
                 return Some(Ok(BlockIo { time_us: r.time_us, volume: r.volume, block: first, op: r.op, starts_request: true }));

@@ -12,6 +12,26 @@ use crate::record::{Op, Record, Result, TraceError};
 use crate::sample::{Ring, Shards};
 use crate::synth::Workload;
 
+/// Parsing threads for a text trace at most: past this, one thread reading and cutting the
+/// input is the bottleneck.
+const MAX_PARSING_THREADS: usize = 8;
+
+/// Whether `filters` keep each block (stateful: the relative window counts from the first
+/// block it is asked about).
+fn block_filter(f: Filters) -> impl FnMut(&BlockIo) -> bool {
+    let mut first_us = None::<u64>;
+    move |io| {
+        let start = *first_us.get_or_insert(io.time_us);
+        let since = io.time_us.saturating_sub(start);
+        f.sample.as_ref().is_none_or(|s| s.keeps_io(io))
+            && f.node.as_ref().is_none_or(|(ring, n)| ring.node_of(io.volume, io.block) == *n)
+            && f.split.window_us.is_none_or(|(s, e)| io.time_us >= s && io.time_us < e)
+            && f.relative_window_us.is_none_or(|(s, e)| since >= s && since < e)
+            && f.split.volumes.as_ref().is_none_or(|v| v.contains(&io.volume))
+            && f.split.only.is_none_or(|op| op == io.op)
+    }
+}
+
 /// Records per batch of [`Input::record_batches`]: large enough that handing a batch between
 /// threads costs nothing per record, small enough (~0.5 MiB) to stay in cache.
 pub const BATCH_RECORDS: usize = 16 * 1024;
@@ -162,36 +182,26 @@ impl Input {
         if !f.drops_blocks() {
             return Ok(all);
         }
-        let mut first_us = None::<u64>;
-        Ok(Box::new(all.filter(move |r| {
-            let Ok(r) = r else { return true };
-            let io = &r.io;
-            let start = *first_us.get_or_insert(io.time_us);
-            let since = io.time_us.saturating_sub(start);
-            f.sample.as_ref().is_none_or(|s| s.keeps_io(io))
-                && f.node.as_ref().is_none_or(|(ring, n)| ring.node_of(io.volume, io.block) == *n)
-                && f.split.window_us.is_none_or(|(s, e)| io.time_us >= s && io.time_us < e)
-                && f.relative_window_us.is_none_or(|(s, e)| since >= s && since < e)
-                && f.split.volumes.as_ref().is_none_or(|v| v.contains(&io.volume))
-                && f.split.only.is_none_or(|op| op == io.op)
-        })))
+        let mut keep = block_filter(f.clone());
+        Ok(Box::new(all.filter(move |r| r.as_ref().map_or(true, |r| keep(&r.io)))))
     }
 
-    /// [`Input::records`] read on a thread of its own and handed over in batches of up to
-    /// [`BATCH_RECORDS`] through a bounded queue, so the caller's work overlaps parsing (text)
-    /// or decoding (binary). A read error is the last item, after a batch of the records
-    /// before it. The thread stops when the iterator is dropped.
-    pub fn record_batches(&self) -> impl Iterator<Item = Result<Vec<BlockRecord>>> {
-        self.prepared_batches(|batch| batch)
-    }
-
-    /// [`Input::record_batches`] with `prepare` applied to each batch on the reader thread:
-    /// a consumer that keeps one core busy hands the reader whatever per-batch work does not
-    /// need its own state (selecting fields, reading a side file in step).
-    pub fn prepared_batches<T: Send + 'static>(&self, mut prepare: impl FnMut(Vec<BlockRecord>) -> T + Send + 'static) -> impl Iterator<Item = Result<T>> {
+    /// [`Input::records`] in batches, read ahead of the caller so that its work overlaps
+    /// parsing (text) or decoding (binary); a read error is the last item, after a batch of
+    /// the records before it. A text trace whose lines are independent
+    /// ([`Format::lines_are_independent`]) is parsed on as many threads as there are cores
+    /// ([`parallel`](crate::parallel)), anything else on one thread of its own, in batches of
+    /// up to [`BATCH_RECORDS`]. The threads stop when the iterator is dropped.
+    pub fn record_batches(&self) -> Box<dyn Iterator<Item = Result<Vec<BlockRecord>>>> {
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_PARSING_THREADS);
+        if workers > 1 {
+            if let Some(batches) = self.parallel_batches(workers, crate::parallel::CHUNK_BYTES) {
+                return batches;
+            }
+        }
         // Batches in flight: the reader runs at most this far ahead.
         const QUEUE_BATCHES: usize = 4;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<T>>(QUEUE_BATCHES);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<BlockRecord>>>(QUEUE_BATCHES);
         let input = self.clone();
         std::thread::spawn(move || {
             let records = match input.records() {
@@ -206,18 +216,49 @@ impl Input {
                 match r {
                     Ok(r) => batch.push(r),
                     Err(e) => {
-                        let _ = tx.send(Ok(prepare(batch))).and_then(|_| tx.send(Err(e)));
+                        let _ = tx.send(Ok(batch)).and_then(|_| tx.send(Err(e)));
                         return;
                     }
                 }
                 // A send fails only when the consumer is gone: stop too.
-                if batch.len() == BATCH_RECORDS && tx.send(Ok(prepare(std::mem::replace(&mut batch, Vec::with_capacity(BATCH_RECORDS))))).is_err() {
+                if batch.len() == BATCH_RECORDS && tx.send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH_RECORDS)))).is_err() {
                     return;
                 }
             }
-            let _ = tx.send(Ok(prepare(batch)));
+            let _ = tx.send(Ok(batch));
         });
-        rx.into_iter()
+        Box::new(rx.into_iter())
+    }
+
+    /// The batches of a text trace whose lines are independent, parsed by `workers` threads
+    /// in chunks of `chunk_bytes`, the filters applied in order; `None` for any other input.
+    pub(crate) fn parallel_batches(&self, workers: usize, chunk_bytes: usize) -> Option<Box<dyn Iterator<Item = Result<Vec<BlockRecord>>>>> {
+        let Source::Trace { path, format, lenient } = &self.source else { return None };
+        let format = match format {
+            Some(f) => f.clone(),
+            None => match format::detect(path) {
+                Ok(f) => f,
+                Err(e) => return Some(Box::new(std::iter::once(Err(e)))),
+            },
+        };
+        if !format.lines_are_independent() {
+            return None;
+        }
+        let split = SplitOptions { block_size_bytes: self.filters.split.block_size_bytes, ..Default::default() };
+        let batches = match crate::parallel::block_batches(path, &format, &ReadOptions { lenient: *lenient }, split, workers, chunk_bytes) {
+            Ok(b) => b,
+            Err(e) => return Some(Box::new(std::iter::once(Err(e)))),
+        };
+        if !self.filters.drops_blocks() {
+            return Some(Box::new(batches));
+        }
+        let mut keep = block_filter(self.filters.clone());
+        Some(Box::new(batches.map(move |batch| {
+            batch.map(|mut b| {
+                b.retain(|r| keep(&r.io));
+                b
+            })
+        })))
     }
 
     /// The records for a pass that does little per record: a text trace or a workload is read

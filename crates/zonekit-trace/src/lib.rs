@@ -27,6 +27,7 @@ pub mod binary;
 pub mod blocks;
 pub mod format;
 pub mod input;
+pub mod parallel;
 pub mod record;
 pub mod sample;
 pub mod synth;

@@ -64,6 +64,13 @@ impl Format {
         }
     }
 
+    /// Whether each line is read on its own, so that chunks of a file cut at line ends can be
+    /// parsed apart and their records put back in order ([`for_each_chunk_record`]): every named text
+    /// format but MSR, which numbers its volumes in order of appearance.
+    pub fn lines_are_independent(&self) -> bool {
+        matches!(self, Format::Alibaba | Format::Tencent | Format::Umass | Format::Systor | Format::CloudPhysicsCsv | Format::DiskSim)
+    }
+
     fn line_parser(&self) -> Option<LineParser> {
         Some(match self {
             Format::Alibaba => text::alibaba,
@@ -144,31 +151,76 @@ pub fn from_reader(input: Box<dyn BufRead>, path: &Path, format: &Format, option
     match format {
         Format::Vscsi => Box::new(vscsi::VscsiReader::new(input, path.to_path_buf(), options.clone())),
         Format::Delimited(d) => Box::new(TextReader::new(input, path.to_path_buf(), d.clone(), options.clone())),
-        named => named_reader(input, path.to_path_buf(), named, options.clone(), lines::CHUNK_BYTES),
+        named => named_reader(input, Lines::new(lines::CHUNK_BYTES), 0, path.to_path_buf(), named, options.clone()),
     }
 }
 
-/// The reader of a named text format, reading `chunk_bytes` at a time.
-fn named_reader(input: Box<dyn BufRead>, path: PathBuf, format: &Format, options: ReadOptions, chunk_bytes: usize) -> Box<dyn RecordStream> {
+/// The records of `bytes`, a piece of the text trace `path` in `format` that ends at a line end
+/// (or the input's end) and follows `lines_before` lines, handed to `each` in order: what the
+/// whole file's reader would return for these lines, with the same line numbers in its errors.
+/// For formats whose [lines are independent](Format::lines_are_independent). No iterator
+/// stands between the parser and `each` (this is the parallel reader's hot loop); the first
+/// error, the reader's or `each`'s, ends it.
+pub fn for_each_chunk_record(bytes: Vec<u8>, lines_before: u64, path: &Path, format: &Format, options: &ReadOptions, mut each: impl FnMut(Record) -> Result<()>) -> Result<()> {
+    /// The lines of `bytes` as [`TextReader::step`] reads them, in a loop of its own.
+    fn run<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick>(bytes: &[u8], mut reader: TextReader<Named<Fast>>, each: &mut impl FnMut(Record) -> Result<()>) -> Result<()> {
+        let mut at = 0;
+        while at < bytes.len() {
+            let text = &bytes[at..];
+            let mut len = memchr::memchr(b'\n', text).unwrap_or(text.len());
+            at += len + 1;
+            reader.line_no += 1;
+            if len > 0 && text[len - 1] == b'\r' {
+                len = text[..len].iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
+            }
+            match (reader.format.fast)(&mut reader.format.state, text, len) {
+                Quick::Record(r) => each(r)?,
+                Quick::NoRecord => {}
+                Quick::Unusual => {
+                    if let Some(r) = unusual_line(&mut reader.format, &mut reader.stats, &reader.options, &reader.path, reader.line_no, &text[..len])? {
+                        each(r)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+    debug_assert!(format.lines_are_independent());
+    let parse = format.line_parser().expect("text format");
+    // The reader is there for the line parser and the errors: the loop reads the lines itself.
+    fn reader<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick>(parse: LineParser, fast: Fast, lines_before: u64, path: &Path, options: &ReadOptions) -> TextReader<Named<Fast>> {
+        TextReader::named(Box::new(std::io::empty()), Lines::new(1), lines_before, path.to_path_buf(), Named::new(parse, fast), options.clone())
+    }
+    // One loop per fast parser, so that it is inlined.
+    match format {
+        Format::Alibaba => run(&bytes, reader(parse, text::alibaba_fast, lines_before, path, options), &mut each),
+        Format::Tencent => run(&bytes, reader(parse, text::tencent_fast, lines_before, path, options), &mut each),
+        Format::CloudPhysicsCsv => run(&bytes, reader(parse, text::cloudphysics_csv_fast, lines_before, path, options), &mut each),
+        _ => run(&bytes, reader(parse, text::no_fast_parser, lines_before, path, options), &mut each),
+    }
+}
+
+/// The reader of a named text format over `lines`, after `line_no` lines.
+fn named_reader(input: Box<dyn BufRead>, lines: Lines, line_no: u64, path: PathBuf, format: &Format, options: ReadOptions) -> Box<dyn RecordStream> {
     let parse = format.line_parser().expect("text format");
     // One reader type per fast parser, so that it is inlined into the reading loop.
     match format {
-        Format::Alibaba => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::alibaba_fast), options, chunk_bytes)),
-        Format::Tencent => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::tencent_fast), options, chunk_bytes)),
-        Format::CloudPhysicsCsv => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::cloudphysics_csv_fast), options, chunk_bytes)),
-        _ => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::no_fast_parser), options, chunk_bytes)),
+        Format::Alibaba => Box::new(TextReader::named(input, lines, line_no, path, Named::new(parse, text::alibaba_fast), options)),
+        Format::Tencent => Box::new(TextReader::named(input, lines, line_no, path, Named::new(parse, text::tencent_fast), options)),
+        Format::CloudPhysicsCsv => Box::new(TextReader::named(input, lines, line_no, path, Named::new(parse, text::cloudphysics_csv_fast), options)),
+        _ => Box::new(TextReader::named(input, lines, line_no, path, Named::new(parse, text::no_fast_parser), options)),
     }
 }
 
 /// Opens a file and undoes its compression, recognised by magic bytes.
-pub fn decompressed(path: &Path) -> Result<Box<dyn BufRead>> {
+pub fn decompressed(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let io = |e| TraceError::Io { context: format!("{}: open", path.display()), error: e };
     let file = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
     decompress_reader(Box::new(file), path)
 }
 
 /// Undoes the compression of already-opened input, recognised by magic bytes.
-pub fn decompress_reader(mut file: Box<dyn BufRead>, path: &Path) -> Result<Box<dyn BufRead>> {
+pub fn decompress_reader(mut file: Box<dyn BufRead + Send>, path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let io = |e| TraceError::Io { context: format!("{}: read", path.display()), error: e };
     let magic = file.fill_buf().map_err(io)?;
     let bad = |reason: String| TraceError::Decompress { path: path.to_path_buf(), reason };
@@ -256,7 +308,7 @@ fn spaces(line: &str) -> Vec<&str> {
     line.split_ascii_whitespace().collect()
 }
 
-fn decompress_error(path: &Path, e: std::io::Error) -> TraceError {
+pub(crate) fn decompress_error(path: &Path, e: std::io::Error) -> TraceError {
     if matches!(e.kind(), std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidInput) {
         TraceError::Decompress { path: path.to_path_buf(), reason: format!("truncated or corrupt compressed stream: {e}") }
     } else {
@@ -319,38 +371,74 @@ pub struct TextReader<F> {
     line_no: u64,
     stats: ReadStats,
     done: bool,
+    /// The error that ended the stream, until it is handed out.
+    error: Option<TraceError>,
+}
+
+impl<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick> TextReader<Named<Fast>> {
+    /// A named format's reader over `lines`, after `line_no` lines.
+    fn named(input: Box<dyn BufRead>, lines: Lines, line_no: u64, path: PathBuf, format: Named<Fast>, options: ReadOptions) -> Self {
+        TextReader { input, path, format, options, lines, line_no, stats: ReadStats::default(), done: false, error: None }
+    }
 }
 
 impl<F: LineFormat> TextReader<F> {
     pub fn new(input: Box<dyn BufRead>, path: PathBuf, format: F, options: ReadOptions) -> TextReader<F> {
-        TextReader::with_chunk_bytes(input, path, format, options, lines::CHUNK_BYTES)
-    }
-
-    /// Reads the input `chunk_bytes` at a time (tests use tiny chunks to cut lines).
-    fn with_chunk_bytes(input: Box<dyn BufRead>, path: PathBuf, format: F, options: ReadOptions, chunk_bytes: usize) -> TextReader<F> {
-        TextReader { input, path, format, options, lines: Lines::new(chunk_bytes), line_no: 0, stats: ReadStats::default(), done: false }
+        TextReader { input, path, format, options, lines: Lines::new(lines::CHUNK_BYTES), line_no: 0, stats: ReadStats::default(), done: false, error: None }
     }
 }
 
 /// The message `read_line` gave for a line that is not UTF-8.
 const NOT_UTF8: &str = "stream did not contain valid UTF-8";
 
-impl<F: LineFormat> Iterator for TextReader<F> {
-    type Item = Result<Record>;
+/// A line the fast parser left to the line parser, after `line_no - 1` others: its record,
+/// `None` for a line without one (blank, a comment, another command, or skipped in lenient
+/// mode), or the error that ends the stream (not UTF-8, or malformed).
+#[inline(never)]
+fn unusual_line<F: LineFormat>(format: &mut F, stats: &mut ReadStats, options: &ReadOptions, path: &Path, line_no: u64, line: &[u8]) -> Result<Option<Record>> {
+    let Ok(line) = std::str::from_utf8(line) else {
+        return Err(decompress_error(path, std::io::Error::new(std::io::ErrorKind::InvalidData, NOT_UTF8)));
+    };
+    if line.trim().is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    match format.parse(line) {
+        Ok(Some(r)) => {
+            stats.records += 1;
+            Ok(Some(r))
+        }
+        Ok(None) => Ok(None),
+        Err(fe) => {
+            let e = TraceError::Parse { path: path.to_path_buf(), location: Location::Line(line_no), field: fe.field, value: fe.value, reason: fe.reason };
+            if !options.lenient {
+                return Err(e);
+            }
+            stats.skip(&e, fe.field);
+            Ok(None)
+        }
+    }
+}
 
+/// What one step of a [`TextReader`] found: a record, or the end; an error that ends the
+/// stream is kept in the reader ([`TextReader::take_error`]), so that the step stays small on
+/// the hot path.
+enum Step {
+    Record(Record),
+    Failed,
+    End,
+}
+
+impl<F: LineFormat> TextReader<F> {
     #[inline]
-    fn next(&mut self) -> Option<Result<Record>> {
+    fn step(&mut self) -> Step {
         while !self.done {
             let line = match self.lines.next_line(&mut self.input) {
                 None => {
                     self.done = true;
-                    return None;
+                    return Step::End;
                 }
                 Some(Ok(line)) => line,
-                Some(Err(e)) => {
-                    self.done = true;
-                    return Some(Err(decompress_error(&self.path, e)));
-                }
+                Some(Err(e)) => return self.fail(decompress_error(&self.path, e)),
             };
             self.line_no += 1;
             // The line has no `\n`; a `\r` before it (CRLF) is not part of the line.
@@ -359,36 +447,42 @@ impl<F: LineFormat> Iterator for TextReader<F> {
             match self.format.parse_bytes(line.text, len) {
                 Quick::Record(r) => {
                     self.stats.records += 1;
-                    return Some(Ok(r));
+                    return Step::Record(r);
                 }
                 Quick::NoRecord => continue,
                 Quick::Unusual => {}
             }
-            let Ok(line) = std::str::from_utf8(&line.text[..len]) else {
-                self.done = true;
-                return Some(Err(decompress_error(&self.path, std::io::Error::new(std::io::ErrorKind::InvalidData, NOT_UTF8))));
-            };
-            if line.trim().is_empty() || line.starts_with('#') {
-                continue;
-            }
-            match self.format.parse(line) {
-                Ok(Some(r)) => {
-                    self.stats.records += 1;
-                    return Some(Ok(r));
-                }
+            match unusual_line(&mut self.format, &mut self.stats, &self.options, &self.path, self.line_no, &line.text[..len]) {
+                Ok(Some(r)) => return Step::Record(r),
                 Ok(None) => continue,
-                Err(fe) => {
-                    let e = TraceError::Parse { path: self.path.clone(), location: Location::Line(self.line_no), field: fe.field, value: fe.value, reason: fe.reason };
-                    if self.options.lenient {
-                        self.stats.skip(&e, fe.field);
-                        continue;
-                    }
-                    self.done = true;
-                    return Some(Err(e));
-                }
+                Err(e) => return self.fail(e),
             }
         }
-        None
+        Step::End
+    }
+
+    #[cold]
+    fn fail(&mut self, e: TraceError) -> Step {
+        self.done = true;
+        self.error = Some(e);
+        Step::Failed
+    }
+
+    fn take_error(&mut self) -> TraceError {
+        self.error.take().expect("a failed step keeps its error")
+    }
+}
+
+impl<F: LineFormat> Iterator for TextReader<F> {
+    type Item = Result<Record>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<Record>> {
+        match self.step() {
+            Step::Record(r) => Some(Ok(r)),
+            Step::Failed => Some(Err(self.take_error())),
+            Step::End => None,
+        }
     }
 }
 
@@ -451,7 +545,7 @@ mod tests {
 
     fn chunked(bytes: &[u8], format: &Format, lenient: bool, chunk_bytes: usize) -> (Vec<Result<Record, String>>, ReadStats) {
         let input = Box::new(std::io::Cursor::new(bytes.to_vec()));
-        let mut reader = named_reader(input, PathBuf::from("t.csv"), format, ReadOptions { lenient }, chunk_bytes);
+        let mut reader = named_reader(input, Lines::new(chunk_bytes), 0, PathBuf::from("t.csv"), format, ReadOptions { lenient });
         let out = reader.by_ref().map(|r| r.map_err(|e| e.to_string())).collect();
         assert!(reader.next().is_none(), "the stream stays ended");
         (out, reader.stats())
@@ -582,6 +676,43 @@ mod tests {
             for lenient in [false, true] {
                 let format = &formats[format_index];
                 prop_assert_eq!(chunked(text.as_bytes(), format, lenient, chunk_bytes), line_at_a_time(text.as_bytes(), format, lenient), "{:?}", text);
+            }
+        }
+
+        /// Any lines of a format whose lines are independent, cut at line ends into pieces
+        /// read on their own, give the line-at-a-time reader's records and first error, with
+        /// its line number.
+        #[test]
+        fn pieces_cut_at_line_ends_read_as_the_whole(lines in prop::collection::vec(line(), 0..12), format_index in 0usize..6, cuts in prop::collection::vec(any::<bool>(), 12), unterminated in any::<bool>()) {
+            let formats = [Format::Alibaba, Format::Tencent, Format::CloudPhysicsCsv, Format::Umass, Format::Systor, Format::DiskSim];
+            let format = &formats[format_index];
+            prop_assert!(format.lines_are_independent());
+            let mut text = lines.concat();
+            if unterminated {
+                text.pop();
+            }
+            let mut pieces = vec![String::new()];
+            for (line, cut) in text.split_inclusive('\n').zip(cuts.iter().cycle()) {
+                pieces.last_mut().expect("a piece").push_str(line);
+                if *cut {
+                    pieces.push(String::new());
+                }
+            }
+            for lenient in [false, true] {
+                let mut got: Vec<Result<Record, String>> = Vec::new();
+                let mut lines_before = 0;
+                for piece in &pieces {
+                    let options = ReadOptions { lenient };
+                    if let Err(e) = for_each_chunk_record(piece.clone().into_bytes(), lines_before, Path::new("t.csv"), format, &options, |r| {
+                        got.push(Ok(r));
+                        Ok(())
+                    }) {
+                        got.push(Err(e.to_string()));
+                        break;
+                    }
+                    lines_before += piece.matches('\n').count() as u64;
+                }
+                prop_assert_eq!(got, line_at_a_time(text.as_bytes(), format, lenient).0, "{:?} in {:?}", text, pieces);
             }
         }
     }
