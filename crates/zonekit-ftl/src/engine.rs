@@ -40,6 +40,17 @@ struct BlockState {
     policy: u32,
 }
 
+/// The words of a bitmap (one bit per slot, 64 to a word) that cover `slots`: each word's
+/// index and the mask of its bits within `slots`.
+fn bitmap_words(slots: std::ops::Range<u64>) -> impl Iterator<Item = (usize, u64)> {
+    let (start, end) = (slots.start, slots.end);
+    (start / 64..end.div_ceil(64)).map(move |w| {
+        let low = start.saturating_sub(w * 64) as u32;
+        let high = (end - w * 64).min(64) as u32;
+        (w as usize, (u64::MAX << low) & (u64::MAX >> (64 - high)))
+    })
+}
+
 /// The LBA of a physical slot (zone × zone capacity + offset) on a device whose zones hold
 /// `zone_blocks` writable blocks of `zone_size_blocks`.
 fn slot_to_lba(slot: u32, zone_blocks: u64, zone_size_blocks: u64) -> Lba {
@@ -202,8 +213,14 @@ pub struct Ftl<D: ZonedDevice> {
     ids: BlockMap<u32>,
     /// Dense id → the block's state.
     blocks: Vec<BlockState>,
-    /// Physical slot → dense id of the block written there.
+    /// Physical slot → dense id of the block written there (meaningful where `live` says so).
     rev: Vec<u32>,
+    /// One bit per physical slot: set while the slot holds its block's current copy. GC reads
+    /// it to visit only the victim's live slots: fetching the scattered block record of every
+    /// slot to learn that most were overwritten was where its time went.
+    live: Vec<u64>,
+    /// The victim's live blocks during a GC (kept for its capacity).
+    gc_ids: Vec<u32>,
     zones: Vec<ZoneInfo>,
     /// Free zones (fewest resets first) and the open zone of each class.
     pool: ZonePool,
@@ -302,6 +319,8 @@ impl<D: ZonedDevice> Ftl<D> {
                 v
             },
             rev: huge_vec(slots as usize, UNMAPPED),
+            live: vec![0; (slots as usize).div_ceil(64)],
+            gc_ids: Vec::new(),
             zones,
             pool: ZonePool::new(classes, free),
             reserve_zones,
@@ -337,7 +356,7 @@ impl<D: ZonedDevice> Ftl<D> {
                 return Err(FtlError::Config(format!("the mapping puts block {key} at LBA {}, where nothing was written", lba.0)));
             }
             let slot = (zone as u64 * self.zone_blocks + offset) as u32;
-            if self.rev[slot as usize] != UNMAPPED {
+            if self.is_live(slot) {
                 return Err(FtlError::Config(format!("the mapping puts two blocks at LBA {}", lba.0)));
             }
             let (id, inserted) = self.resolve_or_insert(key)?;
@@ -346,6 +365,7 @@ impl<D: ZonedDevice> Ftl<D> {
             }
             self.blocks[id as usize] = BlockState { slot, last_write: ADOPTED, policy: 0 };
             self.rev[slot as usize] = id;
+            self.set_live(slot);
             self.zones[zone].valid += 1;
             self.invalid_total -= 1;
             self.sealed_invalid -= 1;
@@ -411,7 +431,7 @@ impl<D: ZonedDevice> Ftl<D> {
     pub fn bytes_per_block(&self) -> f64 {
         let live = self.blocks.len().max(1) as f64;
         let per_id = (std::mem::size_of::<BlockState>() + self.placement.bytes_per_block()) as f64;
-        self.ids.memory_bytes() as f64 / live + per_id + (self.rev.len() * 4) as f64 / live
+        self.ids.memory_bytes() as f64 / live + per_id + (self.rev.len() * 4 + self.live.len() * 8) as f64 / live
     }
 
     /// Starts fetching the map entry of a block that will be written soon (replays call this
@@ -561,7 +581,18 @@ impl<D: ZonedDevice> Ftl<D> {
     }
 
     #[inline]
+    fn is_live(&self, slot: u32) -> bool {
+        self.live[slot as usize / 64] & (1 << (slot % 64)) != 0
+    }
+
+    #[inline]
+    fn set_live(&mut self, slot: u32) {
+        self.live[slot as usize / 64] |= 1 << (slot % 64);
+    }
+
+    #[inline]
     fn invalidate(&mut self, slot: u32) {
+        self.live[slot as usize / 64] &= !(1 << (slot % 64));
         let zone = self.zone_of(slot);
         let z = &mut self.zones[zone];
         debug_assert!(z.valid > 0);
@@ -605,6 +636,7 @@ impl<D: ZonedDevice> Ftl<D> {
         };
         let slot = (z as u64 * self.zone_blocks + offset) as u32;
         self.rev[slot as usize] = id;
+        self.set_live(slot);
         let info = &mut self.zones[z as usize];
         info.written += 1;
         info.valid += 1;
@@ -719,19 +751,21 @@ impl<D: ZonedDevice> Ftl<D> {
         self.stats.reclaimed_gp_by_class[class][((gp * 100.0) as usize).min(100)] += 1;
         let base = v as u64 * self.zone_blocks;
         let mut buf = if self.config.store_data { vec![0u8; self.block_bytes] } else { Vec::new() };
-        // The block records of the victim's slots are scattered: fetch them AHEAD slots early.
-        const AHEAD: u64 = 16;
-        self.prefetch_slots(base, 0..AHEAD.min(victim.written));
-        for offset in 0..victim.written {
-            if offset + AHEAD < victim.written {
-                self.prefetch_slots(base, offset + AHEAD..offset + AHEAD + 1);
-            }
-            let slot = (base + offset) as u32;
-            let id = self.rev[slot as usize];
-            if id == UNMAPPED || self.blocks[id as usize].slot != slot {
-                continue;
+        let mut ids = std::mem::take(&mut self.gc_ids);
+        self.live_ids(base..base + victim.written, &mut ids);
+        debug_assert_eq!(ids.len() as u64, victim.valid);
+        // The block records of the live blocks are scattered: fetch them AHEAD blocks early.
+        const AHEAD: usize = 16;
+        for &id in &ids[..AHEAD.min(ids.len())] {
+            prefetch_read(&self.blocks[id as usize]);
+        }
+        for (i, &id) in ids.iter().enumerate() {
+            if let Some(&ahead) = ids.get(i + AHEAD) {
+                prefetch_read(&self.blocks[ahead as usize]);
             }
             let state = self.blocks[id as usize];
+            let slot = state.slot;
+            debug_assert_eq!(self.zone_of(slot), v, "a live slot of the victim holds block {id}");
             let last = if state.last_write == ADOPTED { 0 } else { state.last_write as u64 };
             let ctx = BlockCtx { id, now: self.now, now_us: self.now_us, last_user_write: Some(last), next_write: NEVER, from_class: class };
             let mut word = state.policy;
@@ -750,14 +784,13 @@ impl<D: ZonedDevice> Ftl<D> {
             self.stats.gc_blocks += 1;
             self.stats.gc_blocks_by_class[to] += 1;
         }
+        self.gc_ids = ids;
+        self.clear_live(base..base + victim.written);
         let info = &mut self.zones[v];
         debug_assert_eq!(info.valid, 0);
         self.written_total -= info.written;
         self.invalid_total -= info.written;
         self.sealed_invalid -= info.written;
-        for slot in base..base + info.written {
-            self.rev[slot as usize] = UNMAPPED;
-        }
         self.placement.on_reclaim(&Reclaimed { class, opened_at: info.opened_at, full_at: info.full_at, now: self.now, garbage_proportion: gp });
         if let Some(observer) = &mut self.observer {
             observer.before_reset(&mut self.dev, ZoneId(v as u32))?;
@@ -770,13 +803,23 @@ impl<D: ZonedDevice> Ftl<D> {
         Ok(true)
     }
 
-    #[inline]
-    fn prefetch_slots(&self, base: u64, offsets: std::ops::Range<u64>) {
-        for offset in offsets {
-            let id = self.rev[(base + offset) as usize];
-            if id != UNMAPPED {
-                prefetch_read(&self.blocks[id as usize]);
+    /// The ids of the blocks live in `slots`, in slot order, into `ids` (cleared first).
+    fn live_ids(&self, slots: std::ops::Range<u64>, ids: &mut Vec<u32>) {
+        ids.clear();
+        for (w, mask) in bitmap_words(slots) {
+            let mut word = self.live[w] & mask;
+            while word != 0 {
+                let slot = w * 64 + word.trailing_zeros() as usize;
+                ids.push(self.rev[slot]);
+                word &= word - 1;
             }
+        }
+    }
+
+    /// Marks every slot in `slots` dead.
+    fn clear_live(&mut self, slots: std::ops::Range<u64>) {
+        for (w, mask) in bitmap_words(slots) {
+            self.live[w] &= !mask;
         }
     }
 
@@ -787,11 +830,14 @@ impl<D: ZonedDevice> Ftl<D> {
         for (id, slot) in self.blocks.iter().map(|b| b.slot).enumerate() {
             assert_ne!(slot, UNMAPPED, "block {id} has no address");
             assert_eq!(self.rev[slot as usize], id as u32, "reverse map of slot {slot}");
+            assert!(self.is_live(slot), "block {id}'s slot {slot} is not marked live");
             let z = (slot as u64 / self.zone_blocks) as usize;
             assert_ne!(self.zones[z].state, ZoneUse::Free, "block {id} maps into free zone {z}");
             assert!(slot as u64 % self.zone_blocks < self.zones[z].written, "block {id} above the write pointer of zone {z}");
             valid[z] += 1;
         }
+        let live_slots: u64 = self.live.iter().map(|w| w.count_ones() as u64).sum();
+        assert_eq!(live_slots, self.blocks.len() as u64, "slots marked live");
         let (mut written, mut invalid, mut sealed) = (0u64, 0u64, 0u64);
         for (z, info) in self.zones.iter().enumerate() {
             assert_eq!(info.valid, valid[z], "valid count of zone {z}");
