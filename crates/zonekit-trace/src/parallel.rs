@@ -1,6 +1,5 @@
-//! A text trace parsed on several threads. One thread cuts the input into chunks at line ends,
-//! counting the lines before each (an uncompressed file is mapped and cut in place, a
-//! compressed one decompressed into chunks); workers parse chunks and split
+//! A text trace parsed on several threads. One thread reads the (decompressed) input and cuts
+//! it into chunks at line ends, counting the lines before each; workers parse chunks and split
 //! their requests into blocks, each on its own; the consumer takes the chunks' blocks back in
 //! input order. Only for formats whose lines are independent
 //! ([`Format::lines_are_independent`]): then the blocks, the errors and their line numbers
@@ -14,14 +13,10 @@
 //! waits for one before each chunk. Dropping the iterator stops every thread.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufRead, ErrorKind, Read};
-use std::ops::Range;
+use std::io::{BufRead, ErrorKind};
 use std::path::Path;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
-
-use memmap2::Mmap;
 
 use crate::binary::{BlockRecord, NEVER};
 use crate::blocks::{block_range, BlockIo, SplitOptions, Splitter};
@@ -46,23 +41,8 @@ fn wanted(split: &SplitOptions, r: &Record) -> bool {
 struct Job {
     seq: u64,
     lines_before: u64,
-    text: Text,
+    text: Vec<u8>,
     error: Option<std::io::Error>,
-}
-
-/// A chunk's text: read (decompressed) into memory, or a range of the mapped file.
-enum Text {
-    Read(Vec<u8>),
-    Mapped(Arc<Mmap>, Range<usize>),
-}
-
-impl Text {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Text::Read(v) => v,
-            Text::Mapped(map, range) => &map[range.clone()],
-        }
-    }
 }
 
 /// What the consumer receives, by sequence number.
@@ -94,8 +74,7 @@ pub fn block_batches(path: &Path, format: &Format, options: &ReadOptions, split:
     assert!(workers > 0 && chunk_bytes > 0);
     // The errors a sequential reader gives before its first record, given here too.
     Splitter::new(std::iter::empty(), split.clone())?;
-    let mapped = map_if_plain(path)?;
-    let input = if mapped.is_none() { Some(format::decompressed(path)?) } else { None };
+    let input = format::decompressed(path)?;
     let in_flight = 2 * workers + 2;
     let (permit_tx, permit_rx) = sync_channel(in_flight);
     for _ in 0..in_flight {
@@ -109,11 +88,7 @@ pub fn block_batches(path: &Path, format: &Format, options: &ReadOptions, split:
         let (path, format, options, split) = (path.to_path_buf(), format.clone(), options.clone(), split.clone());
         std::thread::spawn(move || parse_chunks(&jobs, &parsed, &path, &format, &options, &split));
     }
-    std::thread::spawn(move || match (mapped, input) {
-        (Some(map), _) => cut_mapped(&Arc::new(map), chunk_bytes, &permit_rx, &job_tx, &parsed_tx),
-        (None, Some(input)) => cut(input, chunk_bytes, &permit_rx, &job_tx, &parsed_tx),
-        (None, None) => unreachable!("an input either way"),
-    });
+    std::thread::spawn(move || cut(input, chunk_bytes, &permit_rx, &job_tx, &parsed_tx));
     Ok(Batches { parsed: parsed_rx, waiting: BTreeMap::new(), next: 0, permits: permit_tx, error: None, finished: false })
 }
 
@@ -163,51 +138,6 @@ impl Iterator for Batches {
     }
 }
 
-/// The file at `path` mapped into memory, if it is not compressed and not empty (a text file
-/// is then cut in place instead of copied twice on its way to the workers).
-fn map_if_plain(path: &Path) -> Result<Option<Mmap>> {
-    let io = |what: &'static str| move |e| TraceError::Io { context: format!("{}: {what}", path.display()), error: e };
-    let mut file = File::open(path).map_err(io("open"))?;
-    let mut magic = [0u8; 4];
-    let n = file.read(&mut magic).map_err(io("read"))?;
-    if n == 0 || format::is_compressed(&magic[..n]) || !file.metadata().map_err(io("stat"))?.is_file() {
-        return Ok(None);
-    }
-    // SAFETY: the map is only read. A trace changed while it is read (truncated by another
-    // process) is outside what any reader can promise; the binary trace reader maps too.
-    let map = unsafe { Mmap::map(&file) }.map_err(io("mmap"))?;
-    let _ = map.advise(memmap2::Advice::Sequential);
-    Ok(Some(map))
-}
-
-/// The reader of a mapped file: cuts it into chunks of about `chunk_bytes` that end at a line
-/// end (the last may not), waiting for a permit before each, and ends the stream with
-/// [`Parsed::End`].
-fn cut_mapped(map: &Arc<Mmap>, chunk_bytes: usize, permits: &Receiver<()>, jobs: &Sender<Job>, parsed: &Sender<(u64, Parsed)>) {
-    let (mut seq, mut lines_before, mut start) = (0u64, 0u64, 0usize);
-    while start < map.len() {
-        if permits.recv().is_err() {
-            return; // The consumer is gone.
-        }
-        let cut = (start + chunk_bytes).min(map.len());
-        let end = if cut == map.len() {
-            cut
-        } else {
-            match memchr::memrchr(b'\n', &map[start..cut]) {
-                Some(i) => start + i + 1,
-                // A line longer than a chunk: it ends the chunk.
-                None => memchr::memchr(b'\n', &map[cut..]).map_or(map.len(), |i| cut + i + 1),
-            }
-        };
-        let lines = count_newlines(&map[start..end]);
-        if jobs.send(Job { seq, lines_before, text: Text::Mapped(Arc::clone(map), start..end), error: None }).is_err() {
-            return; // Every worker is gone.
-        }
-        (seq, lines_before, start) = (seq + 1, lines_before + lines, end);
-    }
-    let _ = parsed.send((seq, Parsed::End));
-}
-
 /// The reader: cuts `input` into chunks that end at a line end (the last may not), waiting
 /// for a permit before each, and ends the stream with [`Parsed::End`].
 fn cut(mut input: Box<dyn BufRead + Send>, chunk_bytes: usize, permits: &Receiver<()>, jobs: &Sender<Job>, parsed: &Sender<(u64, Parsed)>) {
@@ -240,7 +170,7 @@ fn cut(mut input: Box<dyn BufRead + Send>, chunk_bytes: usize, permits: &Receive
             text.truncate(memchr::memrchr(b'\n', &text).map_or(0, |i| i + 1));
         }
         let lines = count_newlines(&text);
-        if jobs.send(Job { seq, lines_before, text: Text::Read(text), error }).is_err() {
+        if jobs.send(Job { seq, lines_before, text, error }).is_err() {
             return; // Every worker is gone.
         }
         seq += 1;
@@ -286,9 +216,8 @@ fn parse_chunks(jobs: &Mutex<Receiver<Job>>, parsed: &Sender<(u64, Parsed)>, pat
             Ok(job) => job,
             Err(_) => return,
         };
-        let text = job.text.bytes();
-        let mut blocks = Vec::with_capacity(text.len() / TEXT_BYTES_PER_BLOCK);
-        let mut error = format::for_each_chunk_record(text, job.lines_before, path, format, options, |r| {
+        let mut blocks = Vec::with_capacity(job.text.len() / TEXT_BYTES_PER_BLOCK);
+        let mut error = format::for_each_chunk_record(job.text, job.lines_before, path, format, options, |r| {
             if !wanted(split, &r) {
                 return Ok(());
             }
@@ -372,7 +301,6 @@ mod tests {
             if unterminated {
                 text.pop();
             }
-            // A plain file is mapped, a compressed one read through its decompressor.
             std::fs::write(&path, if compressed { gzip(text.as_bytes()) } else { text.clone().into_bytes() }).unwrap();
             let filters = Filters { relative_window_us: window.then_some((100, 600)), ..Filters::default() };
             let (sequential, parallel) = both(&trace_input(&path, lenient, filters), workers, chunk_bytes);

@@ -161,7 +161,7 @@ pub fn from_reader(input: Box<dyn BufRead>, path: &Path, format: &Format, option
 /// For formats whose [lines are independent](Format::lines_are_independent). No iterator
 /// stands between the parser and `each` (this is the parallel reader's hot loop); the first
 /// error, the reader's or `each`'s, ends it.
-pub fn for_each_chunk_record(bytes: &[u8], lines_before: u64, path: &Path, format: &Format, options: &ReadOptions, mut each: impl FnMut(Record) -> Result<()>) -> Result<()> {
+pub fn for_each_chunk_record(bytes: Vec<u8>, lines_before: u64, path: &Path, format: &Format, options: &ReadOptions, mut each: impl FnMut(Record) -> Result<()>) -> Result<()> {
     /// The lines of `bytes` as [`TextReader::step`] reads them, in a loop of its own.
     fn run<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick>(bytes: &[u8], mut reader: TextReader<Named<Fast>>, each: &mut impl FnMut(Record) -> Result<()>) -> Result<()> {
         let mut at = 0;
@@ -193,10 +193,10 @@ pub fn for_each_chunk_record(bytes: &[u8], lines_before: u64, path: &Path, forma
     }
     // One loop per fast parser, so that it is inlined.
     match format {
-        Format::Alibaba => run(bytes, reader(parse, text::alibaba_fast, lines_before, path, options), &mut each),
-        Format::Tencent => run(bytes, reader(parse, text::tencent_fast, lines_before, path, options), &mut each),
-        Format::CloudPhysicsCsv => run(bytes, reader(parse, text::cloudphysics_csv_fast, lines_before, path, options), &mut each),
-        _ => run(bytes, reader(parse, text::no_fast_parser, lines_before, path, options), &mut each),
+        Format::Alibaba => run(&bytes, reader(parse, text::alibaba_fast, lines_before, path, options), &mut each),
+        Format::Tencent => run(&bytes, reader(parse, text::tencent_fast, lines_before, path, options), &mut each),
+        Format::CloudPhysicsCsv => run(&bytes, reader(parse, text::cloudphysics_csv_fast, lines_before, path, options), &mut each),
+        _ => run(&bytes, reader(parse, text::no_fast_parser, lines_before, path, options), &mut each),
     }
 }
 
@@ -224,24 +224,15 @@ pub fn decompress_reader(mut file: Box<dyn BufRead + Send>, path: &Path) -> Resu
     let io = |e| TraceError::Io { context: format!("{}: read", path.display()), error: e };
     let magic = file.fill_buf().map_err(io)?;
     let bad = |reason: String| TraceError::Decompress { path: path.to_path_buf(), reason };
-    Ok(if !is_compressed(magic) {
-        file
-    } else if magic.starts_with(&GZIP_MAGIC) {
+    Ok(if magic.starts_with(&[0x1F, 0x8B]) {
         Box::new(BufReader::with_capacity(1 << 20, flate2::bufread::MultiGzDecoder::new(file)))
-    } else if magic.starts_with(BZIP2_MAGIC) {
+    } else if magic.starts_with(b"BZh") {
         Box::new(BufReader::with_capacity(1 << 20, bzip2::bufread::MultiBzDecoder::new(file)))
-    } else {
+    } else if magic.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
         Box::new(BufReader::with_capacity(1 << 20, zstd::stream::read::Decoder::with_buffer(file).map_err(|e| bad(format!("zstd: {e}")))?))
+    } else {
+        Box::new(file)
     })
-}
-
-const GZIP_MAGIC: [u8; 2] = [0x1F, 0x8B];
-const BZIP2_MAGIC: &[u8; 3] = b"BZh";
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
-
-/// Whether a file starting with `magic` is read through a decompressor.
-pub fn is_compressed(magic: &[u8]) -> bool {
-    magic.starts_with(&GZIP_MAGIC) || magic.starts_with(BZIP2_MAGIC) || magic.starts_with(&ZSTD_MAGIC)
 }
 
 /// Guesses a file's format from its first data line (or its extension for binary vscsi).
@@ -712,7 +703,7 @@ mod tests {
                 let mut lines_before = 0;
                 for piece in &pieces {
                     let options = ReadOptions { lenient };
-                    if let Err(e) = for_each_chunk_record(piece.as_bytes(), lines_before, Path::new("t.csv"), format, &options, |r| {
+                    if let Err(e) = for_each_chunk_record(piece.clone().into_bytes(), lines_before, Path::new("t.csv"), format, &options, |r| {
                         got.push(Ok(r));
                         Ok(())
                     }) {
