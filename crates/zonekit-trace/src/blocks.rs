@@ -22,6 +22,12 @@ pub const BLOCK_BITS: u32 = 40;
 pub const MAX_VOLUME: u32 = (1 << (64 - BLOCK_BITS)) - 1;
 
 impl BlockIo {
+    /// Block `block` of request `r`, whose first block is `first`.
+    #[inline]
+    pub fn of_request(r: &Record, block: u64, first: u64) -> BlockIo {
+        BlockIo { time_us: r.time_us, volume: r.volume, block, op: r.op, starts_request: block == first }
+    }
+
     /// (volume, block) packed into one integer.
     #[inline]
     pub fn key(&self) -> u64 {
@@ -119,7 +125,7 @@ impl<I: Iterator<Item = Result<Record>>> Iterator for Splitter<I> {
         loop {
             if let Some((r, first, next, last)) = &mut self.current {
                 if *next <= *last {
-                    let b = BlockIo { time_us: r.time_us, volume: r.volume, block: *next, op: r.op, starts_request: *next == *first };
+                    let b = BlockIo::of_request(r, *next, *first);
                     *next += 1;
                     return Some(Ok(b));
                 }
@@ -142,7 +148,7 @@ impl<I: Iterator<Item = Result<Record>>> Iterator for Splitter<I> {
             };
             // Most requests are one block: hand it over without parking it in `current`.
             if first == last {
-                return Some(Ok(BlockIo { time_us: r.time_us, volume: r.volume, block: first, op: r.op, starts_request: true }));
+                return Some(Ok(BlockIo::of_request(&r, first, first)));
             }
             self.current = Some((r, first, first, last));
         }

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use crate::binary::{BlockRecord, NEVER};
 use crate::blocks::{block_range, BlockIo, SplitOptions, Splitter};
 use crate::format::{self, Format, ReadOptions};
-use crate::record::{Record, Result, TraceError};
+use crate::record::{Result, TraceError};
 
 /// Text per chunk: its blocks (~30 bytes of text each in the common formats, 32 bytes as
 /// records) stay in cache on their way to the consumer.
@@ -29,12 +29,6 @@ pub const CHUNK_BYTES: usize = 512 << 10;
 
 /// Bytes of text per block, about, in the common formats: sizes a chunk's block vector.
 const TEXT_BYTES_PER_BLOCK: usize = 32;
-
-/// Whether `split`'s filters keep `r`, as the [`Splitter`] decides.
-#[inline]
-fn wanted(split: &SplitOptions, r: &Record) -> bool {
-    !split.filters() || split.wanted(r)
-}
 
 /// A chunk for a worker: lines `lines_before + 1 ...` of the input, and the read error that
 /// ended the input after them, if one did.
@@ -217,13 +211,13 @@ fn parse_chunks(jobs: &Mutex<Receiver<Job>>, parsed: &Sender<(u64, Parsed)>, pat
             Err(_) => return,
         };
         let mut blocks = Vec::with_capacity(job.text.len() / TEXT_BYTES_PER_BLOCK);
-        let mut error = format::for_each_chunk_record(job.text, job.lines_before, path, format, options, |r| {
-            if !wanted(split, &r) {
+        let mut error = format::for_each_chunk_record(&job.text, job.lines_before, path, format, options, |r| {
+            if !split.wanted(&r) {
                 return Ok(());
             }
             if let Some((first, last)) = block_range(&r, block_shift)? {
                 for block in first..=last {
-                    blocks.push(BlockRecord { io: BlockIo { time_us: r.time_us, volume: r.volume, block, op: r.op, starts_request: block == first }, next_write: NEVER });
+                    blocks.push(BlockRecord { io: BlockIo::of_request(&r, block, first), next_write: NEVER });
                 }
             }
             Ok(())

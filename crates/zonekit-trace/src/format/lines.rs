@@ -22,6 +22,7 @@ pub struct Line<'a> {
     pub len: usize,
 }
 
+#[cfg(test)]
 impl<'a> Line<'a> {
     pub fn bytes(&self) -> &'a [u8] {
         &self.text[..self.len]

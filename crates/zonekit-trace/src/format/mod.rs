@@ -161,42 +161,36 @@ pub fn from_reader(input: Box<dyn BufRead>, path: &Path, format: &Format, option
 /// For formats whose [lines are independent](Format::lines_are_independent). No iterator
 /// stands between the parser and `each` (this is the parallel reader's hot loop); the first
 /// error, the reader's or `each`'s, ends it.
-pub fn for_each_chunk_record(bytes: Vec<u8>, lines_before: u64, path: &Path, format: &Format, options: &ReadOptions, mut each: impl FnMut(Record) -> Result<()>) -> Result<()> {
-    /// The lines of `bytes` as [`TextReader::step`] reads them, in a loop of its own.
-    fn run<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick>(bytes: &[u8], mut reader: TextReader<Named<Fast>>, each: &mut impl FnMut(Record) -> Result<()>) -> Result<()> {
+pub fn for_each_chunk_record(bytes: &[u8], lines_before: u64, path: &Path, format: &Format, options: &ReadOptions, mut each: impl FnMut(Record) -> Result<()>) -> Result<()> {
+    fn run<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick>(
+        bytes: &[u8],
+        mut line_no: u64,
+        mut format: Named<Fast>,
+        path: &Path,
+        options: &ReadOptions,
+        each: &mut impl FnMut(Record) -> Result<()>,
+    ) -> Result<()> {
+        let mut stats = ReadStats::default();
         let mut at = 0;
         while at < bytes.len() {
             let text = &bytes[at..];
-            let mut len = memchr::memchr(b'\n', text).unwrap_or(text.len());
+            let len = memchr::memchr(b'\n', text).unwrap_or(text.len());
             at += len + 1;
-            reader.line_no += 1;
-            if len > 0 && text[len - 1] == b'\r' {
-                len = text[..len].iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
-            }
-            match (reader.format.fast)(&mut reader.format.state, text, len) {
-                Quick::Record(r) => each(r)?,
-                Quick::NoRecord => {}
-                Quick::Unusual => {
-                    if let Some(r) = unusual_line(&mut reader.format, &mut reader.stats, &reader.options, &reader.path, reader.line_no, &text[..len])? {
-                        each(r)?;
-                    }
-                }
+            line_no += 1;
+            if let Some(r) = parse_line(&mut format, &mut stats, options, path, line_no, text, len)? {
+                each(r)?;
             }
         }
         Ok(())
     }
     debug_assert!(format.lines_are_independent());
     let parse = format.line_parser().expect("text format");
-    // The reader is there for the line parser and the errors: the loop reads the lines itself.
-    fn reader<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick>(parse: LineParser, fast: Fast, lines_before: u64, path: &Path, options: &ReadOptions) -> TextReader<Named<Fast>> {
-        TextReader::named(Box::new(std::io::empty()), Lines::new(1), lines_before, path.to_path_buf(), Named::new(parse, fast), options.clone())
-    }
     // One loop per fast parser, so that it is inlined.
     match format {
-        Format::Alibaba => run(&bytes, reader(parse, text::alibaba_fast, lines_before, path, options), &mut each),
-        Format::Tencent => run(&bytes, reader(parse, text::tencent_fast, lines_before, path, options), &mut each),
-        Format::CloudPhysicsCsv => run(&bytes, reader(parse, text::cloudphysics_csv_fast, lines_before, path, options), &mut each),
-        _ => run(&bytes, reader(parse, text::no_fast_parser, lines_before, path, options), &mut each),
+        Format::Alibaba => run(bytes, lines_before, Named::new(parse, text::alibaba_fast), path, options, &mut each),
+        Format::Tencent => run(bytes, lines_before, Named::new(parse, text::tencent_fast), path, options, &mut each),
+        Format::CloudPhysicsCsv => run(bytes, lines_before, Named::new(parse, text::cloudphysics_csv_fast), path, options, &mut each),
+        _ => run(bytes, lines_before, Named::new(parse, text::no_fast_parser), path, options, &mut each),
     }
 }
 
@@ -391,6 +385,27 @@ impl<F: LineFormat> TextReader<F> {
 /// The message `read_line` gave for a line that is not UTF-8.
 const NOT_UTF8: &str = "stream did not contain valid UTF-8";
 
+/// Line `line_no`, the first `len` bytes of `text` (then its `\n` and whatever follows, which
+/// the fast parser may read past the line): its record, `None` for a line without one, or the
+/// error that ends the stream. What [`TextReader`] and [`for_each_chunk_record`] do with
+/// every line.
+#[inline(always)]
+fn parse_line<F: LineFormat>(format: &mut F, stats: &mut ReadStats, options: &ReadOptions, path: &Path, line_no: u64, text: &[u8], mut len: usize) -> Result<Option<Record>> {
+    // A `\r` before the `\n` (CRLF) is not part of the line.
+    if len > 0 && text[len - 1] == b'\r' {
+        len = text[..len].iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
+    }
+    debug_assert!(text.get(len).is_none_or(|b| matches!(b, b'\r' | b'\n')));
+    match format.parse_bytes(text, len) {
+        Quick::Record(r) => {
+            stats.records += 1;
+            Ok(Some(r))
+        }
+        Quick::NoRecord => Ok(None),
+        Quick::Unusual => unusual_line(format, stats, options, path, line_no, &text[..len]),
+    }
+}
+
 /// A line the fast parser left to the line parser, after `line_no - 1` others: its record,
 /// `None` for a line without one (blank, a comment, another command, or skipped in lenient
 /// mode), or the error that ends the stream (not UTF-8, or malformed).
@@ -441,18 +456,7 @@ impl<F: LineFormat> TextReader<F> {
                 Some(Err(e)) => return self.fail(decompress_error(&self.path, e)),
             };
             self.line_no += 1;
-            // The line has no `\n`; a `\r` before it (CRLF) is not part of the line.
-            let len = line.bytes().iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
-            debug_assert!(line.text.get(len).is_none_or(|b| matches!(b, b'\r' | b'\n')));
-            match self.format.parse_bytes(line.text, len) {
-                Quick::Record(r) => {
-                    self.stats.records += 1;
-                    return Step::Record(r);
-                }
-                Quick::NoRecord => continue,
-                Quick::Unusual => {}
-            }
-            match unusual_line(&mut self.format, &mut self.stats, &self.options, &self.path, self.line_no, &line.text[..len]) {
+            match parse_line(&mut self.format, &mut self.stats, &self.options, &self.path, self.line_no, line.text, line.len) {
                 Ok(Some(r)) => return Step::Record(r),
                 Ok(None) => continue,
                 Err(e) => return self.fail(e),
@@ -703,7 +707,7 @@ mod tests {
                 let mut lines_before = 0;
                 for piece in &pieces {
                     let options = ReadOptions { lenient };
-                    if let Err(e) = for_each_chunk_record(piece.clone().into_bytes(), lines_before, Path::new("t.csv"), format, &options, |r| {
+                    if let Err(e) = for_each_chunk_record(piece.as_bytes(), lines_before, Path::new("t.csv"), format, &options, |r| {
                         got.push(Ok(r));
                         Ok(())
                     }) {
