@@ -1,8 +1,9 @@
 //! Getting a trace ready for replay, so that the replay loop does nothing but replay.
 //!
 //! 1. **One pass** ([`stage`]). The input — a text trace, a binary trace, a generated
-//!    workload, any filters applied — is read once, parsed or decoded on a reader thread and
-//!    handed over in batches through a bounded queue ([`for_each_batch`]). On the way every
+//!    workload, any filters applied — is read once, parsed or decoded ahead of the pass (a
+//!    text trace on every core) and handed over in batches through a bounded queue
+//!    ([`for_each_batch`]). On the way every
 //!    written block gets a dense id, 0, 1, 2, ... in order of first write (the key map lives
 //!    only during this pass, so the replay holds no map), and the distinct blocks are counted
 //!    exactly and estimated as the device sizing always has ([`DistinctCounter`], over the
@@ -55,7 +56,7 @@ const FLAG_NEXT_WRITE: u64 = 1;
 /// Bytes of the source at each end its fingerprint covers.
 const FINGERPRINT_BYTES: u64 = 64 << 10;
 
-/// Hands `input`'s records (its filters applied), read on a thread of its own
+/// Hands `input`'s records (its filters applied), read ahead on threads of their own
 /// ([`Input::record_batches`]), to `each_batch` in trace order. A read error ends the pass
 /// with that error, after the records before it were handed over.
 pub fn for_each_batch(input: &Input, mut each_batch: impl FnMut(&[BlockRecord]) -> Result<()>) -> Result<()> {

@@ -193,16 +193,20 @@ impl Input {
     /// ([`parallel`](crate::parallel)), anything else on one thread of its own, in batches of
     /// up to [`BATCH_RECORDS`]. The threads stop when the iterator is dropped.
     pub fn record_batches(&self) -> Box<dyn Iterator<Item = Result<Vec<BlockRecord>>>> {
+        // The format is detected once, whichever way the trace is read.
+        let input = match self.with_format_detected() {
+            Ok(input) => input,
+            Err(e) => return Box::new(std::iter::once(Err(e))),
+        };
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_PARSING_THREADS);
         if workers > 1 {
-            if let Some(batches) = self.parallel_batches(workers, crate::parallel::CHUNK_BYTES) {
+            if let Some(batches) = input.parallel_batches(workers, crate::parallel::CHUNK_BYTES) {
                 return batches;
             }
         }
         // Batches in flight: the reader runs at most this far ahead.
         const QUEUE_BATCHES: usize = 4;
         let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<BlockRecord>>>(QUEUE_BATCHES);
-        let input = self.clone();
         std::thread::spawn(move || {
             let records = match input.records() {
                 Ok(r) => r,
@@ -230,22 +234,25 @@ impl Input {
         Box::new(rx.into_iter())
     }
 
-    /// The batches of a text trace whose lines are independent, parsed by `workers` threads
-    /// in chunks of `chunk_bytes`, the filters applied in order; `None` for any other input.
+    /// This input with a text trace's format named (detected if it was not).
+    fn with_format_detected(&self) -> Result<Input> {
+        let mut input = self.clone();
+        if let Source::Trace { path, format: format @ None, .. } = &mut input.source {
+            *format = Some(format::detect(path)?);
+        }
+        Ok(input)
+    }
+
+    /// The batches of a text trace whose format is named and its lines independent, parsed by
+    /// `workers` threads in chunks of `chunk_bytes`, the filters applied in order; `None` for
+    /// any other input.
     pub(crate) fn parallel_batches(&self, workers: usize, chunk_bytes: usize) -> Option<Box<dyn Iterator<Item = Result<Vec<BlockRecord>>>>> {
-        let Source::Trace { path, format, lenient } = &self.source else { return None };
-        let format = match format {
-            Some(f) => f.clone(),
-            None => match format::detect(path) {
-                Ok(f) => f,
-                Err(e) => return Some(Box::new(std::iter::once(Err(e)))),
-            },
-        };
+        let Source::Trace { path, format: Some(format), lenient } = &self.source else { return None };
         if !format.lines_are_independent() {
             return None;
         }
         let split = SplitOptions { block_size_bytes: self.filters.split.block_size_bytes, ..Default::default() };
-        let batches = match crate::parallel::block_batches(path, &format, &ReadOptions { lenient: *lenient }, split, workers, chunk_bytes) {
+        let batches = match crate::parallel::block_batches(path, format, &ReadOptions { lenient: *lenient }, split, workers, chunk_bytes) {
             Ok(b) => b,
             Err(e) => return Some(Box::new(std::iter::once(Err(e)))),
         };
@@ -262,7 +269,7 @@ impl Input {
     }
 
     /// The records for a pass that does little per record: a text trace or a workload is read
-    /// on a thread of its own ([`Input::record_batches`], a record at a time), a binary trace
+    /// ahead ([`Input::record_batches`], handed out a record at a time), a binary trace
     /// directly (decoding it costs less than handing it between threads).
     pub fn records_pipelined(&self) -> Box<dyn Iterator<Item = Result<BlockRecord>> + '_> {
         if let Source::Binary(_) = self.source {
