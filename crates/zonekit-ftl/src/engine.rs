@@ -40,11 +40,18 @@ struct BlockState {
     policy: u32,
 }
 
+/// Where a slot's bit is in a bitmap of one bit per slot, 64 to a word: the word, the bit.
+#[inline]
+fn live_bit(slot: u32) -> (usize, u64) {
+    (slot as usize / 64, 1 << (slot % 64))
+}
+
 /// The words of a bitmap (one bit per slot, 64 to a word) that cover `slots`: each word's
 /// index and the mask of its bits within `slots`.
 fn bitmap_words(slots: std::ops::Range<u64>) -> impl Iterator<Item = (usize, u64)> {
-    let (start, end) = (slots.start, slots.end);
-    (start / 64..end.div_ceil(64)).map(move |w| {
+    let (start, end) = (slots.start, slots.end.max(slots.start));
+    let words = if start == end { 0..0 } else { start / 64..end.div_ceil(64) };
+    words.map(move |w| {
         let low = start.saturating_sub(w * 64) as u32;
         let high = (end - w * 64).min(64) as u32;
         (w as usize, (u64::MAX << low) & (u64::MAX >> (64 - high)))
@@ -582,17 +589,20 @@ impl<D: ZonedDevice> Ftl<D> {
 
     #[inline]
     fn is_live(&self, slot: u32) -> bool {
-        self.live[slot as usize / 64] & (1 << (slot % 64)) != 0
+        let (word, bit) = live_bit(slot);
+        self.live[word] & bit != 0
     }
 
     #[inline]
     fn set_live(&mut self, slot: u32) {
-        self.live[slot as usize / 64] |= 1 << (slot % 64);
+        let (word, bit) = live_bit(slot);
+        self.live[word] |= bit;
     }
 
     #[inline]
     fn invalidate(&mut self, slot: u32) {
-        self.live[slot as usize / 64] &= !(1 << (slot % 64));
+        let (word, bit) = live_bit(slot);
+        self.live[word] &= !bit;
         let zone = self.zone_of(slot);
         let z = &mut self.zones[zone];
         debug_assert!(z.valid > 0);
@@ -861,6 +871,32 @@ impl<D: ZonedDevice> Ftl<D> {
                 ZoneUse::Free => assert!(d.zone_type == ZoneType::Conventional || d.state == zonekit_device::ZoneState::Empty, "free zone {z} is {} on the device", d.state),
                 ZoneUse::Open => assert_eq!(d.written_blocks(), info.written, "write pointer of open zone {z}"),
                 ZoneUse::Full => assert_eq!(d.state, zonekit_device::ZoneState::Full, "full zone {z}"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words and masks cover exactly the slots of the range, whatever its alignment.
+    #[test]
+    fn bitmap_words_cover_exactly_the_range() {
+        for start in 0..200u64 {
+            for end in start..start + 200 {
+                let mut covered = vec![false; 400];
+                for (w, mask) in bitmap_words(start..end) {
+                    assert_ne!(mask, 0, "{start}..{end}: word {w} holds none of the range");
+                    for bit in 0..64 {
+                        if mask >> bit & 1 == 1 {
+                            covered[w * 64 + bit] = true;
+                        }
+                    }
+                }
+                let expected: Vec<bool> = (0..400).map(|s| (start..end).contains(&s)).collect();
+                assert_eq!(covered, expected, "{start}..{end}");
+                assert_eq!(live_bit(start as u32), (start as usize / 64, 1 << (start % 64)));
             }
         }
     }
