@@ -5,7 +5,7 @@
 use zonekit_base::NEVER;
 
 use crate::error::Result;
-use crate::stage::{for_each_dense_batch, Staged};
+use crate::stage::{Prepared, Staged};
 
 /// A block-granular engine the harness can replay a trace through. Blocks arrive as dense
 /// ids, 0, 1, 2, ... in order of first write, so an engine indexes its per-block state
@@ -19,20 +19,13 @@ pub trait BlockEngine {
     fn write(&mut self, id: u32, time_us: u64, next_write: u64) -> Result<()>;
 }
 
-/// Counts of what [`drive`] fed.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct Fed {
-    pub writes: u64,
-    /// Reads in the trace (the block engines do not model reads).
-    pub reads: u64,
-}
-
-/// Feeds every write of the staged trace to `engine`, in order. `progress` is called now and
-/// then with the number of writes so far.
-pub fn drive<E: BlockEngine>(engine: &mut E, staged: &Staged, progress: &mut dyn FnMut(u64)) -> Result<Fed> {
+/// Feeds every write of the prepared trace to `engine`, in order, and returns its replay
+/// stream (written meanwhile if the trace was not numbered yet: [`Prepared::for_each_batch`]).
+/// `progress` is called now and then with the number of writes so far.
+pub fn drive<E: BlockEngine>(engine: &mut E, trace: Prepared, progress: &mut dyn FnMut(u64)) -> Result<Staged> {
     const AHEAD: usize = 8;
     let mut writes = 0u64;
-    for_each_dense_batch(staged, |batch| {
+    let staged = trace.for_each_batch(|batch| {
         let ids = &batch.ids[..];
         let times_us = &batch.times_us[..ids.len()];
         for (i, (&id, &time_us)) in ids.iter().zip(times_us).enumerate() {
@@ -49,5 +42,5 @@ pub fn drive<E: BlockEngine>(engine: &mut E, staged: &Staged, progress: &mut dyn
         Ok(())
     })?;
     progress(writes);
-    Ok(Fed { writes, reads: staged.reads })
+    Ok(staged)
 }

@@ -15,7 +15,7 @@ use zonekit_trace::input::Input;
 
 use crate::driver::{drive, BlockEngine};
 use crate::error::{LabError, Result};
-use crate::stage::{stage, with_future, Staged};
+use crate::stage::{prepare, with_future, Prepared, Staged};
 
 /// The device preset replays size their device from, unless told otherwise.
 pub const DEFAULT_PRESET: &str = "femu-zns";
@@ -221,9 +221,9 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
     spec.validate()?;
     let temp = TempDir::new()?;
     let started = Instant::now();
-    let staged = stage(input, temp.path())?;
+    let prepared = prepare(input, temp.path())?;
     let stage_s = started.elapsed().as_secs_f64();
-    let mut report = replay_staged(&staged, spec, temp.path(), progress)?;
+    let mut report = replay_prepared(prepared, spec, temp.path(), progress)?;
     report.workload = input.describe();
     report.stage_s += stage_s;
     Ok(report)
@@ -232,9 +232,14 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
 /// [`replay`] of a trace already staged (a sweep stages its input once for every run).
 /// Temporary files (an annotated copy for the oracles) go to `dir`.
 pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, progress: &mut dyn FnMut(u64)) -> Result<ReplayReport> {
+    replay_prepared(Prepared::Staged(staged.clone()), spec, dir, progress)
+}
+
+/// [`replay`] of a trace ready for it: staged, or numbered as it is replayed.
+fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, progress: &mut dyn FnMut(u64)) -> Result<ReplayReport> {
     spec.validate()?;
     let started_stage = Instant::now();
-    let distinct_estimate = (staged.distinct_estimate as f64 * 1.04) as u64 + 16;
+    let distinct_estimate = (trace.distinct_estimate() as f64 * 1.04) as u64 + 16;
     let opened = spec.device.as_deref().map(zonekit_device::open_path).transpose()?;
     let zone_blocks = match &opened {
         Some(o) => o.device.geometry().zone_capacity_blocks,
@@ -257,14 +262,14 @@ pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, 
     let env = PolicyEnv { zone_blocks, capacity_blocks: provisional_capacity };
     let placement = placement::create(&spec.placement, &spec.params, env)?;
     let victim = victim::create(&spec.victim, spec.seed)?;
-    let staged = if placement.needs_future() { with_future(staged.clone(), dir)? } else { staged.clone() };
+    let trace = if placement.needs_future() { Prepared::Staged(with_future(trace.into_staged()?, dir)?) } else { trace };
     let stage_s = started_stage.elapsed().as_secs_f64();
     let started = Instant::now();
-    let blocks = staged.distinct as usize;
+    let blocks = trace.blocks_hint();
     let (g, run) = match opened {
         Some(o) => {
             let g = *o.device.geometry();
-            (g, run_ftl(Ftl::new_dense(o.device, placement, victim, spec.config, blocks)?, &staged, progress, |_| None))
+            (g, run_ftl(Ftl::new_dense(o.device, placement, victim, spec.config, blocks)?, trace, progress, |_| None))
         }
         None => {
             let (g, behavior, flash) = geometry_for(spec, distinct_estimate, placement.classes())?;
@@ -272,7 +277,7 @@ pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, 
             let mem = MemDevice::new(g, behavior, mode)?;
             let run = if spec.timing {
                 let dev = TimedDevice::new(mem, flash, 32)?;
-                run_ftl(Ftl::new_dense(dev, placement, victim, spec.config, blocks)?, &staged, progress, |d| Some(d.report().elapsed_ns as f64 / 1e9))
+                run_ftl(Ftl::new_dense(dev, placement, victim, spec.config, blocks)?, trace, progress, |d| Some(d.report().elapsed_ns as f64 / 1e9))
             } else {
                 {
                     let mut ftl = Ftl::new_dense(mem, placement, victim, spec.config, blocks)?;
@@ -281,13 +286,13 @@ pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, 
                     if !spec.config.store_data {
                         ftl.defer_appends()?;
                     }
-                    run_ftl(ftl, &staged, progress, |_| None)
+                    run_ftl(ftl, trace, progress, |_| None)
                 }
             };
             (g, run)
         }
     };
-    let Run { stats, zones, device_time_s, bytes_per_block, distinct, reads } = run?;
+    let Run { stats, zones, device_time_s, bytes_per_block, distinct, staged } = run?;
     let wall_s = started.elapsed().as_secs_f64();
     let hist = stats.gp_histogram(None);
     let resets: Vec<u64> = zones.iter().map(|z| z.resets).collect();
@@ -318,7 +323,7 @@ pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, 
         gp_histogram: hist.to_vec(),
         gp_histogram_by_class: stats.reclaimed_gp_by_class.iter().map(|h| h.to_vec()).collect(),
         resets_min_max_mean: (resets.iter().copied().min().unwrap_or(0), resets.iter().copied().max().unwrap_or(0), resets.iter().sum::<u64>() as f64 / resets.len().max(1) as f64),
-        read_blocks: reads,
+        read_blocks: staged.reads,
         device_time_s,
         stage_s,
         wall_s,
@@ -334,11 +339,12 @@ struct Run {
     device_time_s: Option<f64>,
     bytes_per_block: f64,
     distinct: u64,
-    reads: u64,
+    /// The replay stream the run read or wrote.
+    staged: Staged,
 }
 
-fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, staged: &Staged, progress: &mut dyn FnMut(u64), device_time_s: impl Fn(&D) -> Option<f64>) -> Result<Run> {
-    let reads = drive(&mut ftl, staged, progress)?.reads;
+fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, trace: Prepared, progress: &mut dyn FnMut(u64), device_time_s: impl Fn(&D) -> Option<f64>) -> Result<Run> {
+    let staged = drive(&mut ftl, trace, progress)?;
     ftl.sync_device()?;
     Ok(Run {
         stats: ftl.stats().clone(),
@@ -346,7 +352,7 @@ fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, staged: &Staged, progress: &mut dyn 
         device_time_s: device_time_s(ftl.device()),
         bytes_per_block: ftl.bytes_per_block(),
         distinct: ftl.live_blocks(),
-        reads,
+        staged,
     })
 }
 

@@ -19,6 +19,13 @@
 //!    write, from one backward pass over the stream (4 bytes per distinct block).
 //! 4. **Pipelined replay** ([`for_each_dense_batch`]): a reader thread reads the stream into
 //!    [`DenseBatch`]es, so the replay thread only replays.
+//! 5. **Numbering beside the replay** ([`prepare`], [`Prepared::for_each_batch`]). A binary
+//!    trace records its distinct blocks' estimate, and the device is sized from that alone:
+//!    its single replay need not wait for the numbering. A thread numbers the writes (and
+//!    writes the stream for the next run) while the replay consumes them, on the core that
+//!    would otherwise idle. A text trace or workload is sized only once every write was read,
+//!    so it is staged first (a first pass that kept each write's key for numbering beside the
+//!    replay was tried: its 16 bytes a write to write and read back cost what it saved).
 //!
 //! # Replay stream (`.zkr`, little-endian)
 //!
@@ -39,6 +46,7 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::SyncSender;
 
 use zonekit_base::map::mix64;
 use zonekit_base::{BlockMap, DistinctCounter, NEVER};
@@ -55,6 +63,8 @@ const HEADER_BYTES: usize = 128;
 const FLAG_NEXT_WRITE: u64 = 1;
 /// Bytes of the source at each end its fingerprint covers.
 const FINGERPRINT_BYTES: u64 = 64 << 10;
+/// Batches in flight between the thread that reads or numbers a stream and the replay.
+const QUEUE_BATCHES: usize = 4;
 
 /// Hands `input`'s records (its filters applied), read ahead on threads of their own
 /// ([`Input::record_batches`]), to `each_batch` in trace order. A read error ends the pass
@@ -229,38 +239,317 @@ fn temp_name(p: &Path) -> PathBuf {
     PathBuf::from(t)
 }
 
+/// Where the replay stream of `input` is kept: the source's identity, how it is read, and
+/// the places it may go, best first (beside a user's trace, else in `dir`).
+struct StreamHome {
+    identity: Identity,
+    key: u64,
+    places: Vec<PathBuf>,
+    /// Whether the stream belongs to a user's file (and so may be found again).
+    of_file: bool,
+}
+
+impl StreamHome {
+    fn of(input: &Input, dir: &Path) -> Result<StreamHome> {
+        let file = source_file(input);
+        let identity = match file {
+            Some(p) => identity_of(p).map_err(LabError::io(p))?,
+            None => (0, 0, 0),
+        };
+        let places = match file {
+            Some(p) => {
+                let name = p.file_name().map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+                vec![stream_cache_path(p), dir.join(format!("{name}.zkr"))]
+            }
+            None => vec![unique_path(dir, "staged", "zkr")],
+        };
+        Ok(StreamHome { identity, key: reading_key(input), places, of_file: file.is_some() })
+    }
+
+    /// The stream a run before this one left, if it is whole and still belongs to the source.
+    fn cached(&self, input: &Input) -> Option<Staged> {
+        if !self.of_file {
+            return None;
+        }
+        self.places.iter().find_map(|p| cached_stream(p, input, self.identity, self.key))
+    }
+}
+
 /// Stages `input` (see the module doc): its cached replay stream if there is one, else the
 /// one pass that writes it — beside a user's trace if its directory takes a file, else in
 /// `dir`.
 pub fn stage(input: &Input, dir: &Path) -> Result<Staged> {
-    let key = reading_key(input);
-    let file = source_file(input);
-    let identity = match file {
-        Some(p) => identity_of(p).map_err(LabError::io(p))?,
-        None => (0, 0, 0),
-    };
-    let places: Vec<PathBuf> = match file {
-        Some(p) => {
-            let name = p.file_name().map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
-            vec![stream_cache_path(p), dir.join(format!("{name}.zkr"))]
-        }
-        None => vec![unique_path(dir, "staged", "zkr")],
-    };
-    if file.is_some() {
-        if let Some(s) = places.iter().find_map(|p| cached_stream(p, input, identity, key)) {
-            return Ok(s);
+    let home = StreamHome::of(input, dir)?;
+    if let Some(s) = home.cached(input) {
+        return Ok(s);
+    }
+    number_now(input, &home, &Recorded::of(input)?)
+}
+
+/// A trace ready for one replay ([`prepare`]).
+pub enum Prepared {
+    /// Its replay stream, written before.
+    Staged(Staged),
+    /// Sized, but its writes are numbered — and the stream written — while the replay runs.
+    Unnumbered(Unnumbered),
+}
+
+/// A trace whose device can be sized before its writes are numbered — it records its distinct
+/// blocks' estimate — so that numbering runs on a thread of its own beside the replay
+/// ([`Prepared::for_each_batch`]), on the core that would otherwise idle while one thread
+/// replays.
+pub struct Unnumbered {
+    input: Input,
+    home: StreamHome,
+    recorded: Recorded,
+    distinct_estimate: u64,
+}
+
+/// Readies `input` for one replay: its cached replay stream if there is one; else, for a
+/// trace that records its distinct blocks (a binary trace), the numbering pass to run beside
+/// the replay; else (a text trace, a workload: the device's size is known only once every
+/// write was read) the stream written by the one pass of [`stage`].
+pub fn prepare(input: &Input, dir: &Path) -> Result<Prepared> {
+    let home = StreamHome::of(input, dir)?;
+    if let Some(s) = home.cached(input) {
+        return Ok(Prepared::Staged(s));
+    }
+    let recorded = Recorded::of(input)?;
+    Ok(match recorded.distinct_estimate {
+        Some(distinct_estimate) => Prepared::Unnumbered(Unnumbered { input: input.clone(), home, recorded, distinct_estimate }),
+        None => Prepared::Staged(number_now(input, &home, &recorded)?),
+    })
+}
+
+/// The one pass that numbers the writes of `input` and writes its stream, with nothing beside.
+fn number_now(input: &Input, home: &StreamHome, recorded: &Recorded) -> Result<Staged> {
+    let mut numbering = Numbering::start(input, home, recorded, None)?;
+    number_records(input, &mut numbering)?;
+    numbering.finish()
+}
+
+impl Prepared {
+    /// Distinct written blocks as [`DistinctCounter::estimate`] counts them (see
+    /// [`Staged::distinct_estimate`]).
+    pub fn distinct_estimate(&self) -> u64 {
+        match self {
+            Prepared::Staged(s) => s.distinct_estimate,
+            Prepared::Unnumbered(u) => u.distinct_estimate,
         }
     }
-    let (final_path, tmp, out) = create_in_first(&places)?;
-    let result = write_stream(input, out, &tmp, identity, key).and_then(|mut staged| {
-        std::fs::rename(&tmp, &final_path).map_err(LabError::io(&final_path))?;
-        staged.path = final_path.clone();
+
+    /// How many blocks to make room for: exact once numbered, else the estimate with a margin.
+    pub fn blocks_hint(&self) -> usize {
+        match self {
+            Prepared::Staged(s) => s.distinct as usize,
+            Prepared::Unnumbered(u) => (u.distinct_estimate as f64 * 1.04) as usize + 16,
+        }
+    }
+
+    /// The replay stream, numbering the writes now if they are not yet.
+    pub fn into_staged(self) -> Result<Staged> {
+        match self {
+            Prepared::Staged(s) => Ok(s),
+            Prepared::Unnumbered(u) => u.number(None),
+        }
+    }
+
+    /// Hands every write to `each_batch` in trace order, as the replay loop reads them, and
+    /// returns the replay stream (written meanwhile if it was not yet). The batches are read
+    /// or numbered on a thread of their own through a bounded queue; an error of
+    /// `each_batch` stops that thread, and leaves no stream behind it.
+    pub fn for_each_batch(self, mut each_batch: impl FnMut(&DenseBatch) -> Result<()>) -> Result<Staged> {
+        let unnumbered = match self {
+            Prepared::Staged(s) => return for_each_dense_batch(&s, each_batch).map(|()| s),
+            Prepared::Unnumbered(u) => u,
+        };
+        let (tx, rx) = std::sync::mpsc::sync_channel::<DenseBatch>(QUEUE_BATCHES);
+        let numbering = std::thread::spawn(move || unnumbered.number(Some(tx)));
+        // The queue ends when the numbering thread is done, whether it succeeded or not.
+        let replayed = rx.iter().try_for_each(|batch| each_batch(&batch));
+        // A numbering thread blocked on a full queue wakes up to a closed one and stops.
+        drop(rx);
+        let numbered = numbering.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        replayed?;
+        numbered
+    }
+}
+
+impl Unnumbered {
+    /// The numbering pass: writes the replay stream and, with `to_replay`, sends each chunk
+    /// there as soon as it is numbered.
+    fn number(self, to_replay: Option<SyncSender<DenseBatch>>) -> Result<Staged> {
+        let mut numbering = Numbering::start(&self.input, &self.home, &self.recorded, to_replay)?;
+        number_records(&self.input, &mut numbering)?;
+        let staged = numbering.finish()?;
+        debug_assert_eq!(staged.distinct_estimate, self.distinct_estimate, "sized as the stream says");
         Ok(staged)
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
     }
-    result
+}
+
+/// What an unfiltered binary trace records of itself, and what is known of any other input
+/// before it is read.
+struct Recorded {
+    /// The source description (a binary trace's recorded source, else the input's).
+    source: String,
+    /// Each write comes with its next write (an annotated binary trace).
+    has_next_write: bool,
+    /// The distinct written blocks' estimate, when the trace records it.
+    distinct_estimate: Option<u64>,
+}
+
+impl Recorded {
+    fn of(input: &Input) -> Result<Recorded> {
+        let header = match &input.source {
+            Source::Binary(p) => Some(BinaryStream::open(p).map_err(LabError::input(input))?.header().clone()),
+            _ => None,
+        };
+        // Only what the pass reads as recorded: every block, at the recorded block size.
+        let as_recorded = header.filter(|h| !input.filters.drops_blocks() && h.block_size_bytes as u64 == input.filters.split.block_size_bytes);
+        Ok(match as_recorded {
+            Some(h) => Recorded { source: h.source, has_next_write: h.has_next_write, distinct_estimate: h.distinct_writes_estimate },
+            None => Recorded { source: input.describe(), has_next_write: false, distinct_estimate: None },
+        })
+    }
+}
+
+/// Numbers the written blocks in order of first write, counts and estimates the distinct ones,
+/// and writes the replay stream to a temporary file that [`Numbering::finish`] puts in place
+/// (dropped unfinished, it removes it). With a replay beside it, each chunk also goes there.
+struct Numbering {
+    staged: Staged,
+    identity: Identity,
+    key: u64,
+    /// Where the stream goes once whole (it is written beside it first).
+    place: PathBuf,
+    out: BufWriter<File>,
+    map: BlockMap<u32>,
+    hll: DistinctCounter,
+    recorded_estimate: Option<u64>,
+    chunk: Chunk,
+    to_replay: Option<SyncSender<DenseBatch>>,
+    finished: bool,
+}
+
+impl Numbering {
+    fn start(input: &Input, home: &StreamHome, recorded: &Recorded, to_replay: Option<SyncSender<DenseBatch>>) -> Result<Numbering> {
+        let (place, tmp, out) = create_in_first(&home.places)?;
+        let staged = Staged {
+            input: input.clone(),
+            path: tmp,
+            source: recorded.source.clone(),
+            writes: 0,
+            reads: 0,
+            distinct: 0,
+            distinct_estimate: 0,
+            has_next_write: recorded.has_next_write,
+        };
+        let mut numbering = Numbering {
+            identity: home.identity,
+            key: home.key,
+            place,
+            out: BufWriter::with_capacity(1 << 20, out),
+            // Sized from the estimate with the margin the device sizing uses, so it rarely
+            // grows; without one the map grows as it goes.
+            map: BlockMap::with_capacity(recorded.distinct_estimate.map_or(1 << 16, |n| (n as f64 * 1.04) as usize + 16)),
+            hll: DistinctCounter::new(),
+            recorded_estimate: recorded.distinct_estimate,
+            chunk: Chunk::default(),
+            to_replay,
+            finished: false,
+            staged,
+        };
+        let header_room = vec![0u8; numbering.staged.data_offset() as usize];
+        numbering.out.write_all(&header_room).map_err(numbering.write_error())?;
+        Ok(numbering)
+    }
+
+    fn write_error(&self) -> impl FnOnce(std::io::Error) -> LabError {
+        LabError::io(self.staged.path.clone())
+    }
+
+    /// Starts fetching the map slot of a block written soon.
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        self.map.prefetch(key);
+    }
+
+    #[inline]
+    fn write(&mut self, key: u64, time_us: u64, next_write: Option<u64>) -> Result<()> {
+        if self.staged.writes == u32::MAX as u64 {
+            return Err(LabError::Usage(format!("{}: more than the 2^32 - 1 writes a replay supports", self.staged.input.describe())));
+        }
+        let (slot, inserted) = self.map.entry(key);
+        if inserted {
+            *slot = self.staged.distinct as u32;
+            self.staged.distinct += 1;
+            self.hll.add(key);
+        }
+        self.chunk.push(*slot, time_us, next_write);
+        self.staged.writes += 1;
+        if self.chunk.ids.len() == CHUNK_WRITES {
+            self.emit()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the chunk out, and hands it to the replay if one runs beside.
+    fn emit(&mut self) -> Result<()> {
+        self.chunk.write_to(&mut self.out).map_err(LabError::io(&self.staged.path))?;
+        match &self.to_replay {
+            Some(tx) => {
+                // A closed queue means the replay stopped (with its own error, which is the one
+                // reported); this one only ends the pass.
+                tx.send(self.chunk.take()).map_err(|_| LabError::Io { path: self.staged.path.clone(), error: std::io::Error::other("the replay stopped") })
+            }
+            None => {
+                self.chunk.clear();
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the rest and the header and puts the stream in its place.
+    fn finish(mut self) -> Result<Staged> {
+        if !self.chunk.ids.is_empty() {
+            self.emit()?;
+        }
+        self.staged.distinct_estimate = self.recorded_estimate.unwrap_or_else(|| self.hll.estimate());
+        self.out.flush().map_err(self.write_error())?;
+        let header = encode_header(&self.staged, self.identity, self.key);
+        self.out.get_ref().write_all_at(&header, 0).map_err(self.write_error())?;
+        std::fs::rename(&self.staged.path, &self.place).map_err(LabError::io(&self.place))?;
+        self.finished = true;
+        self.staged.path = self.place.clone();
+        Ok(self.staged.clone())
+    }
+}
+
+impl Drop for Numbering {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = std::fs::remove_file(&self.staged.path);
+        }
+    }
+}
+
+/// Numbers every write of `input`, counting its reads.
+fn number_records(input: &Input, numbering: &mut Numbering) -> Result<()> {
+    let annotated = numbering.staged.has_next_write;
+    for_each_batch(input, |batch| {
+        const AHEAD: usize = 16;
+        for (i, r) in batch.iter().enumerate() {
+            if let Some(a) = batch.get(i + AHEAD) {
+                numbering.prefetch(a.io.key());
+            }
+            if r.io.op != Op::Write {
+                numbering.staged.reads += 1;
+                continue;
+            }
+            numbering.write(r.io.key(), r.io.time_us, annotated.then_some(r.next_write))?;
+        }
+        Ok(())
+    })
 }
 
 /// A temporary file beside the first of `places` whose directory takes one: (the place, the
@@ -275,63 +564,6 @@ fn create_in_first(places: &[PathBuf]) -> Result<(PathBuf, PathBuf, File)> {
         }
     }
     Err(last_error.expect("at least one place"))
-}
-
-/// The one pass: numbers the written blocks and writes the stream to `out`.
-fn write_stream(input: &Input, out: File, path: &Path, identity: Identity, key: u64) -> Result<Staged> {
-    let write_err = |e| LabError::Io { path: path.to_path_buf(), error: e };
-    // An unfiltered binary trace brings its source description, distinct-block estimate and
-    // next-write annotation.
-    let binary_header = match &input.source {
-        Source::Binary(p) => Some(BinaryStream::open(p).map_err(LabError::input(input))?.header().clone()),
-        _ => None,
-    };
-    let as_recorded = binary_header.as_ref().filter(|h| !input.filters.drops_blocks() && h.block_size_bytes as u64 == input.filters.split.block_size_bytes);
-    let source = as_recorded.map_or_else(|| input.describe(), |h| h.source.clone());
-    let annotated = as_recorded.is_some_and(|h| h.has_next_write);
-    let mut staged = Staged { input: input.clone(), path: path.to_path_buf(), source, writes: 0, reads: 0, distinct: 0, distinct_estimate: 0, has_next_write: annotated };
-    let mut out = BufWriter::with_capacity(1 << 20, out);
-    out.write_all(&vec![0u8; staged.data_offset() as usize]).map_err(write_err)?;
-    // Sized from the recorded estimate with the margin the device sizing uses, so it rarely
-    // grows; a text trace's map grows as it goes.
-    let expected = as_recorded.and_then(|h| h.distinct_writes_estimate).map_or(1 << 16, |n| (n as f64 * 1.04) as usize + 16);
-    let mut map: BlockMap<u32> = BlockMap::with_capacity(expected);
-    let mut hll = DistinctCounter::new();
-    let mut chunk = Chunk::default();
-    let mut next_id = 0u32;
-    for_each_batch(input, |batch| {
-        const AHEAD: usize = 16;
-        for (i, r) in batch.iter().enumerate() {
-            if let Some(a) = batch.get(i + AHEAD) {
-                map.prefetch(a.io.key());
-            }
-            if r.io.op != Op::Write {
-                staged.reads += 1;
-                continue;
-            }
-            if staged.writes == u32::MAX as u64 {
-                return Err(LabError::Usage(format!("{}: more than the 2^32 - 1 writes a replay supports", input.describe())));
-            }
-            let (slot, inserted) = map.entry(r.io.key());
-            if inserted {
-                *slot = next_id;
-                next_id += 1;
-                hll.add(r.io.key());
-            }
-            chunk.push(*slot, r.io.time_us, annotated.then_some(r.next_write));
-            staged.writes += 1;
-            if chunk.ids.len() == CHUNK_WRITES {
-                chunk.write_to(&mut out).map_err(write_err)?;
-            }
-        }
-        Ok(())
-    })?;
-    chunk.write_to(&mut out).map_err(write_err)?;
-    staged.distinct = next_id as u64;
-    staged.distinct_estimate = as_recorded.and_then(|h| h.distinct_writes_estimate).unwrap_or_else(|| hll.estimate());
-    let file = out.into_inner().map_err(|e| write_err(e.into_error()))?;
-    file.write_all_at(&encode_header(&staged, identity, key), 0).map_err(write_err)?;
-    Ok(staged)
 }
 
 /// One chunk of a stream being written.
@@ -357,11 +589,20 @@ impl Chunk {
         self.bytes.extend(self.ids.iter().flat_map(|v| v.to_le_bytes()));
         self.bytes.extend(self.times_us.iter().flat_map(|v| v.to_le_bytes()));
         self.bytes.extend(self.next_writes.iter().flat_map(|v| v.to_le_bytes()));
-        out.write_all(&self.bytes)?;
+        out.write_all(&self.bytes)
+    }
+
+    fn clear(&mut self) {
         self.ids.clear();
         self.times_us.clear();
         self.next_writes.clear();
-        Ok(())
+    }
+
+    /// The chunk's writes as a batch, leaving the chunk empty (with room for the next).
+    fn take(&mut self) -> DenseBatch {
+        // As much room as the chunk used: none for an absent next-write column.
+        let take = |v: &mut Vec<u64>| std::mem::replace(v, Vec::with_capacity(v.len()));
+        DenseBatch { times_us: take(&mut self.times_us), next_writes: take(&mut self.next_writes), ids: std::mem::replace(&mut self.ids, Vec::with_capacity(CHUNK_WRITES)) }
     }
 }
 
@@ -411,8 +652,6 @@ pub struct DenseBatch {
 /// Streams the staged trace's writes to `each_batch`, in order, read on a thread of its own
 /// through a bounded queue.
 pub fn for_each_dense_batch(staged: &Staged, mut each_batch: impl FnMut(&DenseBatch) -> Result<()>) -> Result<()> {
-    // Batches in flight: the reader runs at most this far ahead.
-    const QUEUE_BATCHES: usize = 4;
     let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<DenseBatch>>(QUEUE_BATCHES);
     let s = staged.clone();
     std::thread::spawn(move || {
@@ -548,6 +787,123 @@ mod tests {
         let got: Vec<u64> = writes_of(&future).into_iter().map(|w| w.2.unwrap()).collect();
         assert_eq!(got, expected);
         assert_eq!(ids_of(&future), ids_of(&staged), "the copy keeps the ids");
+    }
+
+    /// Every batch `prepare` hands a replay, and the stream it leaves.
+    fn replayed(input: &Input, dir: &Path, numbered_beside: bool) -> (Vec<DenseBatch>, Staged) {
+        let prepared = prepare(input, dir).unwrap();
+        assert_eq!(matches!(prepared, Prepared::Unnumbered(_)), numbered_beside, "{}", input.describe());
+        let mut batches = Vec::new();
+        let staged = prepared
+            .for_each_batch(|b| {
+                batches.push(b.clone());
+                Ok(())
+            })
+            .unwrap();
+        (batches, staged)
+    }
+
+    fn batches_of(staged: &Staged) -> Vec<DenseBatch> {
+        let mut batches = Vec::new();
+        for_each_dense_batch(staged, |b| {
+            batches.push(b.clone());
+            Ok(())
+        })
+        .unwrap();
+        batches
+    }
+
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+
+    fn counts(s: &Staged) -> (u64, u64, u64, u64, bool) {
+        (s.writes, s.reads, s.distinct, s.distinct_estimate, s.has_next_write)
+    }
+
+    #[test]
+    fn a_prepared_trace_feeds_its_replay_what_the_staged_stream_holds_and_leaves_that_stream() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("t.csv");
+        let lines: String = (0..60_000u64).map(|i| format!("3,{},{},4096,{}\n", if i % 5 == 0 { 'R' } else { 'W' }, (i * 7919 % 25_000) * 4096, i)).collect();
+        std::fs::write(&csv, lines).unwrap();
+        let zkt = dir.path().join("t.zkt");
+        let blocks: Vec<u64> = (0..40_000u64).map(|i| i * 104_729 % 9_000).collect();
+        let inputs = [
+            // A binary trace records its estimate: numbered beside the replay.
+            (binary_trace(&zkt, &blocks), true),
+            // A text trace is sized only once read: staged first.
+            (Input::path(&csv, None, false), false),
+            // A workload has no file: its stream is temporary.
+            (Input::generated("zipf:blocks=5000,alpha=0.9,writes=50000".parse().unwrap(), 5), false),
+        ];
+        for (input, numbered_beside) in inputs {
+            let work = tempfile::tempdir().unwrap();
+            let (batches, streamed) = replayed(&input, work.path(), numbered_beside);
+            assert!(batches.len() > 2, "several batches");
+            let flat = |b: &[DenseBatch]| b.iter().flat_map(|b| b.ids.iter().zip(&b.times_us).map(|(&i, &t)| (i, t))).collect::<Vec<_>>();
+            assert_eq!(flat(&batches_of(&streamed)), flat(&batches), "the stream left holds what was replayed");
+            // The next run finds the stream, whole, where a stage would.
+            if source_file(&input).is_some() {
+                let cached = prepare(&input, work.path()).unwrap();
+                assert!(matches!(&cached, Prepared::Staged(s) if s.path == streamed.path), "{}", input.describe());
+            }
+            // What the one-pass stage writes (for another reading of the same file, so that
+            // the stream just left is not reused; it takes the stream's place beside the file).
+            let elsewhere = tempfile::tempdir().unwrap();
+            let mut reread = input.clone();
+            reread.filters.relative_window_us = Some((0, u64::MAX));
+            let expected = stage(&reread, elsewhere.path()).unwrap();
+            assert_eq!(counts(&streamed), counts(&expected), "{}", input.describe());
+            assert_eq!(flat(&batches), flat(&batches_of(&expected)), "{}", input.describe());
+            // Nothing else is left: no temporary stream.
+            let left = names_in(work.path());
+            assert!(left.iter().all(|n| n.starts_with("staged-") && n.ends_with(".zkr")) && left.len() <= 1, "{left:?}");
+        }
+        assert_eq!(names_in(dir.path()), ["t.csv", "t.csv.zkr", "t.zkt", "t.zkt.zkr"]);
+    }
+
+    #[test]
+    fn a_replay_that_stops_or_a_damaged_trace_leaves_no_stream_and_the_error_is_the_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let zkt = dir.path().join("t.zkt");
+        let blocks: Vec<u64> = (0..100_000u64).map(|i| i % 7_000).collect();
+        let input = binary_trace(&zkt, &blocks);
+        // The replay fails after two batches: its error comes back, and the numbering stops.
+        let mut seen = 0;
+        let err = prepare(&input, dir.path())
+            .unwrap()
+            .for_each_batch(|_| {
+                seen += 1;
+                if seen == 2 {
+                    return Err(LabError::Usage("engine gave up".into()));
+                }
+                Ok(())
+            })
+            .err()
+            .unwrap();
+        assert_eq!((err.to_string().as_str(), seen), ("engine gave up", 2));
+        assert_eq!(names_in(dir.path()), ["t.zkt"], "no stream, finished or not");
+        // A record in the middle that no writer writes: the replay gets the writes before it,
+        // then the reader's error; no stream is left.
+        let mut bytes = std::fs::read(&zkt).unwrap();
+        let record = zonekit_trace::binary::HEADER_BYTES + zonekit_trace::binary::RECORD_BYTES * 150_000;
+        bytes[record + 20] = 7;
+        std::fs::write(&zkt, &bytes).unwrap();
+        let mut writes = 0;
+        let err = prepare(&input, dir.path())
+            .unwrap()
+            .for_each_batch(|b| {
+                writes += b.ids.len();
+                Ok(())
+            })
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("t.zkt"), "{err}");
+        assert!(writes > 0 && writes <= 75_000, "{writes} writes before the damage");
+        assert_eq!(names_in(dir.path()), ["t.zkt"]);
     }
 
     #[test]
