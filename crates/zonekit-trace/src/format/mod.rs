@@ -166,6 +166,7 @@ pub fn for_each_chunk_record(bytes: &[u8], lines_before: u64, path: &Path, forma
         bytes: &[u8],
         mut line_no: u64,
         mut format: Named<Fast>,
+        whole_line: impl Fn(&[u8]) -> Option<(Record, usize)>,
         path: &Path,
         options: &ReadOptions,
         each: &mut impl FnMut(Record) -> Result<()>,
@@ -174,9 +175,16 @@ pub fn for_each_chunk_record(bytes: &[u8], lines_before: u64, path: &Path, forma
         let mut at = 0;
         while at < bytes.len() {
             let text = &bytes[at..];
+            line_no += 1;
+            // A plain line whose fields show where it ends: no search for its end first.
+            if let Some((r, taken)) = whole_line(text) {
+                at += taken;
+                stats.records += 1;
+                each(r)?;
+                continue;
+            }
             let len = memchr::memchr(b'\n', text).unwrap_or(text.len());
             at += len + 1;
-            line_no += 1;
             if let Some(r) = parse_line(&mut format, &mut stats, options, path, line_no, text, len)? {
                 each(r)?;
             }
@@ -185,12 +193,13 @@ pub fn for_each_chunk_record(bytes: &[u8], lines_before: u64, path: &Path, forma
     }
     debug_assert!(format.lines_are_independent());
     let parse = format.line_parser().expect("text format");
+    let no_whole_line = |_: &[u8]| None;
     // One loop per fast parser, so that it is inlined.
     match format {
-        Format::Alibaba => run(bytes, lines_before, Named::new(parse, text::alibaba_fast), path, options, &mut each),
-        Format::Tencent => run(bytes, lines_before, Named::new(parse, text::tencent_fast), path, options, &mut each),
-        Format::CloudPhysicsCsv => run(bytes, lines_before, Named::new(parse, text::cloudphysics_csv_fast), path, options, &mut each),
-        _ => run(bytes, lines_before, Named::new(parse, text::no_fast_parser), path, options, &mut each),
+        Format::Alibaba => run(bytes, lines_before, Named::new(parse, text::alibaba_fast), text::alibaba_line, path, options, &mut each),
+        Format::Tencent => run(bytes, lines_before, Named::new(parse, text::tencent_fast), no_whole_line, path, options, &mut each),
+        Format::CloudPhysicsCsv => run(bytes, lines_before, Named::new(parse, text::cloudphysics_csv_fast), no_whole_line, path, options, &mut each),
+        _ => run(bytes, lines_before, Named::new(parse, text::no_fast_parser), no_whole_line, path, options, &mut each),
     }
 }
 

@@ -413,6 +413,82 @@ pub fn alibaba_fast(_: &mut ParseState, text: &[u8], line_len: usize) -> Quick {
     p.finish(Record { time_us, volume, offset_bytes, len_bytes, op })
 }
 
+/// Bit `i` set where byte `i` of `word` is not an ASCII digit.
+#[inline(always)]
+fn non_digits(word: u64) -> u64 {
+    let d = word ^ (0x30 * ONES);
+    // As in `Plain::run`: bit 7 of a byte is set now iff it is not a digit.
+    let high = (((d & (0x7F * ONES)) + 0x76 * ONES) | d) & (0x80 * ONES);
+    // Each byte's bit 7 to bit `i` of the top byte (the bytes are 0 or 1 after the shift, so
+    // the partial products do not carry into it).
+    (high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+/// The value of the `len` digits at `at` (1..=19, known to be digits).
+#[inline(always)]
+fn digits_at(text: &[u8], at: usize, len: usize) -> u64 {
+    // The first `n` (1..=8) digits at `from`, aligned as `swar8` wants them.
+    let head = |from: usize, n: usize| swar8((load8(text, from) ^ (0x30 * ONES)) << (64 - 8 * n));
+    let eight = |from: usize| swar8(load8(text, from) ^ (0x30 * ONES));
+    match len {
+        0..=8 => head(at, len),
+        9..=16 => head(at, len - 8).wrapping_mul(POW10[8]).wrapping_add(eight(at + len - 8)),
+        _ => {
+            let high = head(at, len - 16).wrapping_mul(POW10[8]).wrapping_add(eight(at + len - 16));
+            high.wrapping_mul(POW10[8]).wrapping_add(eight(at + len - 8))
+        }
+    }
+}
+
+/// [`alibaba_fast`] for the line at the start of `text`, whose end is found from its fields
+/// rather than searched for first: its record and the bytes it takes with its line end (`\n`
+/// or `\r\n`). `None` for anything but the plain spelling, or a line of 64 bytes or more: the
+/// caller then finds the line's end and reads it the usual way. The separators of the whole
+/// line come from one mask of its non-digit bytes, so each field is read on its own rather
+/// than after the one before it.
+#[inline(always)]
+pub fn alibaba_line(text: &[u8]) -> Option<(Record, usize)> {
+    // A plain line has six non-digits: `,` op `,` `,` `,` and the line end.
+    let mut mask = (0..4).fold(0u64, |m, w| m | non_digits(load8(text, 8 * w)) << (8 * w));
+    if mask.count_ones() < 6 {
+        mask |= (4..8).fold(0u64, |m, w| m | non_digits(load8(text, 8 * w)) << (8 * w));
+        if mask.count_ones() < 6 {
+            return None;
+        }
+    }
+    let mut next = || {
+        let at = mask.trailing_zeros() as usize;
+        mask &= mask.wrapping_sub(1);
+        at
+    };
+    let (c1, op, c2, c3, c4, end) = (next(), next(), next(), next(), next(), next());
+    let byte = |at: usize| text.get(at).copied().unwrap_or(0);
+    let plain = op == c1 + 1
+        && c2 == c1 + 2
+        && [c1, c2, c3, c4].iter().all(|&c| byte(c) == b',')
+        && matches!(byte(op), b'R' | b'r' | b'W' | b'w')
+        && (1..=U32_DIGITS_MAX).contains(&c1)
+        && (1..=U64_DIGITS_MAX).contains(&(c3 - c2 - 1))
+        && (1..=U64_DIGITS_MAX).contains(&(c4 - c3 - 1))
+        && (1..=U64_DIGITS_MAX).contains(&(end - c4 - 1));
+    let taken = match (byte(end), byte(end + 1)) {
+        (b'\n', _) => end + 1,
+        (b'\r', b'\n') => end + 2,
+        _ => return None,
+    };
+    if !plain {
+        return None;
+    }
+    let record = Record {
+        volume: digits_at(text, 0, c1) as u32,
+        op: if byte(op) | 0x20 == b'r' { Op::Read } else { Op::Write },
+        offset_bytes: digits_at(text, c2 + 1, c3 - c2 - 1),
+        len_bytes: digits_at(text, c3 + 1, c4 - c3 - 1),
+        time_us: digits_at(text, c4 + 1, end - c4 - 1),
+    };
+    Some((record, taken))
+}
+
 /// [`tencent`] for `1538323200,123456,16,1,1063` (the time may have decimals).
 #[inline(always)]
 pub fn tencent_fast(_: &mut ParseState, text: &[u8], line_len: usize) -> Quick {
@@ -509,6 +585,32 @@ mod tests {
             let line = fields.join(",");
             for (name, pair) in PAIRS {
                 check(name, pair, &line);
+            }
+            check_whole_line(&line);
+        }
+
+        #[test]
+        fn alibaba_whole_lines_agree_with_the_fast_parser(
+            volume in prop_oneof![4 => "[0-9]{1,10}", 1 => "[ 0-9a-z+]{0,3}"],
+            op in prop::sample::select(vec!["R", "W", "r", "w", "x", "", "RW", "1"]),
+            numbers in prop::collection::vec(prop_oneof![8 => "[0-9]{1,20}", 1 => "[0-9]{0,3}[ .e,-]{1,2}[0-9]{0,3}"], 3),
+            extra in prop::sample::select(vec!["", "", "", ",", ",7", " "]),
+        ) {
+            check_whole_line(&format!("{volume},{op},{}{extra}", numbers.join(",")));
+        }
+    }
+
+    /// [`alibaba_line`] reads `line` as [`alibaba_fast`] does when it ends in a line end and
+    /// is shorter than 64 bytes; it takes the line end with it, and declines anything else.
+    fn check_whole_line(line: &str) {
+        let fast = alibaba_fast(&mut ParseState::default(), line.as_bytes(), line.len());
+        for (after, end) in [("\n", Some(1)), ("\r\n", Some(2)), ("\n7,W,0,4096,1\n", Some(1)), ("\r\r\n", None), ("", None), ("\r", None), ("7", None)] {
+            let text = format!("{line}{after}");
+            let got = alibaba_line(text.as_bytes());
+            match (fast, end) {
+                (Quick::Record(r), Some(end)) if line.len() < 64 => assert_eq!(got, Some((r, line.len() + end)), "{text:?}"),
+                (Quick::Record(_), Some(_)) => {}
+                _ => assert_eq!(got, None, "{text:?}: fast {fast:?}"),
             }
         }
     }
