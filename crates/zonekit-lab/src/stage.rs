@@ -43,7 +43,7 @@
 //! reader sees a whole file or none.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::SyncSender;
@@ -422,7 +422,8 @@ struct Numbering {
     key: u64,
     /// Where the stream goes once whole (it is written beside it first).
     place: PathBuf,
-    out: BufWriter<File>,
+    /// Written a chunk at a time, with no buffer between (a chunk is 192 KiB).
+    out: File,
     map: BlockMap<u32>,
     hll: DistinctCounter,
     recorded_estimate: Option<u64>,
@@ -448,7 +449,7 @@ impl Numbering {
             identity: home.identity,
             key: home.key,
             place,
-            out: BufWriter::with_capacity(1 << 20, out),
+            out,
             // Sized from the estimate with the margin the device sizing uses, so it rarely
             // grows; without one the map grows as it goes.
             map: BlockMap::with_capacity(recorded.distinct_estimate.map_or(1 << 16, |n| (n as f64 * 1.04) as usize + 16)),
@@ -515,9 +516,8 @@ impl Numbering {
             self.emit()?;
         }
         self.staged.distinct_estimate = self.recorded_estimate.unwrap_or_else(|| self.hll.estimate());
-        self.out.flush().map_err(self.write_error())?;
         let header = encode_header(&self.staged, self.identity, self.key);
-        self.out.get_ref().write_all_at(&header, 0).map_err(self.write_error())?;
+        self.out.write_all_at(&header, 0).map_err(self.write_error())?;
         std::fs::rename(&self.staged.path, &self.place).map_err(LabError::io(&self.place))?;
         self.finished = true;
         self.staged.path = self.place.clone();
