@@ -357,7 +357,7 @@ impl Prepared {
     /// Hands every write to `each_batch` in trace order, as the replay loop reads them, and
     /// returns the replay stream (written meanwhile if it was not yet). The batches are read
     /// or numbered on a thread of their own through a bounded queue; an error of
-    /// `each_batch` stops that thread, and leaves no stream behind it.
+    /// `each_batch` stops that thread (a stream it was writing is then removed).
     pub fn for_each_batch(self, mut each_batch: impl FnMut(&DenseBatch) -> Result<()>) -> Result<Staged> {
         let unnumbered = match self {
             Prepared::Staged(s) => return for_each_dense_batch(&s, each_batch).map(|()| s),
