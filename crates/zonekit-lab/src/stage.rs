@@ -697,6 +697,14 @@ mod tests {
         BlockIo { time_us: block, volume: 1, block, op: Op::Write, starts_request: true }
     }
 
+    /// An Alibaba CSV of `lines` one-block requests over `blocks` blocks, every
+    /// `read_every`-th a read.
+    fn csv_trace(path: &Path, lines: u64, read_every: u64, blocks: u64) -> Input {
+        let text: String = (0..lines).map(|i| format!("3,{},{},4096,{}\n", if i % read_every == 0 { 'R' } else { 'W' }, (i * 7919 % blocks) * 4096, i)).collect();
+        std::fs::write(path, text).unwrap();
+        Input::path(path, None, false)
+    }
+
     fn binary_trace(path: &Path, blocks: &[u64]) -> Input {
         let mut w = BinaryWriter::create(path, 4096, "test").unwrap();
         for &b in blocks {
@@ -766,10 +774,7 @@ mod tests {
     #[test]
     fn a_text_trace_is_parsed_once_with_its_estimate_and_the_oracles_copy_knows_each_next_write() {
         let dir = tempfile::tempdir().unwrap();
-        let csv = dir.path().join("t.csv");
-        let lines: String = (0..50_000u64).map(|i| format!("3,{},{},4096,{}\n", if i % 4 == 0 { 'R' } else { 'W' }, (i * 7919 % 20_000) * 4096, i)).collect();
-        std::fs::write(&csv, lines).unwrap();
-        let input = Input::path(&csv, None, false);
+        let input = csv_trace(&dir.path().join("t.csv"), 50_000, 4, 20_000);
         let staged = stage(&input, dir.path()).unwrap();
         let mut hll = DistinctCounter::new();
         let mut keys = Vec::new();
@@ -826,16 +831,14 @@ mod tests {
     #[test]
     fn a_prepared_trace_feeds_its_replay_what_the_staged_stream_holds_and_leaves_that_stream() {
         let dir = tempfile::tempdir().unwrap();
-        let csv = dir.path().join("t.csv");
-        let lines: String = (0..60_000u64).map(|i| format!("3,{},{},4096,{}\n", if i % 5 == 0 { 'R' } else { 'W' }, (i * 7919 % 25_000) * 4096, i)).collect();
-        std::fs::write(&csv, lines).unwrap();
+        let csv = csv_trace(&dir.path().join("t.csv"), 60_000, 5, 25_000);
         let zkt = dir.path().join("t.zkt");
         let blocks: Vec<u64> = (0..40_000u64).map(|i| i * 104_729 % 9_000).collect();
         let inputs = [
             // A binary trace records its estimate: numbered beside the replay.
             (binary_trace(&zkt, &blocks), true),
             // A text trace is sized only once read: staged first.
-            (Input::path(&csv, None, false), false),
+            (csv, false),
             // A workload has no file: its stream is temporary.
             (Input::generated("zipf:blocks=5000,alpha=0.9,writes=50000".parse().unwrap(), 5), false),
         ];
