@@ -430,8 +430,9 @@ fn digits_at(text: &[u8], at: usize, len: usize) -> u64 {
     // The first `n` (1..=8) digits at `from`, aligned as `swar8` wants them.
     let head = |from: usize, n: usize| swar8((load8(text, from) ^ (0x30 * ONES)) << (64 - 8 * n));
     let eight = |from: usize| swar8(load8(text, from) ^ (0x30 * ONES));
+    debug_assert!((1..=U64_DIGITS_MAX).contains(&len));
     match len {
-        0..=8 => head(at, len),
+        ..=8 => head(at, len),
         9..=16 => head(at, len - 8).wrapping_mul(POW10[8]).wrapping_add(eight(at + len - 8)),
         _ => {
             let high = head(at, len - 16).wrapping_mul(POW10[8]).wrapping_add(eight(at + len - 16));
