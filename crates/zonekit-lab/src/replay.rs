@@ -143,7 +143,8 @@ pub struct ReplayReport {
     pub read_blocks: u64,
     pub device_time_s: Option<f64>,
     /// Seconds spent getting the trace ready (the one pass over the trace, or finding its cached
-    /// replay stream; an annotated copy for the oracles): see [`crate::stage`].
+    /// replay stream; an annotated copy for the oracles): see [`crate::stage`]. A binary trace's
+    /// first replay numbers its writes during the loop, so that time is in `wall_s`.
     pub stage_s: f64,
     /// Seconds of the replay loop itself.
     pub wall_s: f64,

@@ -174,7 +174,7 @@ fn print_report(r: &ReplayReport) {
         vec!["reclaimed GP Q1 / median / Q3".into(), q],
         vec!["zone resets min / max / mean".into(), format!("{} / {} / {:.1}", r.resets_min_max_mean.0, r.resets_min_max_mean.1, r.resets_min_max_mean.2)],
         vec!["device time (timing model)".into(), r.device_time_s.map_or("-".into(), |t| format!("{t:.2} s"))],
-        vec!["staging".into(), format!("{:.2} s (one pass over the trace, or its cached replay stream)", r.stage_s)],
+        vec!["staging".into(), format!("{:.2} s (one pass over the trace, or its cached replay stream; a binary trace's first replay numbers it as it goes)", r.stage_s)],
         vec!["replay speed".into(), format!("{:.2} M blocks/s ({:.2} s)", r.blocks_per_s / 1e6, r.wall_s)],
         vec!["FTL state".into(), format!("{:.1} B per live block", r.ftl_bytes_per_block)],
     ];
