@@ -151,7 +151,7 @@ pub fn from_reader(input: Box<dyn BufRead>, path: &Path, format: &Format, option
     match format {
         Format::Vscsi => Box::new(vscsi::VscsiReader::new(input, path.to_path_buf(), options.clone())),
         Format::Delimited(d) => Box::new(TextReader::new(input, path.to_path_buf(), d.clone(), options.clone())),
-        named => named_reader(input, Lines::new(lines::CHUNK_BYTES), 0, path.to_path_buf(), named, options.clone()),
+        named => named_reader(input, path.to_path_buf(), named, options.clone(), lines::CHUNK_BYTES),
     }
 }
 
@@ -203,15 +203,15 @@ pub fn for_each_chunk_record(bytes: &[u8], lines_before: u64, path: &Path, forma
     }
 }
 
-/// The reader of a named text format over `lines`, after `line_no` lines.
-fn named_reader(input: Box<dyn BufRead>, lines: Lines, line_no: u64, path: PathBuf, format: &Format, options: ReadOptions) -> Box<dyn RecordStream> {
+/// The reader of a named text format, reading `chunk_bytes` at a time.
+fn named_reader(input: Box<dyn BufRead>, path: PathBuf, format: &Format, options: ReadOptions, chunk_bytes: usize) -> Box<dyn RecordStream> {
     let parse = format.line_parser().expect("text format");
     // One reader type per fast parser, so that it is inlined into the reading loop.
     match format {
-        Format::Alibaba => Box::new(TextReader::named(input, lines, line_no, path, Named::new(parse, text::alibaba_fast), options)),
-        Format::Tencent => Box::new(TextReader::named(input, lines, line_no, path, Named::new(parse, text::tencent_fast), options)),
-        Format::CloudPhysicsCsv => Box::new(TextReader::named(input, lines, line_no, path, Named::new(parse, text::cloudphysics_csv_fast), options)),
-        _ => Box::new(TextReader::named(input, lines, line_no, path, Named::new(parse, text::no_fast_parser), options)),
+        Format::Alibaba => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::alibaba_fast), options, chunk_bytes)),
+        Format::Tencent => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::tencent_fast), options, chunk_bytes)),
+        Format::CloudPhysicsCsv => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::cloudphysics_csv_fast), options, chunk_bytes)),
+        _ => Box::new(TextReader::with_chunk_bytes(input, path, Named::new(parse, text::no_fast_parser), options, chunk_bytes)),
     }
 }
 
@@ -374,20 +374,16 @@ pub struct TextReader<F> {
     line_no: u64,
     stats: ReadStats,
     done: bool,
-    /// The error that ended the stream, until it is handed out.
-    error: Option<TraceError>,
-}
-
-impl<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick> TextReader<Named<Fast>> {
-    /// A named format's reader over `lines`, after `line_no` lines.
-    fn named(input: Box<dyn BufRead>, lines: Lines, line_no: u64, path: PathBuf, format: Named<Fast>, options: ReadOptions) -> Self {
-        TextReader { input, path, format, options, lines, line_no, stats: ReadStats::default(), done: false, error: None }
-    }
 }
 
 impl<F: LineFormat> TextReader<F> {
     pub fn new(input: Box<dyn BufRead>, path: PathBuf, format: F, options: ReadOptions) -> TextReader<F> {
-        TextReader { input, path, format, options, lines: Lines::new(lines::CHUNK_BYTES), line_no: 0, stats: ReadStats::default(), done: false, error: None }
+        TextReader::with_chunk_bytes(input, path, format, options, lines::CHUNK_BYTES)
+    }
+
+    /// Reads the input `chunk_bytes` at a time (tests use tiny chunks to cut lines).
+    fn with_chunk_bytes(input: Box<dyn BufRead>, path: PathBuf, format: F, options: ReadOptions, chunk_bytes: usize) -> TextReader<F> {
+        TextReader { input, path, format, options, lines: Lines::new(chunk_bytes), line_no: 0, stats: ReadStats::default(), done: false }
     }
 }
 
@@ -443,59 +439,34 @@ fn unusual_line<F: LineFormat>(format: &mut F, stats: &mut ReadStats, options: &
     }
 }
 
-/// What one step of a [`TextReader`] found: a record, or the end; an error that ends the
-/// stream is kept in the reader ([`TextReader::take_error`]), so that the step stays small on
-/// the hot path.
-enum Step {
-    Record(Record),
-    Failed,
-    End,
-}
-
-impl<F: LineFormat> TextReader<F> {
-    #[inline]
-    fn step(&mut self) -> Step {
-        while !self.done {
-            let line = match self.lines.next_line(&mut self.input) {
-                None => {
-                    self.done = true;
-                    return Step::End;
-                }
-                Some(Ok(line)) => line,
-                Some(Err(e)) => return self.fail(decompress_error(&self.path, e)),
-            };
-            self.line_no += 1;
-            match parse_line(&mut self.format, &mut self.stats, &self.options, &self.path, self.line_no, line.text, line.len) {
-                Ok(Some(r)) => return Step::Record(r),
-                Ok(None) => continue,
-                Err(e) => return self.fail(e),
-            }
-        }
-        Step::End
-    }
-
-    #[cold]
-    fn fail(&mut self, e: TraceError) -> Step {
-        self.done = true;
-        self.error = Some(e);
-        Step::Failed
-    }
-
-    fn take_error(&mut self) -> TraceError {
-        self.error.take().expect("a failed step keeps its error")
-    }
-}
-
 impl<F: LineFormat> Iterator for TextReader<F> {
     type Item = Result<Record>;
 
     #[inline]
     fn next(&mut self) -> Option<Result<Record>> {
-        match self.step() {
-            Step::Record(r) => Some(Ok(r)),
-            Step::Failed => Some(Err(self.take_error())),
-            Step::End => None,
+        while !self.done {
+            let line = match self.lines.next_line(&mut self.input) {
+                None => {
+                    self.done = true;
+                    return None;
+                }
+                Some(Ok(line)) => line,
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Some(Err(decompress_error(&self.path, e)));
+                }
+            };
+            self.line_no += 1;
+            match parse_line(&mut self.format, &mut self.stats, &self.options, &self.path, self.line_no, line.text, line.len) {
+                Ok(Some(r)) => return Some(Ok(r)),
+                Ok(None) => continue,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
         }
+        None
     }
 }
 
@@ -558,7 +529,7 @@ mod tests {
 
     fn chunked(bytes: &[u8], format: &Format, lenient: bool, chunk_bytes: usize) -> (Vec<Result<Record, String>>, ReadStats) {
         let input = Box::new(std::io::Cursor::new(bytes.to_vec()));
-        let mut reader = named_reader(input, Lines::new(chunk_bytes), 0, PathBuf::from("t.csv"), format, ReadOptions { lenient });
+        let mut reader = named_reader(input, PathBuf::from("t.csv"), format, ReadOptions { lenient }, chunk_bytes);
         let out = reader.by_ref().map(|r| r.map_err(|e| e.to_string())).collect();
         assert!(reader.next().is_none(), "the stream stays ended");
         (out, reader.stats())
