@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use serde::Serialize;
+use zonekit_base::DistinctCounter;
 use zonekit_device::timing::TimedDevice;
 use zonekit_device::{preset, Geometry, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
 use zonekit_ftl::engine::gp_quantile;
@@ -240,7 +241,7 @@ pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, 
 fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, progress: &mut dyn FnMut(u64)) -> Result<ReplayReport> {
     spec.validate()?;
     let started_stage = Instant::now();
-    let distinct_estimate = (trace.distinct_estimate() as f64 * 1.04) as u64 + 16;
+    let distinct_estimate = DistinctCounter::with_margin(trace.distinct_estimate());
     let opened = spec.device.as_deref().map(zonekit_device::open_path).transpose()?;
     let zone_blocks = match &opened {
         Some(o) => o.device.geometry().zone_capacity_blocks,

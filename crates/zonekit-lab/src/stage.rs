@@ -342,7 +342,7 @@ impl Prepared {
     pub fn blocks_hint(&self) -> usize {
         match self {
             Prepared::Staged(s) => s.distinct as usize,
-            Prepared::Unnumbered(u) => (u.distinct_estimate as f64 * 1.04) as usize + 16,
+            Prepared::Unnumbered(u) => DistinctCounter::with_margin(u.distinct_estimate) as usize,
         }
     }
 
@@ -452,7 +452,7 @@ impl Numbering {
             out,
             // Sized from the estimate with the margin the device sizing uses, so it rarely
             // grows; without one the map grows as it goes.
-            map: BlockMap::with_capacity(recorded.distinct_estimate.map_or(1 << 16, |n| (n as f64 * 1.04) as usize + 16)),
+            map: BlockMap::with_capacity(recorded.distinct_estimate.map_or(1 << 16, |n| DistinctCounter::with_margin(n) as usize)),
             hll: DistinctCounter::new(),
             recorded_estimate: recorded.distinct_estimate,
             chunk: Chunk::default(),
@@ -461,12 +461,8 @@ impl Numbering {
             staged,
         };
         let header_room = vec![0u8; numbering.staged.data_offset() as usize];
-        numbering.out.write_all(&header_room).map_err(numbering.write_error())?;
+        numbering.out.write_all(&header_room).map_err(LabError::io(&numbering.staged.path))?;
         Ok(numbering)
-    }
-
-    fn write_error(&self) -> impl FnOnce(std::io::Error) -> LabError {
-        LabError::io(self.staged.path.clone())
     }
 
     /// Starts fetching the map slot of a block written soon.
@@ -517,7 +513,7 @@ impl Numbering {
         }
         self.staged.distinct_estimate = self.recorded_estimate.unwrap_or_else(|| self.hll.estimate());
         let header = encode_header(&self.staged, self.identity, self.key);
-        self.out.write_all_at(&header, 0).map_err(self.write_error())?;
+        self.out.write_all_at(&header, 0).map_err(LabError::io(&self.staged.path))?;
         std::fs::rename(&self.staged.path, &self.place).map_err(LabError::io(&self.place))?;
         self.finished = true;
         self.staged.path = self.place.clone();

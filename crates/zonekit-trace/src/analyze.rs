@@ -153,7 +153,7 @@ pub fn analyze(source: &dyn BlockSource, block_size_bytes: u64) -> Result<Analys
     if writes >= u32::MAX as u64 {
         return Err(TraceError::Invalid(format!("{writes} block writes: the analysis handles at most 2^32 - 2 (sample the trace with --sample)")));
     }
-    let capacity = (hll.estimate() as f64 * 1.04) as usize + 16;
+    let capacity = DistinctCounter::with_margin(hll.estimate()) as usize;
 
     // Pass 1: write count per block.
     let mut counts: BlockMap<u32> = BlockMap::with_capacity(capacity);

@@ -408,7 +408,7 @@ pub fn annotate_next_write(path: &Path) -> Result<AnnotateStats> {
             counter.add(r.io.key());
         }
     }
-    let mut next: BlockMap<u32> = BlockMap::with_capacity((counter.estimate() as f64 * 1.04) as usize + 16);
+    let mut next: BlockMap<u32> = BlockMap::with_capacity(DistinctCounter::with_margin(counter.estimate()) as usize);
     // Pass 2, backward through 4 MiB windows: remember each block's next write index.
     let mut write_index = header.writes;
     let mut never = 0;
