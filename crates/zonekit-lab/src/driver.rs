@@ -11,26 +11,36 @@ use crate::stage::{Prepared, Staged};
 /// ids, 0, 1, 2, ... in order of first write, so an engine indexes its per-block state
 /// directly and keeps no key map. Generic, so the loop compiles to direct calls.
 pub trait BlockEngine {
-    /// Starts fetching whatever the write of block `id` will touch (called a few writes
-    /// ahead); an engine with nothing to fetch keeps the default.
+    /// Starts fetching block `id`'s own state (called [`PREFETCH_AHEAD`] writes ahead); an
+    /// engine with nothing to fetch keeps the default.
     fn prefetch(&mut self, _id: u32) {}
+    /// Starts fetching what block `id`'s state points to (called [`PREFETCH_POINTED_AHEAD`]
+    /// writes ahead, when [`BlockEngine::prefetch`] has brought that state in).
+    fn prefetch_pointed(&mut self, _id: u32) {}
     /// A user write of block `id` at trace time `time_us`; `next_write` is the logical time of
     /// the block's next write from an annotated trace ([`zonekit_base::NEVER`] otherwise).
     fn write(&mut self, id: u32, time_us: u64, next_write: u64) -> Result<()>;
 }
 
+/// How many writes ahead [`drive`] asks an engine to fetch a block's state, and what that state
+/// points to. Far enough for a fetch from memory to land; the second comes well after the first.
+pub const PREFETCH_AHEAD: usize = 16;
+pub const PREFETCH_POINTED_AHEAD: usize = 6;
+
 /// Feeds every write of the prepared trace to `engine`, in order, and returns its replay
 /// stream (written meanwhile if the trace was not numbered yet: [`Prepared::for_each_batch`]).
 /// `progress` is called now and then with the number of writes so far.
 pub fn drive<E: BlockEngine>(engine: &mut E, trace: Prepared, progress: &mut dyn FnMut(u64)) -> Result<Staged> {
-    const AHEAD: usize = 8;
     let mut writes = 0u64;
     let staged = trace.for_each_batch(|batch| {
         let ids = &batch.ids[..];
         let times_us = &batch.times_us[..ids.len()];
         for (i, (&id, &time_us)) in ids.iter().zip(times_us).enumerate() {
-            if let Some(&ahead) = ids.get(i + AHEAD) {
+            if let Some(&ahead) = ids.get(i + PREFETCH_AHEAD) {
                 engine.prefetch(ahead);
+            }
+            if let Some(&ahead) = ids.get(i + PREFETCH_POINTED_AHEAD) {
+                engine.prefetch_pointed(ahead);
             }
             engine.write(id, time_us, batch.next_writes.get(i).copied().unwrap_or(NEVER))?;
         }

@@ -366,6 +366,11 @@ impl<D: ZonedDevice> BlockEngine for Ftl<D> {
     }
 
     #[inline]
+    fn prefetch_pointed(&mut self, id: u32) {
+        self.prefetch_slot(id);
+    }
+
+    #[inline]
     fn write(&mut self, id: u32, time_us: u64, next_write: u64) -> Result<()> {
         Ok(self.write_dense(id, time_us, next_write)?)
     }

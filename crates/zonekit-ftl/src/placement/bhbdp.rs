@@ -102,11 +102,11 @@ impl BhbDp {
     fn heat(&self, freq_uw: u8, freq_gw: u8, bilt: u64, now: u64) -> usize {
         let n = self.classes as i32;
         let c = self.default_heat as i32;
-        let mut bh = (freq_gw as i32 - freq_uw as i32 + c).clamp(1, n);
-        if self.correct && bh < c && bilt > self.threshold(bh as usize - 1, now) {
-            bh += 1;
-        }
-        bh as usize - 1
+        let bh = (freq_gw as i32 - freq_uw as i32 + c).clamp(1, n);
+        // Computed, not branched on: whether a write is corrected is data, and a mispredicted
+        // branch costs more than the threshold's lookup.
+        let corrected = self.correct & (bh < c) & (bilt > self.threshold(bh as usize - 1, now));
+        (bh + corrected as i32) as usize - 1
     }
 
     /// l[t], or with `age` the time since class t was last reclaimed if that is longer.
@@ -157,15 +157,16 @@ impl Placement for BhbDp {
     fn gc_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
         let (mut uw, mut gw) = unpack(*word);
         let bilt = b.now - b.last_user_write.unwrap_or(0);
-        if bilt > self.r1 {
-            uw = 0;
-            gw = 1;
-            if bilt > self.r2 {
-                gw = self.classes - self.default_heat;
-            }
+        // Selects rather than branches (see `heat`).
+        let (reset, coldest) = (bilt > self.r1, bilt > self.r2);
+        uw = if reset { 0 } else { uw };
+        gw = if coldest {
+            self.classes - self.default_heat
+        } else if reset {
+            1
         } else {
-            gw = gw.saturating_add(1);
-        }
+            gw.saturating_add(1)
+        };
         *word = pack(uw, gw);
         self.heat(uw, gw, bilt, b.now)
     }

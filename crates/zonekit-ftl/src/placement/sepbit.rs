@@ -111,7 +111,8 @@ struct Bounds {
     below: u64,
     /// x > ℓ ⟺ x > `above` (⌊ℓ⌋; `u64::MAX` for +∞).
     above: u64,
-    /// The GC age classes' bounds: age < k·ℓ ⟺ age < ⌈k·ℓ⌉, k = 4, then 8 or 16, then 16.
+    /// The GC age classes' bounds: age < k·ℓ ⟺ age < ⌈k·ℓ⌉, k = 4, 8, 16 (seven classes) or
+    /// 4, 16 (six; the third bound is never reached).
     gc: [u64; 3],
 }
 
@@ -119,11 +120,11 @@ impl Bounds {
     fn of(ell: f64, variant: Variant) -> Bounds {
         let ceil = |x: f64| if x.is_finite() { x.ceil() as u64 } else { u64::MAX };
         let floor = |x: f64| if x.is_finite() { x.floor() as u64 } else { u64::MAX };
-        let middle = match variant {
-            Variant::SevenClass => 8.0,
-            Variant::SixClass => 16.0,
+        let gc = match variant {
+            Variant::SevenClass => [ceil(4.0 * ell), ceil(8.0 * ell), ceil(16.0 * ell)],
+            Variant::SixClass => [ceil(4.0 * ell), ceil(16.0 * ell), u64::MAX],
         };
-        Bounds { below: ceil(ell), above: floor(ell), gc: [ceil(4.0 * ell), ceil(middle * ell), ceil(16.0 * ell)] }
+        Bounds { below: ceil(ell), above: floor(ell), gc }
     }
 }
 
@@ -163,17 +164,10 @@ impl SepBit {
         // User writes since the block's, not counting its own (`now` counts the writes before
         // the next user write).
         let age = b.now - b.last_user_write.unwrap_or(0) - 1;
-        // Before the first ℓ every bound is infinite: class 4.
-        let [four, middle, sixteen] = self.bounds.gc;
-        match self.variant {
-            Variant::SevenClass if age < four => 3,
-            Variant::SevenClass if age < middle => 4,
-            Variant::SevenClass if age < sixteen => 5,
-            Variant::SevenClass => 6,
-            Variant::SixClass if age < four => 3,
-            Variant::SixClass if age < middle => 4,
-            Variant::SixClass => 5,
-        }
+        // Before the first ℓ every bound is infinite: class 4. Counted, not branched on (see
+        // `user_write`).
+        let older = self.bounds.gc.iter().filter(|&&bound| age >= bound).count();
+        3 + older
     }
 }
 
@@ -188,19 +182,17 @@ impl Placement for SepBit {
         self.zones_filled.len()
     }
     fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
+        // Written without branches on the block's own history: which way a write goes is data,
+        // and a mispredicted branch cost more than computing both sides.
         let rewrite = b.last_user_write.is_some();
-        if rewrite {
-            let old = ZoneTag::class(*word);
-            if ZoneTag::zone(*word) == self.zones_filled[old] & ZoneTag::ZONE_MASK {
-                self.open_invalid[old] += 1;
-                self.open_invalid_total += 1;
-            }
-        }
+        let old = ZoneTag::class(*word);
+        let in_open_zone = rewrite & (ZoneTag::zone(*word) == self.zones_filled[old] & ZoneTag::ZONE_MASK);
+        self.open_invalid[old] += in_open_zone as u64;
+        self.open_invalid_total += in_open_zone as u64;
         // Below min(ℓ, F).
-        let class = match b.last_user_write {
-            Some(last) if b.now - last < self.bounds.below && b.now - last < self.fifo_len => 0,
-            _ => 1,
-        };
+        let lifetime = b.now - b.last_user_write.unwrap_or(0);
+        let short = rewrite & (lifetime < self.bounds.below) & (lifetime < self.fifo_len);
+        let class = !short as usize;
         // The simulator's valid count: it has not counted this write yet, and counts the old
         // copy (if any) as garbage only once its zone is sealed.
         let valid = self.distinct_blocks - rewrite as u64 + self.open_invalid_total;
@@ -214,11 +206,10 @@ impl Placement for SepBit {
         }
         self.distinct_blocks += !rewrite as u64;
         *word = self.tag(class);
-        if class == 0 {
-            if let Some(created) = self.class1_next_created.take() {
-                // This write opens the zone.
-                self.class1_created.insert(b.now, created);
-            }
+        if self.class1_next_created.is_some() && class == 0 {
+            // This write opens the zone.
+            let created = self.class1_next_created.take().expect("checked");
+            self.class1_created.insert(b.now, created);
         }
         self.last_user_write = b.now;
         class
@@ -367,7 +358,9 @@ mod tests {
                     let f = x as f64;
                     assert_eq!(x < b.below, f < ell, "x {x} < ℓ {ell}");
                     assert_eq!(x > b.above, f > ell, "x {x} > ℓ {ell}");
-                    assert_eq!([x < b.gc[0], x < b.gc[1], x < b.gc[2]], [f < 4.0 * ell, f < middle * ell, f < 16.0 * ell], "age {x}, ℓ {ell}");
+                    // Six classes have two age bounds; the third is never reached.
+                    let last = variant == Variant::SixClass || f < 16.0 * ell;
+                    assert_eq!([x < b.gc[0], x < b.gc[1], x < b.gc[2]], [f < 4.0 * ell, f < middle * ell, last], "age {x}, ℓ {ell}");
                 }
             }
         }
