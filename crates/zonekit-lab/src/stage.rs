@@ -21,9 +21,10 @@
 //!    [`DenseBatch`]es, so the replay thread only replays.
 //! 5. **Numbering beside the replay** ([`prepare`], [`Prepared::for_each_batch`]). A binary
 //!    trace records its distinct blocks' estimate, and the device is sized from that alone:
-//!    its single replay need not wait for the numbering. A thread numbers the writes (and
-//!    writes the stream for the next run) while the replay consumes them, on the core that
-//!    would otherwise idle. A text trace or workload is sized only once every write was read,
+//!    its single replay need not wait for the numbering. A thread reads the trace, numbers
+//!    the writes (and writes the stream for the next run) while the replay consumes them, on
+//!    the core that would otherwise idle; it decodes the trace itself, since decoding costs
+//!    less than handing the records between threads. A text trace or workload is sized only once every write was read,
 //!    so it is staged first (a first pass that kept each write's key for numbering beside the
 //!    replay was tried: its 16 bytes a write to write and read back cost what it saved).
 //!
@@ -532,7 +533,7 @@ impl Drop for Numbering {
 /// Numbers every write of `input`, counting its reads.
 fn number_records(input: &Input, numbering: &mut Numbering) -> Result<()> {
     let annotated = numbering.staged.has_next_write;
-    for_each_batch(input, |batch| {
+    let mut number = |batch: &[BlockRecord]| {
         const AHEAD: usize = 16;
         for (i, r) in batch.iter().enumerate() {
             if let Some(a) = batch.get(i + AHEAD) {
@@ -545,7 +546,19 @@ fn number_records(input: &Input, numbering: &mut Numbering) -> Result<()> {
             numbering.write(r.io.key(), r.io.time_us, annotated.then_some(r.next_write))?;
         }
         Ok(())
-    })
+    };
+    // A binary trace decodes faster than its records are handed between threads.
+    if !matches!(input.source, Source::Binary(_)) {
+        return for_each_batch(input, number);
+    }
+    let mut numbered = Ok(());
+    input
+        .for_each_batch_here(&mut |batch| {
+            numbered = number(batch);
+            numbered.is_ok()
+        })
+        .map_err(LabError::input(input))?;
+    numbered
 }
 
 /// A temporary file beside the first of `places` whose directory takes one: (the place, the

@@ -128,7 +128,7 @@ fn encode_record(r: &BlockRecord) -> [u8; RECORD_BYTES] {
     b
 }
 
-#[inline]
+#[inline(always)]
 fn decode_record(b: &[u8]) -> BlockRecord {
     let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
     BlockRecord {
@@ -344,28 +344,57 @@ impl BinaryStream {
     }
 }
 
+impl BinaryStream {
+    /// Reads the next window into `buf` if the current one is used up: `false` at the end.
+    fn fill(&mut self) -> Result<bool> {
+        if self.at < self.buf.len() {
+            return Ok(true);
+        }
+        let left = self.header.records - self.next;
+        if left == 0 {
+            return Ok(false);
+        }
+        let n = (left as usize).min(WINDOW_RECORDS);
+        self.buf.resize(n * RECORD_BYTES, 0);
+        let offset = HEADER_BYTES as u64 + self.next * RECORD_BYTES as u64;
+        if let Err(e) = std::os::unix::fs::FileExt::read_exact_at(&self.file, &mut self.buf, offset) {
+            self.next = self.header.records;
+            self.buf.clear();
+            self.at = 0;
+            return Err(TraceError::Io { context: format!("{}: read", self.path.display()), error: e });
+        }
+        self.next += n as u64;
+        self.at = 0;
+        self.check_window();
+        Ok(true)
+    }
+
+    /// Appends up to `max` records to `batch`, a window's worth at a time (one tight loop
+    /// instead of a call per record): fewer only at the end of the trace. A damaged record
+    /// ends the stream with its error, after the records before it were appended.
+    pub fn read_batch(&mut self, batch: &mut Vec<BlockRecord>, max: usize) -> Result<()> {
+        let target = batch.len() + max;
+        while batch.len() < target && self.fill()? {
+            let end = self.buf.len().min(self.at + (target - batch.len()) * RECORD_BYTES).min(self.bad_at);
+            batch.extend(self.buf[self.at..end].chunks_exact(RECORD_BYTES).map(decode_record));
+            self.at = end;
+            if self.at == self.bad_at {
+                return Err(self.refuse());
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Iterator for BinaryStream {
     type Item = Result<BlockRecord>;
 
     #[inline]
     fn next(&mut self) -> Option<Result<BlockRecord>> {
-        if self.at == self.buf.len() {
-            let left = self.header.records - self.next;
-            if left == 0 {
-                return None;
-            }
-            let n = (left as usize).min(WINDOW_RECORDS);
-            self.buf.resize(n * RECORD_BYTES, 0);
-            let offset = HEADER_BYTES as u64 + self.next * RECORD_BYTES as u64;
-            if let Err(e) = std::os::unix::fs::FileExt::read_exact_at(&self.file, &mut self.buf, offset) {
-                self.next = self.header.records;
-                self.buf.clear();
-                self.at = 0;
-                return Some(Err(TraceError::Io { context: format!("{}: read", self.path.display()), error: e }));
-            }
-            self.next += n as u64;
-            self.at = 0;
-            self.check_window();
+        match self.fill() {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(e) => return Some(Err(e)),
         }
         if self.at == self.bad_at {
             return Some(Err(self.refuse()));
@@ -511,6 +540,59 @@ mod tests {
         let streamed: Vec<BlockRecord> = BinaryStream::open(&path).unwrap().map(|r| r.unwrap()).collect();
         let mapped: Vec<BlockRecord> = BinaryTrace::open(&path).unwrap().iter().collect();
         assert_eq!(streamed, mapped);
+    }
+
+    /// Every record of `path` read `max` at a time with [`BinaryStream::read_batch`], and the
+    /// error that ended them; checks that only the last batch came short.
+    fn read_in_batches(path: &Path, max: usize) -> (Vec<BlockRecord>, Option<String>) {
+        let mut stream = BinaryStream::open(path).unwrap();
+        let mut all = Vec::new();
+        loop {
+            let mut batch = Vec::new();
+            let read = stream.read_batch(&mut batch, max);
+            all.extend_from_slice(&batch);
+            match read {
+                Err(e) => return (all, Some(e.to_string())),
+                Ok(()) if batch.len() < max => return (all, None),
+                Ok(()) => assert_eq!(batch.len(), max),
+            }
+        }
+    }
+
+    /// The records and the error the record iterator gives.
+    fn read_one_by_one(path: &Path) -> (Vec<BlockRecord>, Option<String>) {
+        let results: Vec<Result<BlockRecord>> = BinaryStream::open(path).unwrap().collect();
+        let error = results.iter().find_map(|r| r.as_ref().err().map(|e| e.to_string()));
+        (results.into_iter().filter_map(|r| r.ok()).collect(), error)
+    }
+
+    #[test]
+    fn batches_hold_what_the_record_iterator_reads_and_stop_at_the_same_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.zkt");
+        let mut w = BinaryWriter::create(&path, 4096, "batches").unwrap();
+        let records = 2 * WINDOW_RECORDS + 333;
+        for i in 0..records as u64 {
+            w.push(&io(i, i % 977, if i % 5 == 0 { Op::Read } else { Op::Write })).unwrap();
+        }
+        w.finish().unwrap();
+        let clean = std::fs::read(&path).unwrap();
+        // Intact; damaged in the first record, mid-window, on a window's last record and on
+        // the trace's last record.
+        for damaged in [None, Some(0), Some(1000), Some(WINDOW_RECORDS - 1), Some(records - 1)] {
+            let mut bytes = clean.clone();
+            if let Some(record) = damaged {
+                bytes[HEADER_BYTES + record * RECORD_BYTES + 20] = 9;
+            }
+            std::fs::write(&path, &bytes).unwrap();
+            let (expected, expected_error) = read_one_by_one(&path);
+            assert_eq!(expected.len(), damaged.unwrap_or(records), "damaged {damaged:?}");
+            for max in [1, 7, 4096, WINDOW_RECORDS, WINDOW_RECORDS + 3, 3 * WINDOW_RECORDS] {
+                let (got, error) = read_in_batches(&path, max);
+                assert!(got == expected, "damaged {damaged:?}, batches of {max}: {} records, expected {}", got.len(), expected.len());
+                assert_eq!(error, expected_error, "damaged {damaged:?}, batches of {max}");
+            }
+        }
     }
 
     #[test]

@@ -145,18 +145,7 @@ impl Input {
         let split = SplitOptions { block_size_bytes: f.split.block_size_bytes, ..Default::default() };
         let all: Box<dyn Iterator<Item = Result<BlockRecord>>> = match &self.source {
             Source::Binary(path) => {
-                let stream = BinaryStream::open(path)?;
-                let header = stream.header().clone();
-                if header.block_size_bytes as u64 != f.split.block_size_bytes {
-                    return Err(TraceError::Invalid(format!(
-                        "{}: binary trace has {}-byte blocks, {} requested",
-                        path.display(),
-                        header.block_size_bytes,
-                        f.split.block_size_bytes
-                    )));
-                }
-                // Filters would invalidate next-write indices (they count every write).
-                let annotated = header.has_next_write && !self.filters.drops_blocks();
+                let (stream, annotated) = self.open_binary(path)?;
                 Box::new(stream.map(move |r| {
                     r.map(|mut r| {
                         if !annotated {
@@ -208,30 +197,86 @@ impl Input {
         const QUEUE_BATCHES: usize = 4;
         let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<BlockRecord>>>(QUEUE_BATCHES);
         std::thread::spawn(move || {
-            let records = match input.records() {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-            };
-            let mut batch = Vec::with_capacity(BATCH_RECORDS);
-            for r in records {
-                match r {
-                    Ok(r) => batch.push(r),
-                    Err(e) => {
-                        let _ = tx.send(Ok(batch)).and_then(|_| tx.send(Err(e)));
-                        return;
-                    }
-                }
-                // A send fails only when the consumer is gone: stop too.
-                if batch.len() == BATCH_RECORDS && tx.send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH_RECORDS)))).is_err() {
-                    return;
-                }
+            // A send fails only when the consumer is gone: stop too.
+            let mut send = |batch: &mut Vec<BlockRecord>| tx.send(Ok(std::mem::take(batch))).is_ok();
+            if let Err(e) = input.read_batches(BATCH_RECORDS, &mut send) {
+                let _ = tx.send(Err(e));
             }
-            let _ = tx.send(Ok(batch));
         });
         Box::new(rx.into_iter())
+    }
+
+    /// Hands `each` the records in batches of up to `batch_records` (the last one shorter,
+    /// maybe empty) until it returns `false`; `each` may take the batch or leave it to be
+    /// reused. A read error ends the batches, after one with the records before it. A binary
+    /// trace is decoded a window at a time.
+    fn read_batches(&self, batch_records: usize, each: &mut dyn FnMut(&mut Vec<BlockRecord>) -> bool) -> Result<()> {
+        let mut batch = Vec::with_capacity(batch_records);
+        if let Source::Binary(path) = &self.source {
+            let (mut stream, annotated) = self.open_binary(path)?;
+            let mut keep = self.filters.drops_blocks().then(|| block_filter(self.filters.clone()));
+            loop {
+                batch.clear();
+                batch.reserve(batch_records);
+                let read = stream.read_batch(&mut batch, batch_records);
+                let last = read.is_err() || batch.len() < batch_records;
+                if !annotated {
+                    batch.iter_mut().for_each(|r| r.next_write = NEVER);
+                }
+                if let Some(keep) = &mut keep {
+                    batch.retain(|r| keep(&r.io));
+                }
+                if !each(&mut batch) {
+                    return Ok(());
+                }
+                read?;
+                if last {
+                    return Ok(());
+                }
+            }
+        }
+        for r in self.records()? {
+            match r {
+                Ok(r) => batch.push(r),
+                Err(e) => {
+                    each(&mut batch);
+                    return Err(e);
+                }
+            }
+            if batch.len() == batch_records {
+                if !each(&mut batch) {
+                    return Ok(());
+                }
+                batch.clear();
+                batch.reserve(batch_records);
+            }
+        }
+        each(&mut batch);
+        Ok(())
+    }
+
+    /// Calls `each` with the records in batches read on this thread, until it returns
+    /// `false`: for a pass that can spare a thread rather than a core (a binary trace decodes
+    /// faster than a batch is handed between threads). A read error ends the batches, after
+    /// one with the records before it.
+    pub fn for_each_batch_here(&self, each: &mut dyn FnMut(&[BlockRecord]) -> bool) -> Result<()> {
+        // Small enough to stay in the cache between decoding and use.
+        const HERE_BATCH_RECORDS: usize = 4096;
+        self.read_batches(HERE_BATCH_RECORDS, &mut |batch| each(batch))
+    }
+
+    /// A binary trace's stream, refused unless its blocks are the size asked for, and whether
+    /// its next-write annotation holds (filters that drop blocks would invalidate it: it
+    /// counts every write).
+    fn open_binary(&self, path: &Path) -> Result<(BinaryStream, bool)> {
+        let stream = BinaryStream::open(path)?;
+        let header = stream.header();
+        let block_size_bytes = self.filters.split.block_size_bytes;
+        if header.block_size_bytes as u64 != block_size_bytes {
+            return Err(TraceError::Invalid(format!("{}: binary trace has {}-byte blocks, {} requested", path.display(), header.block_size_bytes, block_size_bytes)));
+        }
+        let annotated = header.has_next_write && !self.filters.drops_blocks();
+        Ok((stream, annotated))
     }
 
     /// This input with a text trace's format named (detected if it was not).
