@@ -22,9 +22,11 @@ pub trait BlockEngine {
     fn write(&mut self, id: u32, time_us: u64, next_write: u64) -> Result<()>;
 }
 
-/// How many writes ahead [`drive`] asks an engine to fetch a block's state, and what that state
-/// points to. Far enough for a fetch from memory to land; the second comes well after the first.
+/// How many writes ahead [`drive`] asks an engine to fetch a block's state: far enough for a
+/// fetch from memory to land.
 pub const PREFETCH_AHEAD: usize = 16;
+/// How many writes ahead [`drive`] asks for what a block's state points to: well after the
+/// state itself was asked for, still early enough to land.
 pub const PREFETCH_POINTED_AHEAD: usize = 6;
 
 /// Feeds every write of the prepared trace to `engine`, in order, and returns its replay

@@ -24,9 +24,10 @@
 //!    its single replay need not wait for the numbering. A thread reads the trace, numbers
 //!    the writes (and writes the stream for the next run) while the replay consumes them, on
 //!    the core that would otherwise idle; it decodes the trace itself, since decoding costs
-//!    less than handing the records between threads. A text trace or workload is sized only once every write was read,
-//!    so it is staged first (a first pass that kept each write's key for numbering beside the
-//!    replay was tried: its 16 bytes a write to write and read back cost what it saved).
+//!    less than handing the records between threads. A text trace or workload is sized only
+//!    once every write was read, so it is staged first (a first pass that kept each write's
+//!    key for numbering beside the replay was tried: its 16 bytes a write to write and read
+//!    back cost what it saved).
 //!
 //! # Replay stream (`.zkr`, little-endian)
 //!

@@ -206,9 +206,9 @@ impl Placement for SepBit {
         }
         self.distinct_blocks += !rewrite as u64;
         *word = self.tag(class);
+        // This write opens a class-1 zone. The rare condition is tested first: the class is data.
         if self.class1_next_created.is_some() && class == 0 {
-            // This write opens the zone.
-            let created = self.class1_next_created.take().expect("checked");
+            let created = self.class1_next_created.take().expect("tested");
             self.class1_created.insert(b.now, created);
         }
         self.last_user_write = b.now;
