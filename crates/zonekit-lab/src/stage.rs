@@ -534,6 +534,10 @@ impl Drop for Numbering {
 /// Numbers every write of `input`, counting its reads.
 fn number_records(input: &Input, numbering: &mut Numbering) -> Result<()> {
     let annotated = numbering.staged.has_next_write;
+    // Beside a replay both cores are busy, and a binary trace decodes faster than its records
+    // are handed between threads: it is read here. Alone, a reader thread decodes it on the
+    // core that would idle.
+    let read_here = numbering.to_replay.is_some() && matches!(input.source, Source::Binary(_));
     let mut number = |batch: &[BlockRecord]| {
         const AHEAD: usize = 16;
         for (i, r) in batch.iter().enumerate() {
@@ -548,8 +552,7 @@ fn number_records(input: &Input, numbering: &mut Numbering) -> Result<()> {
         }
         Ok(())
     };
-    // A binary trace decodes faster than its records are handed between threads.
-    if !matches!(input.source, Source::Binary(_)) {
+    if !read_here {
         return for_each_batch(input, number);
     }
     let mut numbered = Ok(());
