@@ -541,7 +541,7 @@ impl<D: ZonedDevice> Ftl<D> {
     pub fn prefetch_slot(&self, id: u32) {
         if let Some(b) = self.blocks.get(id as usize) {
             if b.slot != UNMAPPED {
-                prefetch_read(&self.live[b.slot as usize / 64]);
+                prefetch_read(&self.live[live_bit(b.slot).0]);
             }
         }
     }
@@ -607,6 +607,12 @@ impl<D: ZonedDevice> Ftl<D> {
         slot_to_lba(slot, self.zone_blocks, self.zone_size_blocks)
     }
 
+    /// The slots of zone `zone`.
+    fn zone_slots(&self, zone: u32) -> std::ops::Range<u32> {
+        let start = zone as u64 * self.zone_blocks;
+        start as u32..(start + self.zone_blocks) as u32
+    }
+
     #[inline]
     fn zone_of(&self, slot: u32) -> usize {
         match self.zone_shift {
@@ -647,7 +653,7 @@ impl<D: ZonedDevice> Ftl<D> {
         };
         let info = &mut self.zones[z as usize];
         *info = ZoneInfo { state: ZoneUse::Open, class: class as u8, opened_at: self.now, resets: info.resets, ..ZoneInfo::default() };
-        let base = (z as u64 * self.zone_blocks) as u32;
+        let base = self.zone_slots(z).start;
         self.cursors[class] = Cursor { zone: z, next: base, sent: base, fast_end: 0 };
         Ok(z)
     }
@@ -676,17 +682,17 @@ impl<D: ZonedDevice> Ftl<D> {
             self.open_zone(class)?;
         }
         let Cursor { zone, next, .. } = self.cursors[class];
+        let slots = self.zone_slots(zone);
         let slot = if self.deferred_zeros.is_some() {
             next
         } else {
             let payload = if self.config.store_data { data.unwrap_or(&self.zero) } else { &self.zero };
             let lba = self.dev.append(ZoneId(zone), payload)?;
-            (zone as u64 * self.zone_blocks + (lba.0 - zone as u64 * self.zone_size_blocks)) as u32
+            slots.start + (lba.0 - zone as u64 * self.zone_size_blocks) as u32
         };
         self.cursors[class].next = slot + 1;
         self.place(zone, slot, id);
-        let zone_end = ((zone as u64 + 1) * self.zone_blocks) as u32;
-        let full = slot + 1 == zone_end;
+        let full = slot + 1 == slots.end;
         // The FTL keeps the write pointer; the device hears of the blocks in batches.
         let c = self.cursors[class];
         if self.deferred_zeros.is_some() && (full || c.next - c.sent == DEFERRED_MAX) {
@@ -743,7 +749,7 @@ impl<D: ZonedDevice> Ftl<D> {
     /// Sends the blocks of `class`'s open zone the device has not heard of.
     fn send_deferred(&mut self, class: usize) -> Result<(), FtlError> {
         let Some(zeros) = &self.deferred_zeros else { return Ok(()) };
-        let zone_end = ((self.cursors[class].zone as u64 + 1) * self.zone_blocks) as u32;
+        let zone_end = self.zone_slots(self.cursors[class].zone).end;
         let c = &mut self.cursors[class];
         let n = (c.next - c.sent) as usize;
         c.sent = c.next;
