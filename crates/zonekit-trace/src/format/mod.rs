@@ -232,10 +232,41 @@ pub fn decompress_reader(mut file: Box<dyn BufRead + Send>, path: &Path) -> Resu
     } else if magic.starts_with(b"BZh") {
         Box::new(BufReader::with_capacity(1 << 20, bzip2::bufread::MultiBzDecoder::new(file)))
     } else if magic.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
-        Box::new(BufReader::with_capacity(1 << 20, zstd::stream::read::Decoder::with_buffer(file).map_err(|e| bad(format!("zstd: {e}")))?))
+        Box::new(BufReader::with_capacity(1 << 20, ZstdFrames::new(file).map_err(|e| bad(format!("zstd: {e}")))?))
     } else {
         Box::new(file)
     })
+}
+
+/// A zstd stream of one or more concatenated frames (as `zstd` and `cat a.zst b.zst` write
+/// them), decoded by the pure-Rust `ruzstd`: the C library's build was the largest single
+/// cost of compiling Zonekit, and traces are parse-bound, not decode-bound.
+struct ZstdFrames {
+    frame: Option<ruzstd::decoding::StreamingDecoder<Box<dyn BufRead + Send>, ruzstd::decoding::FrameDecoder>>,
+}
+
+impl ZstdFrames {
+    fn new(source: Box<dyn BufRead + Send>) -> std::result::Result<ZstdFrames, ruzstd::decoding::errors::FrameDecoderError> {
+        Ok(ZstdFrames { frame: Some(ruzstd::decoding::StreamingDecoder::new(source)?) })
+    }
+}
+
+impl std::io::Read for ZstdFrames {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let Some(frame) = self.frame.as_mut() else { return Ok(0) };
+            let n = frame.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This frame is done: another may follow it.
+            let mut source = self.frame.take().expect("a frame is open").into_inner();
+            if source.fill_buf()?.is_empty() {
+                return Ok(0);
+            }
+            self.frame = Some(ruzstd::decoding::StreamingDecoder::new(source).map_err(std::io::Error::other)?);
+        }
+    }
 }
 
 /// Guesses a file's format from its first data line (or its extension for binary vscsi).
