@@ -25,6 +25,7 @@
 pub mod analyze;
 pub mod binary;
 pub mod blocks;
+pub mod fixture;
 pub mod format;
 pub mod input;
 pub mod parallel;

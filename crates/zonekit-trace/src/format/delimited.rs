@@ -86,6 +86,39 @@ impl Delimited {
             volumes: HashMap::new(),
         })
     }
+
+    /// One line holding `r` in this mapping's columns, units and separator (other columns
+    /// `-`; no header): what [`crate::fixture`] writes. Panics if an offset or size is not a
+    /// whole number of its column's unit, which no line of this mapping could say.
+    pub fn render(&self, r: &Record) -> String {
+        let (tcol, tunit) = self.time;
+        let mut cols: Vec<Option<String>> = Vec::new();
+        let mut put = |col: usize, value: String| {
+            if cols.len() <= col {
+                cols.resize(col + 1, None);
+            }
+            cols[col] = Some(value);
+        };
+        put(
+            tcol,
+            match tunit {
+                TimeUnit::Seconds => format!("{}.{:06}", r.time_us / 1_000_000, r.time_us % 1_000_000),
+                TimeUnit::Millis => format!("{}.{:03}", r.time_us / 1000, r.time_us % 1000),
+                TimeUnit::Micros => r.time_us.to_string(),
+                TimeUnit::Nanos => (r.time_us * 1000).to_string(),
+            },
+        );
+        for ((col, unit), bytes, name) in [(self.offset, r.offset_bytes, "offset"), (self.size, r.len_bytes, "size")] {
+            assert!(bytes % unit == 0, "{name} {bytes} B is not a whole number of {unit}-byte units");
+            put(col, (bytes / unit).to_string());
+        }
+        put(self.op.0, if r.op == Op::Write { self.op.2.clone() } else { self.op.1.clone() });
+        if let Some(col) = self.volume {
+            put(col, r.volume.to_string());
+        }
+        let separator = self.delimiter.map_or(" ".to_string(), String::from);
+        cols.into_iter().map(|c| c.unwrap_or_else(|| "-".into())).collect::<Vec<_>>().join(&separator)
+    }
 }
 
 impl LineFormat for Delimited {
