@@ -3,6 +3,7 @@
 //! Charts are plain SVG strings with no dependencies: [`bar_chart`] for comparisons across
 //! policies or devices, [`box_chart`] for distributions, [`line_chart`] for CDFs and time
 //! series (optionally log-scale x), [`heat_map`] for grids such as per-block erase counts.
+//! [`html`] puts a results directory's settings, tables and charts on one self-contained page.
 //!
 //! ```
 //! let svg = zonekit_report::bar_chart("WAF", "WAF", &[("greedy".into(), 1.8), ("cbe".into(), 1.5)]);
@@ -10,6 +11,7 @@
 //! ```
 
 mod chart;
+pub mod html;
 
 pub use chart::{bar_chart, box_chart, heat_map, line_chart, Series};
 

@@ -1,20 +1,23 @@
 //! Every sample in ../shared/traces parses with its format and matches the counts SOURCES.md
-//! gives; bad input is refused with file, line and field. The traces are read in place, never
-//! copied into the repository.
+//! gives (skipped, visibly, where the samples are absent; failing under CI=true); bad input is
+//! refused with file, line and field, on fixtures Zonekit writes itself. The samples are read in
+//! place, never copied into the repository.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use zonekit_trace::blocks::{SplitOptions, Splitter};
+use zonekit_trace::fixture::{self, shared_sample, Compression};
 use zonekit_trace::format::{self, Format, ReadOptions};
 use zonekit_trace::{Op, Record};
 
-fn trace(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(name)
+fn read_all(path: &Path, fmt: &Format) -> Vec<Record> {
+    format::open(path, fmt, &ReadOptions::default()).unwrap().map(|r| r.unwrap()).collect()
 }
 
-fn read_all(name: &str, fmt: &Format) -> Vec<Record> {
-    format::open(&trace(name), fmt, &ReadOptions::default()).unwrap().map(|r| r.unwrap()).collect()
+/// A fixture of `format` written into `dir`, compressed: its path and records.
+fn fixture_file(dir: &Path, format: &Format, compression: Compression) -> (PathBuf, Vec<Record>) {
+    fixture::write(dir, format, compression, 2_000, 5).unwrap()
 }
 
 struct Summary {
@@ -40,7 +43,8 @@ fn close(got: f64, want: f64, tolerance: f64) -> bool {
 
 #[test]
 fn cloudphysics_matches_sources_md() {
-    let recs = read_all("cloudPhysicsIO.csv", &Format::CloudPhysicsCsv);
+    let Some(path) = shared_sample("cloudPhysicsIO.csv") else { return };
+    let recs = read_all(&path, &Format::CloudPhysicsCsv);
     let s = summary(&recs);
     assert_eq!(s.records, 113_872);
     assert!(close(s.write_share * 100.0, 58.7, 0.05), "write share {}", s.write_share);
@@ -53,13 +57,14 @@ fn cloudphysics_matches_sources_md() {
 
 #[test]
 fn cloudphysics_vscsi_and_csv_give_identical_block_streams() {
-    let blocks = |name: &str, f: Format| -> Vec<(u64, u64, Op)> {
-        let recs = format::open(&trace(name), &f, &ReadOptions::default()).unwrap();
+    let (Some(csv_path), Some(vscsi_path)) = (shared_sample("cloudPhysicsIO.csv"), shared_sample("cloudPhysicsIO.vscsi")) else { return };
+    let blocks = |path: &Path, f: Format| -> Vec<(u64, u64, Op)> {
+        let recs = format::open(path, &f, &ReadOptions::default()).unwrap();
         // The CSV has whole seconds, the binary microseconds: compare at one-second resolution.
         Splitter::new(recs, SplitOptions::default()).unwrap().map(|b| b.unwrap()).map(|b| (b.time_us / 1_000_000, b.key(), b.op)).collect()
     };
-    let csv = blocks("cloudPhysicsIO.csv", Format::CloudPhysicsCsv);
-    let bin = blocks("cloudPhysicsIO.vscsi", Format::Vscsi);
+    let csv = blocks(&csv_path, Format::CloudPhysicsCsv);
+    let bin = blocks(&vscsi_path, Format::Vscsi);
     assert_eq!(csv.len(), bin.len());
     assert!(csv == bin, "the two CloudPhysics files give different block streams");
     assert!(csv.len() > 500_000);
@@ -67,7 +72,8 @@ fn cloudphysics_vscsi_and_csv_give_identical_block_streams() {
 
 #[test]
 fn tencent_multi_volume_bzip2() {
-    let s = summary(&read_all("cloud_storage-sample.bz2", &Format::Tencent));
+    let Some(path) = shared_sample("cloud_storage-sample.bz2") else { return };
+    let s = summary(&read_all(&path, &Format::Tencent));
     assert_eq!(s.records, 50_000);
     assert!(close(s.write_share * 100.0, 51.0, 0.5), "write share {}", s.write_share);
     assert!(close(s.written_mib, 831.0, 0.5), "written {} MiB", s.written_mib);
@@ -76,7 +82,8 @@ fn tencent_multi_volume_bzip2() {
 
 #[test]
 fn msr_disksim_systor_samples() {
-    let msr = read_all("msr-cambridge1-sample.csv", &Format::Msr);
+    let (Some(msr), Some(tpcc), Some(systor)) = (shared_sample("msr-cambridge1-sample.csv"), shared_sample("tpcc-small.trace"), shared_sample("systor17-traces-sample.csv.gz")) else { return };
+    let msr = read_all(&msr, &Format::Msr);
     let s = summary(&msr);
     assert_eq!((s.records, s.volumes), (1_000, 1));
     assert!(close(s.write_share * 100.0, 49.0, 0.5), "msr write share {}", s.write_share);
@@ -84,11 +91,11 @@ fn msr_disksim_systor_samples() {
     let t = msr[0].time_us / 1_000_000;
     assert!((1_170_000_000..1_175_000_000).contains(&t), "msr time {t}");
 
-    let tpcc = summary(&read_all("tpcc-small.trace", &Format::DiskSim));
+    let tpcc = summary(&read_all(&tpcc, &Format::DiskSim));
     assert_eq!((tpcc.records, tpcc.volumes), (6_999, 16));
     assert!(close(tpcc.write_share * 100.0, 37.0, 0.5), "disksim write share {}", tpcc.write_share);
 
-    let systor = summary(&read_all("systor17-traces-sample.csv.gz", &Format::Systor));
+    let systor = summary(&read_all(&systor, &Format::Systor));
     assert_eq!(systor.records, 999);
     assert!(close(systor.write_share * 100.0, 17.0, 0.5), "systor write share {}", systor.write_share);
 }
@@ -96,14 +103,26 @@ fn msr_disksim_systor_samples() {
 #[test]
 fn zstd_streams_are_read() {
     let dir = tempfile::tempdir().unwrap();
-    let gz = format::decompressed(&trace("systor17-traces-sample.csv.gz")).unwrap();
-    let mut plain = Vec::new();
-    std::io::Read::read_to_end(&mut { gz }, &mut plain).unwrap();
-    let zst = dir.path().join("systor.csv.zst");
-    std::fs::write(&zst, zstd::encode_all(&plain[..], 3).unwrap()).unwrap();
-    let recs: Vec<Record> = format::open(&zst, &Format::Systor, &ReadOptions::default()).unwrap().map(|r| r.unwrap()).collect();
-    assert_eq!(recs, read_all("systor17-traces-sample.csv.gz", &Format::Systor));
+    let (zst, written) = fixture_file(dir.path(), &Format::Systor, Compression::Zstd);
+    assert_eq!(read_all(&zst, &Format::Systor), written);
     assert_eq!(format::detect(&zst).unwrap().name(), "systor");
+    // Two frames one after the other (`cat a.zst b.zst`) read as one stream.
+    let plain = fixture::render(&Format::Systor, &written);
+    let cut = plain[..plain.len() / 2].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    let mut two = fixture::compress(&plain[..cut], Compression::Zstd);
+    two.extend(fixture::compress(&plain[cut..], Compression::Zstd));
+    std::fs::write(dir.path().join("two.zst"), &two).unwrap();
+    assert_eq!(read_all(&dir.path().join("two.zst"), &Format::Systor), written);
+    // The zstd tool's own frames (the C library's encoder), where the machine has it.
+    let plain_path = dir.path().join("plain.csv");
+    std::fs::write(&plain_path, &plain).unwrap();
+    match std::process::Command::new("zstd").args(["-q", "-3", "-f"]).arg(&plain_path).arg("-o").arg(dir.path().join("c.zst")).status() {
+        Ok(s) if s.success() => assert_eq!(read_all(&dir.path().join("c.zst"), &Format::Systor), written),
+        _ => {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "skipped: no zstd command to write frames with the C library");
+        }
+    }
     let cut = dir.path().join("cut.zst");
     let bytes = std::fs::read(&zst).unwrap();
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
@@ -112,8 +131,11 @@ fn zstd_streams_are_read() {
 
 #[test]
 fn shards_working_set_scales_with_the_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    // Enough distinct blocks for the sampled share to sit within a point of the rate.
+    let (path, _) = fixture::write(dir.path(), &Format::Alibaba, Compression::None, 40_000, 9).unwrap();
     let writes: Vec<(u32, u64)> = {
-        let recs = format::open(&trace("cloudPhysicsIO.csv"), &Format::CloudPhysicsCsv, &ReadOptions::default()).unwrap();
+        let recs = format::open(&path, &Format::Alibaba, &ReadOptions::default()).unwrap();
         Splitter::new(recs, SplitOptions { only: Some(Op::Write), ..Default::default() }).unwrap().map(|b| b.unwrap()).map(|b| (b.volume, b.block)).collect()
     };
     let full: HashSet<(u32, u64)> = writes.iter().copied().collect();
@@ -131,6 +153,16 @@ fn shards_working_set_scales_with_the_rate() {
 
 #[test]
 fn formats_are_detected() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in [Format::Alibaba, Format::Tencent, Format::Msr, Format::Umass, Format::Systor, Format::CloudPhysicsCsv, Format::Vscsi, Format::DiskSim] {
+        for compression in Compression::ALL {
+            let (path, _) = fixture_file(dir.path(), &format, compression);
+            assert_eq!(format::detect(&path).unwrap().name(), format.name(), "{}", path.display());
+        }
+    }
+    if shared_sample("cloudPhysicsIO.csv").is_none() {
+        return;
+    }
     for (name, want) in [
         ("cloudPhysicsIO.csv", "cloudphysics-csv"),
         ("cloudPhysicsIO.vscsi", "vscsi"),
@@ -139,16 +171,17 @@ fn formats_are_detected() {
         ("tpcc-small.trace", "disksim"),
         ("systor17-traces-sample.csv.gz", "systor"),
     ] {
-        assert_eq!(format::detect(&trace(name)).unwrap().name(), want, "{name}");
+        assert_eq!(format::detect(&shared_sample(name).unwrap()).unwrap().name(), want, "{name}");
     }
 }
 
 #[test]
 fn delimited_mapping_reads_what_the_named_format_reads() {
     // Tencent CBS expressed as a generic mapping.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, written) = fixture_file(dir.path(), &Format::Tencent, Compression::Bzip2);
     let d = format::Delimited::parse("time=0:s offset=1:sector size=2:sector op=3:0/1 volume=4", Some(','), false).unwrap();
-    let generic = read_all("cloud_storage-sample.bz2", &Format::Delimited(d));
-    assert_eq!(generic, read_all("cloud_storage-sample.bz2", &Format::Tencent));
+    assert_eq!(read_all(&path, &Format::Delimited(d)), written);
     for bad in ["time=0 offset=1", "time=x:s offset=1 size=2 op=3:R/W", "time=0:fortnight offset=1 size=2 op=3:R/W", "colour=1"] {
         assert!(format::Delimited::parse(bad, Some(','), false).is_err(), "{bad}");
     }
@@ -186,11 +219,13 @@ fn malformed_lines_name_file_line_and_field() {
 #[test]
 fn truncated_compressed_empty_and_wrong_format_files_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let gz = std::fs::read(trace("systor17-traces-sample.csv.gz")).unwrap();
+    let (gz, _) = fixture_file(dir.path(), &Format::Systor, Compression::Gzip);
+    let gz = std::fs::read(gz).unwrap();
     let p = write(dir.path(), "cut.csv.gz", &gz[..gz.len() / 2]);
     let err = format::open(&p, &Format::Systor, &ReadOptions::default()).unwrap().find_map(|r| r.err()).expect("a truncated gzip must fail");
     assert!(err.to_string().contains("truncated or corrupt"), "{err}");
-    let bz = std::fs::read(trace("cloud_storage-sample.bz2")).unwrap();
+    let (bz, _) = fixture_file(dir.path(), &Format::Tencent, Compression::Bzip2);
+    let bz = std::fs::read(bz).unwrap();
     let p = write(dir.path(), "cut.bz2", &bz[..bz.len() / 3]);
     assert!(format::open(&p, &Format::Tencent, &ReadOptions::default()).unwrap().any(|r| r.is_err()));
 
@@ -199,9 +234,11 @@ fn truncated_compressed_empty_and_wrong_format_files_are_clear_errors() {
     assert!(format::detect(&p).unwrap_err().to_string().contains("cannot tell the trace format"));
 
     // MSR read as Tencent: the first line's problem is named.
-    let e = format::open(&trace("msr-cambridge1-sample.csv"), &Format::Tencent, &ReadOptions::default()).unwrap().next().unwrap().unwrap_err().to_string();
+    let (msr, _) = fixture_file(dir.path(), &Format::Msr, Compression::None);
+    let e = format::open(&msr, &Format::Tencent, &ReadOptions::default()).unwrap().next().unwrap().unwrap_err().to_string();
     assert!(e.contains("line 1"), "{e}");
-    let p = write(dir.path(), "short.vscsi", &std::fs::read(trace("cloudPhysicsIO.vscsi")).unwrap()[..100]);
+    let (vscsi, _) = fixture_file(dir.path(), &Format::Vscsi, Compression::None);
+    let p = write(dir.path(), "short.vscsi", &std::fs::read(vscsi).unwrap()[..100]);
     let e = format::open(&p, &Format::Vscsi, &ReadOptions::default()).unwrap().find_map(|r| r.err()).unwrap().to_string();
     assert!(e.contains("byte 96") && e.contains("truncated"), "{e}");
     assert!("nope".parse::<Format>().unwrap_err().to_string().contains("valid formats"));

@@ -280,5 +280,6 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
     print!("{summary}");
     println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", a.out.display());
+    crate::report_cmd::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -153,5 +153,6 @@ pub fn run(args: &DeviceDemoArgs) -> Result<ExitCode> {
     write_file(&args.out.join("write_throughput.svg"), &bar_chart("Sequential append throughput (virtual time)", "MB/s", &bars(|r| r.write_mb_per_s)))?;
     write_file(&args.out.join("read_latency_p99.svg"), &bar_chart("Random 4 KiB read latency, p99 at QD 32", "µs", &bars(|r| r.read_p99_us)))?;
     println!("\nwrote {}/{{devices.csv, devices.json, write_throughput.svg, read_latency_p99.svg}}", args.out.display());
+    crate::report_cmd::finish(&args.out)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -118,6 +118,7 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
         }
         Experiment::Table22 => table_22(&workloads(a.quick), &traces, &out)?,
     }
+    crate::report_cmd::finish(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -182,7 +183,7 @@ const THESIS_TABLE_4_3: [(&str, f64, f64, f64); 7] = [
 
 /// The thesis' device and GC (Table 4.2, §4.2.1): 32 MiB zones, 7 open, GC at 15 % garbage as
 /// the SepBIT prototype it builds on collects (sealed zones' garbage, in a loop).
-fn thesis_ftl() -> FtlArgs {
+pub(crate) fn thesis_ftl() -> FtlArgs {
     FtlArgs { preset: "femu-zns".into(), gc_trigger: GcTrigger::GpSealed.name().into(), gc_threshold: 0.15, ..FtlArgs::default() }
 }
 
@@ -193,7 +194,7 @@ fn chosen_nodes(a: &ExperimentArgs, default: &[u32]) -> Result<Vec<CbsNode>> {
 
 /// Each node as a sweep input on its own device: the thesis' 100 GB × `scale`, which its
 /// working set fills as in the thesis.
-fn node_inputs(nodes: &[CbsNode], scale: f64) -> Result<Vec<SweepInput>> {
+pub(crate) fn node_inputs(nodes: &[CbsNode], scale: f64) -> Result<Vec<SweepInput>> {
     let mut inputs = Vec::new();
     for n in nodes {
         let w = n.workload(scale).map_err(lab)?;

@@ -88,11 +88,12 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
         tmpfs: args.tmpfs,
         plugin,
         db_bench: args.db_bench,
-        out: args.out,
+        out: args.out.clone(),
     };
     let rounds = bench.repeats > 1;
     let outcome = bench.run(&mut |config, k, repeat, r| println!("{}", describe_run(config, k, rounds.then_some(repeat), r))).map_err(lab)?;
     print!("{}", outcome.table);
+    crate::report_cmd::finish(&args.out)?;
     if !outcome.failed.is_empty() {
         anyhow::bail!("{} runs failed for another reason than space (see their logs in the output directory):\n  {}", outcome.failed.len(), outcome.failed.join("\n  "));
     }

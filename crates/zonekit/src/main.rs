@@ -19,6 +19,7 @@ mod kv_bench_cmd;
 mod ocssd_cmd;
 mod open;
 mod replay_cmd;
+mod report_cmd;
 mod serve_cmd;
 mod trace_cmd;
 mod tree_cmd;
@@ -59,6 +60,9 @@ enum Command {
     Policies,
     /// Reproduce a seed-000 experiment (table-4.3, table-2.2, table-3.2, bhbdp-sensitivity).
     Experiment(experiment_cmd::ExperimentArgs),
+    /// One self-contained HTML page (settings, tables, inline charts) of a results directory;
+    /// every experiment also writes it at its end, as DIR/report.html.
+    Report(report_cmd::ReportArgs),
     /// The zoned file system: mkfs, ls, df, fsck, dump, put, cat.
     Fs(FsGroup),
     /// Seed 001's experiment: RocksDB's db_bench on the zoned file system, six configurations,
@@ -119,6 +123,7 @@ fn main() -> ExitCode {
         Some(Command::Replay(args)) => replay_cmd::replay_cmd(args),
         Some(Command::Sweep(args)) => replay_cmd::sweep_cmd(args),
         Some(Command::Policies) => policies(),
+        Some(Command::Report(args)) => report_cmd::run(args),
         Some(Command::Experiment(args)) => experiment_cmd::run(args),
         Some(Command::Fs(group)) => {
             open::set_lock(group.lock);

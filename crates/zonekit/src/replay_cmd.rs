@@ -150,6 +150,7 @@ pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
     std::fs::write(a.out.join("class_traffic.svg"), bar_chart("Writes per class (user + GC)", "GB", &classes))?;
     std::fs::write(a.out.join("reclaimed_gp.svg"), gp_chart(&report))?;
     println!("\nwrote {}/{{report.json, class_traffic.svg, reclaimed_gp.svg}}", a.out.display());
+    crate::report_cmd::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -251,6 +252,7 @@ pub fn sweep_cmd(c: SweepCmd) -> Result<ExitCode> {
         sweep::merge(&out, &dirs).map_err(lab)?;
         println!("merged {} shards into {}/results.csv", dirs.len(), out.display());
         summarize(&out)?;
+        crate::report_cmd::finish(&out)?;
         return Ok(ExitCode::SUCCESS);
     }
     let a = c.args;
@@ -260,6 +262,10 @@ pub fn sweep_cmd(c: SweepCmd) -> Result<ExitCode> {
     let shard = a.shard.as_deref().map(str::parse::<Shard>).transpose().map_err(lab)?;
     let placements = if a.placements.is_empty() { placement::compared().map(|p| p.name.to_string()).collect() } else { a.placements.clone() };
     run_grid(&a.workloads, &a.traces, &placements, &a.victims, a.grid.as_deref(), &a.ftl, a.seed, a.jobs, shard, &a.out)?;
+    // A shard's page would show a slice: the merged directory gets the report.
+    if shard.is_none() {
+        crate::report_cmd::finish(&a.out)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

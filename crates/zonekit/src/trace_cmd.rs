@@ -401,6 +401,7 @@ pub fn analyze_cmd(a: AnalyzeArgs) -> Result<ExitCode> {
     print_analysis(&input.describe(), &result);
     write_analysis(&a.out, &result)?;
     println!("\nwrote {}/{{analysis.json, write_counts.csv, lifetimes.csv, hourly_thresholds.csv, per_volume.csv, bilt_cdf.svg, bipt_cdf.svg, traffic.svg, thresholds.svg, write_counts.svg}}", a.out.display());
+    crate::report_cmd::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }
 

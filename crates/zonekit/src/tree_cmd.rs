@@ -186,5 +186,6 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     bar.finish_and_clear();
     print!("{summary}");
     println!("\nresults: {}/results.csv, summary.md and charts", a.out.display());
+    crate::report_cmd::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }

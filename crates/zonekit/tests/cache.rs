@@ -111,8 +111,8 @@ fn bad_cache_configurations_are_refused_with_usage_status() {
     assert!(run(&["--device", "hdd"]).contains("expected zns or conventional"));
     assert!(refused(&["cache", "run", "--trace", "missing.csv"], d, 2).contains("no such file"));
     assert!(refused(&["cache", "run", "--trace", "x.csv", "--records", "5"], d, 2).contains("cannot be used with"));
-    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/cloudPhysicsIO.csv");
-    if std::path::Path::new(trace).exists() {
+    if let Some(trace) = zonekit_trace::fixture::shared_sample("cloudPhysicsIO.csv") {
+        let trace = trace.to_str().unwrap();
         let beyond = refused(&["cache", "run", "--trace", trace, "--data-mib", "1024", "--cache-mib", "64", "--zone-mib", "1"], d, 2);
         assert!(beyond.contains("beyond the 1073741824-byte backing device"), "{beyond}");
         let out = ok(&["cache", "run", "--trace", trace, "--cache-mib", "256", "--zone-mib", "4"], d);
