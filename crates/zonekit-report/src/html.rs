@@ -28,7 +28,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// The page for results directory `dir` (titled `title`): its settings file, then every
-/// `*.csv` as a table and every `*.svg` inline, in name order. Errors name the file.
+/// `*.svg` inline and every `*.csv` as a table, in name order. Errors name the file.
 pub fn report_dir(dir: &Path, title: &str) -> Result<String, String> {
     let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
     let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -63,8 +63,11 @@ fn file_name(p: &Path) -> String {
     p.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
-/// The page itself: settings, then tables, then charts (each chart with its file name).
-pub fn page(title: &str, settings: &[(String, String)], tables: &[(String, Vec<String>, Vec<Vec<String>>)], charts: &[(String, String)]) -> String {
+/// A table of the page: its name (the CSV file's), header and rows.
+pub type NamedTable = (String, Vec<String>, Vec<Vec<String>>);
+
+/// The page itself: settings, then charts (each with its file name), then tables.
+pub fn page(title: &str, settings: &[(String, String)], tables: &[NamedTable], charts: &[(String, String)]) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -74,8 +77,8 @@ table{{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}}\
 td,th{{border:1px solid #ccc;padding:0.2em 0.6em;text-align:right}}\
 td:first-child,th:first-child{{text-align:left}}th{{background:#f0f0f0}}\
 figure{{display:inline-block;margin:0.5em;vertical-align:top}}figcaption{{font-size:0.8em;color:#666}}\
-nav a{{margin-right:1em}}\
-</style></head><body>\n<h1>{t}</h1>\n<nav><a href=\"#settings\">Settings</a><a href=\"#tables\">Tables ({nt})</a><a href=\"#charts\">Charts ({nc})</a></nav>\n",
+nav a{{margin-right:1em}}.scroll{{overflow-x:auto}}\
+</style></head><body>\n<h1>{t}</h1>\n<nav><a href=\"#settings\">Settings</a><a href=\"#charts\">Charts ({nc})</a><a href=\"#tables\">Tables ({nt})</a></nav>\n",
         t = escape(title),
         nt = tables.len(),
         nc = charts.len()
@@ -90,21 +93,21 @@ nav a{{margin-right:1em}}\
         }
         h.push_str("</table>\n");
     }
+    h.push_str("<h2 id=\"charts\">Charts</h2>\n");
+    for (name, svg) in charts {
+        let _ = writeln!(h, "<figure class=\"chart\">{}<figcaption>{}</figcaption></figure>", strip_xml_declaration(svg), escape(name));
+    }
     h.push_str("<h2 id=\"tables\">Tables</h2>\n");
     for (name, header, rows) in tables {
-        let _ = writeln!(h, "<h3>{}</h3>\n<table class=\"results\">", escape(name));
+        let _ = writeln!(h, "<h3>{}</h3>\n<div class=\"scroll\"><table class=\"results\">", escape(name));
         let _ = writeln!(h, "<tr>{}</tr>", header.iter().map(|c| format!("<th>{}</th>", escape(c))).collect::<String>());
         for row in rows.iter().take(TABLE_ROWS_MAX) {
             let _ = writeln!(h, "<tr>{}</tr>", row.iter().map(|c| format!("<td>{}</td>", escape(c))).collect::<String>());
         }
-        h.push_str("</table>\n");
+        h.push_str("</table></div>\n");
         if rows.len() > TABLE_ROWS_MAX {
             let _ = writeln!(h, "<p>The first {TABLE_ROWS_MAX} of {} rows; all are in {}.</p>", rows.len(), escape(name));
         }
-    }
-    h.push_str("<h2 id=\"charts\">Charts</h2>\n");
-    for (name, svg) in charts {
-        let _ = writeln!(h, "<figure class=\"chart\">{}<figcaption>{}</figcaption></figure>", strip_xml_declaration(svg), escape(name));
     }
     h.push_str("</body></html>\n");
     h

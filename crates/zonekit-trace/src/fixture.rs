@@ -201,7 +201,13 @@ mod tests {
                 let bytes = compress(&render(&format, &written), compression);
                 let input = crate::format::decompress_reader(Box::new(std::io::Cursor::new(bytes)), Path::new("fixture")).unwrap();
                 let read: Vec<Record> = from_reader(input, Path::new("fixture"), &format, &ReadOptions::default()).map(|r| r.unwrap()).collect();
-                assert!(read == written, "{} under {compression:?}: read back {} records, the first difference at {:?}", format.name(), read.len(), read.iter().zip(&written).position(|(a, b)| a != b));
+                assert!(
+                    read == written,
+                    "{} under {compression:?}: read back {} records, the first difference at {:?}",
+                    format.name(),
+                    read.len(),
+                    read.iter().zip(&written).position(|(a, b)| a != b)
+                );
             }
         }
     }

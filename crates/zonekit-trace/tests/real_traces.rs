@@ -82,7 +82,10 @@ fn tencent_multi_volume_bzip2() {
 
 #[test]
 fn msr_disksim_systor_samples() {
-    let (Some(msr), Some(tpcc), Some(systor)) = (shared_sample("msr-cambridge1-sample.csv"), shared_sample("tpcc-small.trace"), shared_sample("systor17-traces-sample.csv.gz")) else { return };
+    let (Some(msr), Some(tpcc), Some(systor)) = (shared_sample("msr-cambridge1-sample.csv"), shared_sample("tpcc-small.trace"), shared_sample("systor17-traces-sample.csv.gz"))
+    else {
+        return;
+    };
     let msr = read_all(&msr, &Format::Msr);
     let s = summary(&msr);
     assert_eq!((s.records, s.volumes), (1_000, 1));

@@ -54,9 +54,7 @@ impl Default for DemoArgs {
 pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     let node = CbsNode::find(NODE).map_err(replay_cmd::lab)?;
     let zones = node.wss_gib * args.scale / ZONE_GIB;
-    println!(
-        "zonekit: the block FTL on an emulated ZNS device (femu-zns: 32 MiB zones, 7 open; GC at 15 % sealed garbage; CBE victims), as seed 000 replays a cloud node"
-    );
+    println!("zonekit: the block FTL on an emulated ZNS device (femu-zns: 32 MiB zones, 7 open; GC at 15 % sealed garbage; CBE victims), as seed 000 replays a cloud node");
     println!("workload: node {NODE} of the thesis' Table 2.1 at {} of its size (a multi-tenant Tencent CBS node, generated to its published statistics):", args.scale);
     let inputs = node_inputs(&[node], args.scale)?;
     let placements: Vec<String> = zonekit_ftl::placement::compared().map(|p| p.name.to_string()).collect();

@@ -91,9 +91,7 @@ pub fn check_geometry(g: &Geometry, max_io_bytes: u32) -> Result<(), UblkServeEr
 /// Without the `ublk` feature: refuses, naming the build that has it.
 #[cfg(not(feature = "ublk"))]
 pub fn serve<D: crate::served::Served>(_device: D, _options: &UblkOptions, _ready: impl FnOnce(i32) + Send + Sync + 'static) -> Result<crate::counters::Snapshot, UblkServeError> {
-    Err(UblkServeError::Config(
-        "this zonekit was built without ublk support: build it with `cargo build --release -p zonekit --features ublk` (needs libclang-dev)".into(),
-    ))
+    Err(UblkServeError::Config("this zonekit was built without ublk support: build it with `cargo build --release -p zonekit --features ublk` (needs libclang-dev)".into()))
 }
 
 #[cfg(test)]
