@@ -22,7 +22,8 @@ use crate::device_cmd::{GeometryArgs, ResolvedDevice};
 pub enum ServeCommand {
     /// Export a zoned device as a host-managed zoned /dev/ublkbN (Linux 6.6 or newer, ublk_drv
     /// loaded; as root): blkzone, fio --zonemode=zbd, f2fs and btrfs run on it unmodified.
-    /// Serves until SIGINT or SIGTERM, then removes the device and prints the counters.
+    /// Serves until SIGINT or SIGTERM, then removes the device and prints the counters. Needs a
+    /// zonekit built with `--features ublk`.
     Ublk(UblkArgs),
     /// Export the block FTL as a random-write volume over NBD (fixed newstyle; a Unix socket
     /// or TCP), on an emulated device or a /dev zoned device, with any placement and victim
