@@ -8,7 +8,6 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use zonekit_cache::sampler::SamplerBudget;
 use zonekit_cache::CacheConfig;
 use zonekit_lab::cache_bench::{run_cache, run_cache_trace, run_experiment, write_mode, CacheExperiment, CacheSpec, DeviceKind, Ycsb};
@@ -241,7 +240,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         seed: a.seed,
         data: false,
     };
-    let bar = ProgressBar::new(operations).with_style(ProgressStyle::with_template("[{bar:30}] {pos}/{len} operations ({eta})").expect("template"));
+    let bar = crate::progress::Progress::bar(operations, "operations");
     let report = match &a.trace {
         Some(path) => {
             if !path.exists() {

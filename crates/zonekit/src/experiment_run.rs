@@ -1,7 +1,6 @@
 //! What the experiment commands share: the thread count and a progress bar over runs.
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressStyle};
 use zonekit_lab::error::LabError;
 
 use crate::replay_cmd::lab;
@@ -17,11 +16,11 @@ pub fn threads(given: Option<usize>) -> Result<usize> {
 
 /// Runs `experiment`, which reports `(done, total, label)` after each run, behind a bar.
 pub fn with_runs_bar<T>(experiment: impl FnOnce(&(dyn Fn(usize, usize, &str) + Sync)) -> Result<T, LabError>) -> Result<T> {
-    let bar = ProgressBar::new(0).with_style(ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} runs ({eta})").expect("template"));
+    let bar = crate::progress::Progress::bar(0, "runs");
     let result = experiment(&|done, total, label| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
-        bar.set_message(label.to_string());
+        bar.set_message(label);
     });
     bar.finish_and_clear();
     result.map_err(lab)

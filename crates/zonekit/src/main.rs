@@ -18,6 +18,7 @@ mod fs_cmd;
 mod kv_bench_cmd;
 mod ocssd_cmd;
 mod open;
+mod progress;
 mod replay_cmd;
 mod report_cmd;
 mod serve_cmd;

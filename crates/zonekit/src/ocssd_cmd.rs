@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use zonekit_base::policy::Params;
 use zonekit_lab::ocssd_bench::{report_table, run_experiment, run_ocssd, OcssdExperiment, OcssdSpec};
 use zonekit_ocssd::{OcGeometry, Timing};
@@ -125,8 +124,8 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         sample_every_bytes: 64 << 20,
         timing: Timing::parse(&a.timing).map_err(|e| crate::Usage(e.to_string()))?,
     };
-    let bar = ProgressBar::new_spinner().with_style(ProgressStyle::with_template("{spinner} {msg}").expect("template"));
-    let run = run_ocssd(&spec, &mut |written| bar.set_message(format!("{} MB written", written / 1_000_000))).map_err(lab)?;
+    let bar = crate::progress::Progress::counter("");
+    let run = run_ocssd(&spec, &mut |written| bar.set_message(&format!("{} MB written", written / 1_000_000))).map_err(lab)?;
     bar.finish_and_clear();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&run.report)?);

@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::progress::Progress;
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use zonekit_ftl::engine::DEFAULT_GC_THRESHOLD;
 use zonekit_ftl::placement::{self, Params};
 use zonekit_ftl::{victim, CapacityMode, FtlConfig, GcTrigger};
@@ -122,13 +122,12 @@ pub struct ReplayArgs {
     out: PathBuf,
 }
 
-fn progress_bar(total: Option<u64>, what: &str) -> ProgressBar {
-    let bar = match total {
-        Some(n) => ProgressBar::new(n).with_style(ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({eta})").expect("template")),
-        None => ProgressBar::new_spinner().with_style(ProgressStyle::with_template("{spinner} {msg} {human_pos} block writes ({per_sec})").expect("template")),
-    };
-    bar.set_message(what.to_string());
-    bar
+fn progress_bar(total: Option<u64>, what: &str) -> Progress {
+    match total {
+        Some(n) => Progress::bar(n, "runs"),
+        None => Progress::counter("block writes"),
+    }
+    .with_message(what)
 }
 
 pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
@@ -310,7 +309,7 @@ pub fn run_inputs(
     let grid = sweep::parse_grid(grid_spec.unwrap_or("")).map_err(lab)?;
     let base = ftl.spec(placement::bhbdp::BHBDP.name, victim::cbe::CBE.name, Params::new(), seed);
     let sweep = Sweep { inputs, placements: placements.to_vec(), victims: victims.to_vec(), grid, base };
-    let bar = std::sync::Mutex::new(None::<ProgressBar>);
+    let bar = std::sync::Mutex::new(None::<Progress>);
     let results = out.join("results.csv");
     let on_start = |todo: usize, done: usize| {
         if todo == 0 {

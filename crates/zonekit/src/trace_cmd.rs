@@ -4,9 +4,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::progress::Progress as Bar;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use zonekit_report::{csv, line_chart, text_table, Series};
 use zonekit_trace::analyze::{analyze, Analysis, BlockSource};
 use zonekit_trace::binary::{annotate_next_write, BinaryTrace, BinaryWriter};
@@ -173,11 +173,8 @@ pub struct GenArgs {
     next_write: bool,
 }
 
-fn progress(what: &str) -> ProgressBar {
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} {msg} {human_pos} blocks ({per_sec})").expect("template"));
-    bar.set_message(what.to_string());
-    bar
+fn progress(what: &str) -> Bar {
+    Bar::counter("blocks").with_message(what)
 }
 
 pub fn run(cmd: TraceCommand) -> Result<ExitCode> {
@@ -377,7 +374,7 @@ pub struct AnalyzeArgs {
 /// Counts blocks through a progress bar while the analysis makes its passes.
 struct Progress<'a> {
     input: &'a Input,
-    bar: ProgressBar,
+    bar: Bar,
 }
 
 impl BlockSource for Progress<'_> {

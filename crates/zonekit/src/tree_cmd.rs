@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use zonekit_lab::tree_bench::{parse_distribution, run_experiment, run_tree, Mix, Section, TreeExperiment, TreeKind, TreeSpec};
 
 use crate::replay_cmd::lab;
@@ -127,7 +126,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let mut outcomes = Vec::new();
     for tree in trees {
         let spec = TreeSpec { tree, ..base.clone() };
-        let bar = ProgressBar::new(spec.records + spec.operations).with_style(ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ops ({eta})").expect("template"));
+        let bar = crate::progress::Progress::bar(spec.records + spec.operations, "ops");
         bar.set_message(tree.name());
         let outcome = run_tree(&spec, &mut |done, _| bar.set_position(done)).map_err(lab)?;
         bar.finish_and_clear();
@@ -177,10 +176,10 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let threads = crate::experiment_run::threads(a.threads)?;
     let exp = TreeExperiment { scale: a.scale, sections, seed: a.seed, threads, out: a.out.clone() };
     let runs = exp.specs().len() as u64;
-    let bar = ProgressBar::new(runs).with_style(ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} runs ({eta})").expect("template"));
+    let bar = crate::progress::Progress::bar(runs, "runs");
     let summary = run_experiment(&exp, &|done, _, label| {
         bar.set_position(done as u64);
-        bar.set_message(label.to_string());
+        bar.set_message(label);
     })
     .map_err(lab)?;
     bar.finish_and_clear();
