@@ -155,6 +155,17 @@ fn main_job_compares_every_placement() {
     let waf = |p: &str| -> f64 { csv.lines().find(|l| l.split(',').nth(1) == Some(p)).unwrap().split(',').nth(4).unwrap().parse().unwrap() };
     assert!(waf("zbopt") < waf("normal"), "the oracle must beat no separation");
     assert!(std::fs::read_to_string(dir.path().join("res/waf_0.svg")).unwrap().starts_with("<svg"));
+    // The experiment's page: its command, every chart inline, every table.
+    let page = std::fs::read_to_string(dir.path().join("res/report.html")).unwrap();
+    assert!(page.contains("<title>zonekit demo --scale 0.005 --out res</title>"), "{}", &page[..200.min(page.len())]);
+    let charts = std::fs::read_dir(dir.path().join("res")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg")).count();
+    assert_eq!(page.matches("<figure class=\"chart\"><svg").count(), charts);
+    assert!(page.contains("<h3>results_with_ratios.csv</h3>"));
+    // `zonekit report DIR` makes the same page again from the directory alone.
+    std::fs::remove_file(dir.path().join("res/report.html")).unwrap();
+    assert!(ok(&["report", "res"], dir.path()).contains("report.html"));
+    assert_eq!(std::fs::read_to_string(dir.path().join("res/report.html")).unwrap(), page);
+    assert!(refused(&["report", "nowhere"], dir.path()).contains("nowhere: not a results directory"));
 }
 
 #[test]
