@@ -18,8 +18,9 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> Result<ExitCode> {
-    if !a.dir.is_dir() {
-        usage!("{}: not a results directory", a.dir.display());
+    let holds_results = std::fs::read_dir(&a.dir).is_ok_and(|entries| entries.flatten().any(|e| e.path().extension().is_some_and(|x| x == "csv" || x == "svg")));
+    if !holds_results {
+        usage!("{}: not a results directory (no CSV table or SVG chart in it)", a.dir.display());
     }
     let title = match a.title {
         Some(t) => t,
@@ -32,7 +33,8 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
 
 /// At the end of an experiment: records how it was run beside its results and writes the page.
 pub fn finish(out: &Path) -> Result<()> {
-    let command = std::iter::once("zonekit".to_string()).chain(std::env::args().skip(1).map(|a| shell_word(&a))).collect::<Vec<_>>().join(" ");
+    // args_os: an argument that is not UTF-8 (a file name) must not stop the report.
+    let command = std::iter::once("zonekit".to_string()).chain(std::env::args_os().skip(1).map(|a| shell_word(&a.to_string_lossy()))).collect::<Vec<_>>().join(" ");
     let settings = [("command".to_string(), command.clone()), ("zonekit version".to_string(), env!("CARGO_PKG_VERSION").to_string())];
     write_settings(out, &settings).with_context(|| format!("writing {}", out.join(SETTINGS_FILE).display()))?;
     let path = write_page(out, &command)?;

@@ -166,6 +166,9 @@ fn main_job_compares_every_placement() {
     assert!(ok(&["report", "res"], dir.path()).contains("report.html"));
     assert_eq!(std::fs::read_to_string(dir.path().join("res/report.html")).unwrap(), page);
     assert!(refused(&["report", "nowhere"], dir.path()).contains("nowhere: not a results directory"));
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    assert!(refused(&["report", "empty"], dir.path()).contains("no CSV table or SVG chart"));
+    assert!(!dir.path().join("empty/report.html").exists());
 }
 
 #[test]
