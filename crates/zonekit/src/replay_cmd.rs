@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::progress::Progress;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use zonekit_ftl::engine::DEFAULT_GC_THRESHOLD;
@@ -14,6 +13,7 @@ use zonekit_lab::sweep::{self, Shard, Sweep, SweepInput};
 use zonekit_lab::LabError;
 use zonekit_report::{bar_chart, text_table};
 
+use crate::progress::Progress;
 use crate::trace_cmd::InputArgs;
 use crate::Usage;
 

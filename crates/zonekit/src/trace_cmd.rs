@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::progress::Progress as Bar;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use zonekit_report::{csv, line_chart, text_table, Series};
@@ -15,6 +14,8 @@ use zonekit_trace::input::{Input, Source};
 use zonekit_trace::sample::{Ring, Shards};
 use zonekit_trace::synth::Workload;
 use zonekit_trace::{BlockIo, Op};
+
+use crate::progress::Progress as Bar;
 
 /// Where blocks come from: a trace file or a generated workload, with sampling and sharding.
 #[derive(Args, Clone, Debug)]
