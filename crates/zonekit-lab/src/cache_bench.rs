@@ -145,7 +145,11 @@ pub struct ConventionalSsd {
 
 impl ConventionalSsd {
     pub fn new(cache_bytes: u64, bucket_bytes: u64, op: f64, erase_unit_bytes: u64, data: bool) -> Result<ConventionalSsd> {
-        if bucket_bytes == 0 || bucket_bytes % BLOCK != 0 || cache_bytes % bucket_bytes != 0 {
+        // Each cause named as it is: a bucket of partial blocks is not the cache size's fault.
+        if bucket_bytes == 0 || bucket_bytes % BLOCK != 0 {
+            return Err(LabError::Usage(format!("a bucket of {bucket_bytes} bytes is not a whole number of {BLOCK}-byte blocks")));
+        }
+        if cache_bytes % bucket_bytes != 0 {
             return Err(LabError::Usage(format!("a {cache_bytes}-byte cache is not a whole number of {bucket_bytes}-byte buckets")));
         }
         if !(op > 0.0 && op < 1.0) {

@@ -104,6 +104,8 @@ fn bad_cache_configurations_are_refused_with_usage_status() {
     let larger = refused(&["cache", "run", "--records", "20000", "--data-mib", "256", "--cache-mib", "512", "--zone-mib", "1"], d, 2);
     assert!(larger.contains("is not smaller than the 268435456-byte data set"), "{larger}");
     assert!(run(&["--device", "conventional", "--bucket-kib", "300"]).contains("not a whole number of 307200-byte buckets"));
+    let e = run(&["--device", "conventional", "--bucket-kib", "78"]);
+    assert!(e.contains("a bucket of 79872 bytes is not a whole number of 4096-byte blocks"), "{e}");
     assert!(run(&["--sampler-bytes", "2"]).contains("holds no"));
     assert!(run(&["--sampler", "lfu"]).contains("unknown sampler policy \"lfu\""));
     assert!(run(&["--eviction", "random"]).contains("unknown eviction policy \"random\""));
