@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use zonekit_base::Rng;
 
+use crate::format::text::FILETIME_UNIX_OFFSET_S;
 use crate::format::Format;
 use crate::record::{Op, Record};
 
@@ -49,8 +50,6 @@ impl Compression {
     }
 }
 
-/// Seconds from the Windows FILETIME epoch (1601) to the Unix epoch, as MSR traces count.
-const FILETIME_UNIX_OFFSET_S: u64 = 11_644_473_600;
 /// 2020-01-01 00:00:00 UTC, where the generated times start (MSR's FILETIME needs a time
 /// after 1970, SYSTOR's are Unix seconds).
 const START_US: u64 = 1_577_836_800_000_000;

@@ -117,7 +117,7 @@ pub fn tencent(_: &mut ParseState, line: &str) -> Result<Option<Record>, FieldEr
 }
 
 /// Seconds between 1601-01-01 (Windows FILETIME epoch) and 1970-01-01.
-const FILETIME_UNIX_OFFSET_S: u64 = 11_644_473_600;
+pub(crate) const FILETIME_UNIX_OFFSET_S: u64 = 11_644_473_600;
 
 /// MSR Cambridge: `Timestamp(FILETIME),Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
 pub fn msr(state: &mut ParseState, line: &str) -> Result<Option<Record>, FieldError> {
