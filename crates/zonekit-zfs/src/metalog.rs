@@ -10,7 +10,8 @@
 //! The rest of the zone is log blocks, each: `0` magic `ZKML` u32; `4` CRC-32 of bytes 8..end
 //! of block; `8` block sequence number u64 (counting from 0 in each generation); `16` payload
 //! length u32; `20` payload. Payloads concatenate into a byte stream of records (a record may
-//! span blocks): `type u8, length u32, body`. A `Commit` record ends every batch. Bodies
+//! span blocks): `type u8, length u32, body`. A `Commit` record ends every batch, and a *seal*
+//! follows every batch: a log block with an empty payload (no other block is empty). Bodies
 //! (integers little-endian, a string is `length u32, UTF-8 bytes`, an extent is `zone u32,
 //! lba u64, len_bytes u64, crc32 u32` = 24 bytes):
 //!
@@ -46,11 +47,21 @@
 //! `Commit`, and at most a torn (bad magic, CRC or length) block after them with nothing written
 //! behind it. So a bad block is a torn tail only when no intact log block (right magic, CRC and
 //! length) follows it in the zone; an intact block after it means committed batches follow the
-//! damage, and replaying up to it would silently drop them. That, a block whose sequence number
-//! is not its position, an undecodable record in an intact block, and a damaged header in front
-//! of intact log blocks are [`LogError::Corrupt`], naming the zone and the block: mount fails
-//! and writes nothing. (A device that persisted a batch's blocks out of order and tore one in
-//! the middle would be reported as corrupt too: refusing is the side that never loses data.)
+//! damage, and replaying up to it would silently drop them. The seal is what makes this rule
+//! hold for the newest batch too: [`MetaLog::commit`] returns only after the batch *and* its
+//! seal are on the device, so damage to any block of an acknowledged batch has an intact block
+//! (at least the seal) behind it, while a batch torn by a crash has no seal. Damage to a seal
+//! alone loses nothing (the batch before it is whole) and is treated as a torn tail. Without
+//! the seal, a flipped byte in the newest batch was indistinguishable from a crash during it and
+//! the batch was dropped as uncommitted: a file the log had committed was gone and fsck said
+//! clean. (Images written before seals existed have none; their newest batch keeps that
+//! weakness until the next commit seals it.)
+//!
+//! That, a block whose sequence number is not its position, an undecodable record in an intact
+//! block, a seal that does not follow a `Commit`, and a damaged header in front of intact log
+//! blocks are [`LogError::Corrupt`], naming the zone and the block: mount fails and writes
+//! nothing. (A device that persisted a batch's blocks out of order and tore one in the middle
+//! would be reported as corrupt too: refusing is the side that never loses data.)
 //!
 //! Recovery ([`MetaLog::recover`]) only reads. A read-write mount then calls
 //! [`MetaLog::make_writable`]: if blocks follow the last commit (a torn tail), it starts a new
@@ -436,6 +447,8 @@ impl MetaLog {
         let mut out = Replayed { records: Vec::new(), committed_blocks: 1, next_seq: 0, torn_tail: false };
         let mut batch = Vec::new();
         let (mut parsed, mut records_parsed) = (0usize, 0u64);
+        // The last record read was a `Commit` that no seal followed yet.
+        let mut unsealed_commit = false;
         for b in 1..written {
             dev.read(Lba(start + b), &mut block)?;
             if !intact(&block) {
@@ -455,13 +468,24 @@ impl MetaLog {
                 return Err(corrupt(b, format!("sequence number {block_seq} where {} belongs", b - 1)));
             }
             let len = u32::from_le_bytes(block[16..20].try_into().unwrap()) as usize;
-            stream.extend_from_slice(&block[BLOCK_HEADER..BLOCK_HEADER + len]);
             blocks_read += 1;
+            if len == 0 {
+                // A seal: it must directly follow a batch's `Commit`.
+                if !unsealed_commit || parsed != stream.len() {
+                    return Err(corrupt(b, "a seal block where no batch ends".to_string()));
+                }
+                unsealed_commit = false;
+                out.committed_blocks = blocks_read;
+                out.next_seq = b;
+                continue;
+            }
+            stream.extend_from_slice(&block[BLOCK_HEADER..BLOCK_HEADER + len]);
             loop {
                 match Record::decode(&stream[parsed..]) {
                     Ok(Some((rec, n))) => {
                         parsed += n;
                         records_parsed += 1;
+                        unsealed_commit = rec == Record::Commit;
                         if rec == Record::Commit {
                             out.records.append(&mut batch);
                             out.committed_blocks = blocks_read;
@@ -501,7 +525,7 @@ impl MetaLog {
             return Err(LogError::ReadOnly);
         }
         Record::Commit.encode(&mut self.pending);
-        let needed = self.blocks_for(self.pending.len());
+        let needed = self.blocks_for(self.pending.len()) + 1; // and the seal
         if self.used_blocks + needed > self.zone_blocks {
             self.pending.clear();
             self.active = 1 - self.active;
@@ -509,7 +533,7 @@ impl MetaLog {
             return self.start_generation(dev, &snapshot());
         }
         let bytes = std::mem::take(&mut self.pending);
-        self.write_blocks(dev, &bytes)?;
+        self.write_sealed(dev, &bytes)?;
         dev.flush()?;
         Ok(())
     }
@@ -526,30 +550,36 @@ impl MetaLog {
             r.encode(&mut bytes);
         }
         Record::Commit.encode(&mut bytes);
-        let capacity = (self.zone_blocks as usize - 1) * self.payload_per_block();
+        // The header and the seal take a block each.
+        let capacity = (self.zone_blocks as usize).saturating_sub(2) * self.payload_per_block();
         if bytes.len() > capacity {
             return Err(LogError::TooLarge { bytes: bytes.len(), capacity });
         }
-        self.write_blocks(dev, &bytes)?;
+        self.write_sealed(dev, &bytes)?;
         dev.flush()?;
         Ok(())
     }
 
-    fn write_blocks(&mut self, dev: &mut dyn ZonedDevice, bytes: &[u8]) -> Result<(), LogError> {
-        let zone = self.zones[self.active];
+    /// Appends a batch's bytes (ending in a `Commit`) as log blocks, then its seal.
+    fn write_sealed(&mut self, dev: &mut dyn ZonedDevice, bytes: &[u8]) -> Result<(), LogError> {
         let mut block = vec![0u8; self.block_bytes];
         for chunk in bytes.chunks(self.payload_per_block()) {
-            block.fill(0);
-            block[0..4].copy_from_slice(&BLOCK_MAGIC.to_le_bytes());
-            block[8..16].copy_from_slice(&self.next_seq.to_le_bytes());
-            block[16..20].copy_from_slice(&(chunk.len() as u32).to_le_bytes());
-            block[BLOCK_HEADER..BLOCK_HEADER + chunk.len()].copy_from_slice(chunk);
-            let crc = crc32fast::hash(&block[8..]);
-            block[4..8].copy_from_slice(&crc.to_le_bytes());
-            dev.append(zone, &block)?;
-            self.next_seq += 1;
-            self.used_blocks += 1;
+            self.write_block(dev, &mut block, chunk)?;
         }
+        self.write_block(dev, &mut block, &[])
+    }
+
+    fn write_block(&mut self, dev: &mut dyn ZonedDevice, block: &mut [u8], payload: &[u8]) -> Result<(), LogError> {
+        block.fill(0);
+        block[0..4].copy_from_slice(&BLOCK_MAGIC.to_le_bytes());
+        block[8..16].copy_from_slice(&self.next_seq.to_le_bytes());
+        block[16..20].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        block[BLOCK_HEADER..BLOCK_HEADER + payload.len()].copy_from_slice(payload);
+        let crc = crc32fast::hash(&block[8..]);
+        block[4..8].copy_from_slice(&crc.to_le_bytes());
+        dev.append(self.zones[self.active], block)?;
+        self.next_seq += 1;
+        self.used_blocks += 1;
         Ok(())
     }
 
