@@ -37,12 +37,19 @@
 //! (format, filters, block size) u64; `40` writes u64; `48` reads u64; `56` distinct written
 //! blocks u64; `64` their estimate u64; `72` flags u64 (bit 0: a next-write column);
 //! `80` writes per chunk u64; `88` where the chunks start u64; `96` the source description's
-//! length u64; `104` reserved; `120` a check word ([`mix64`] chained over the eight-byte words
-//! of bytes 0..120, then over the description). Then the description (UTF-8), then, from the
-//! start offset, chunks of `writes per chunk` writes (the last may be shorter): their ids
-//! (u32 each), their trace times in µs (u64 each), and with the flag their next writes (u64
-//! each, write indices, [`NEVER`] for none). Written to a temporary name and renamed, so a
-//! reader sees a whole file or none.
+//! length u64; `104` the content check u64 (below); `112` reserved; `120` a check word
+//! ([`mix64`] chained over the eight-byte words of bytes 0..120, then over the description).
+//! Then the description (UTF-8), then, from the start offset, chunks of `writes per chunk`
+//! writes (the last may be shorter): their ids (u32 each), their trace times in µs (u64 each),
+//! and with the flag their next writes (u64 each, write indices, [`NEVER`] for none). Written
+//! to a temporary name and renamed, so a reader sees a whole file or none.
+//!
+//! The content check is the XOR over chunks of [`mix64`] of (chunk index << 32 | CRC-32 of the
+//! chunk's bytes): order-free, so [`with_future`], which writes its chunks backwards, computes
+//! it too. A cached stream is used only after its every chunk was read back and matched it
+//! ([`cached_stream`]); anything else is rebuilt from the trace. The header alone (length,
+//! modification time, sampled content of the source) says whose stream it is, not that its
+//! content survived: a stream damaged on disk once replayed to other results with exit 0.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -96,6 +103,13 @@ pub struct Staged {
     /// from it, as they were before the count was exact, so results stay the same).
     pub distinct_estimate: u64,
     pub has_next_write: bool,
+    /// The content check of the stream's chunks (see the module doc).
+    content_check: u64,
+}
+
+/// One chunk's term of the content check.
+fn chunk_check(k: u64, bytes: &[u8]) -> u64 {
+    mix64((k << 32) | crc32fast::hash(bytes) as u64)
 }
 
 impl Staged {
@@ -173,6 +187,7 @@ fn encode_header(s: &Staged, identity: Identity, key: u64) -> Vec<u8> {
         CHUNK_WRITES as u64,
         data_offset(s.source.len()),
         s.source.len() as u64,
+        s.content_check,
     ];
     for (i, w) in words.iter().enumerate() {
         h[8 + 8 * i..16 + 8 * i].copy_from_slice(&w.to_le_bytes());
@@ -193,8 +208,13 @@ fn cached_stream(path: &Path, input: &Input, identity: Identity, key: u64) -> Op
         return None;
     }
     let description_len = usize::try_from(word(11)).ok().filter(|&n| n < 1 << 20)?;
-    let mut description = vec![0u8; description_len];
+    // The description and the zeros that pad it to the chunks.
+    let mut description = vec![0u8; data_offset(description_len) as usize - HEADER_BYTES];
     f.read_exact(&mut description).ok()?;
+    if description[description_len..].iter().any(|&b| b != 0) {
+        return None;
+    }
+    description.truncate(description_len);
     let source = String::from_utf8(description).ok()?;
     let staged = Staged {
         input: input.clone(),
@@ -205,9 +225,26 @@ fn cached_stream(path: &Path, input: &Input, identity: Identity, key: u64) -> Op
         distinct: word(6),
         distinct_estimate: word(7),
         has_next_write: word(8) & FLAG_NEXT_WRITE != 0,
+        content_check: word(12),
     };
     let whole = word(10) == staged.data_offset() && f.metadata().ok()?.len() == staged.data_offset().checked_add(staged.writes.checked_mul(staged.bytes_per_write())?)?;
-    (whole && u64::from_le_bytes(h[120..128].try_into().unwrap()) == check_word(&h, staged.source.as_bytes())).then_some(staged)
+    let header_checks = u64::from_le_bytes(h[120..128].try_into().unwrap()) == check_word(&h, staged.source.as_bytes());
+    (whole && header_checks && content_verifies(&f, &staged)).then_some(staged)
+}
+
+/// Whether every chunk of the stream reads back to its content check.
+fn content_verifies(f: &File, staged: &Staged) -> bool {
+    let mut bytes = Vec::new();
+    let mut check = 0;
+    for k in 0..staged.chunks() {
+        let (from, n) = staged.chunk(k);
+        bytes.resize(n * staged.bytes_per_write() as usize, 0);
+        if f.read_exact_at(&mut bytes, from).is_err() {
+            return false;
+        }
+        check ^= chunk_check(k, &bytes);
+    }
+    check == staged.content_check
 }
 
 /// Where the replay stream of a user's trace is cached.
@@ -431,6 +468,7 @@ struct Numbering {
     recorded_estimate: Option<u64>,
     chunk: Chunk,
     to_replay: Option<SyncSender<DenseBatch>>,
+    chunks_written: u64,
     finished: bool,
 }
 
@@ -446,6 +484,7 @@ impl Numbering {
             distinct: 0,
             distinct_estimate: 0,
             has_next_write: recorded.has_next_write,
+            content_check: 0,
         };
         let mut numbering = Numbering {
             identity: home.identity,
@@ -459,6 +498,7 @@ impl Numbering {
             recorded_estimate: recorded.distinct_estimate,
             chunk: Chunk::default(),
             to_replay,
+            chunks_written: 0,
             finished: false,
             staged,
         };
@@ -495,6 +535,8 @@ impl Numbering {
     /// Writes the chunk out, and hands it to the replay if one runs beside.
     fn emit(&mut self) -> Result<()> {
         self.chunk.write_to(&mut self.out).map_err(LabError::io(&self.staged.path))?;
+        self.staged.content_check ^= chunk_check(self.chunks_written, &self.chunk.bytes);
+        self.chunks_written += 1;
         match &self.to_replay {
             Some(tx) => {
                 // A closed queue means the replay stopped (with its own error, which is the one
@@ -631,7 +673,7 @@ pub fn with_future(staged: Staged, dir: &Path) -> Result<Staged> {
     let path = unique_path(dir, "future", "zkr");
     let write_err = |e| LabError::Io { path: path.clone(), error: e };
     let out = File::create(&path).map_err(write_err)?;
-    let annotated = Staged { path: path.clone(), has_next_write: true, ..staged.clone() };
+    let mut annotated = Staged { path: path.clone(), has_next_write: true, content_check: 0, ..staged.clone() };
     // The write index of each block's next write, u32::MAX for none yet (indices are below).
     let mut next_of = vec![u32::MAX; staged.distinct as usize];
     let mut bytes = vec![0u8; CHUNK_WRITES * 20];
@@ -646,6 +688,7 @@ pub fn with_future(staged: Staged, dir: &Path) -> Result<Staged> {
             bytes[12 * n + 8 * i..12 * n + 8 * i + 8].copy_from_slice(&next.to_le_bytes());
         }
         out.write_all_at(&bytes[..n * 20], annotated.chunk(k).0).map_err(write_err)?;
+        annotated.content_check ^= chunk_check(k, &bytes[..n * 20]);
     }
     out.write_all_at(&encode_header(&annotated, (0, 0, 0), 0), 0).map_err(write_err)?;
     Ok(annotated)
@@ -755,11 +798,11 @@ mod tests {
         assert_eq!((staged.writes, staged.reads, staged.distinct, staged.source.as_str()), (6, 6, 3, "test"));
         assert_eq!(staged.path, stream_cache_path(&trace));
         assert_eq!(writes_of(&staged), [(0, 7, None), (1, 3, None), (0, 7, None), (2, 9, None), (1, 3, None), (1, 3, None)]);
-        // Reused while the trace is unchanged: a marker in the first id survives.
-        let mut bytes = std::fs::read(&staged.path).unwrap();
-        bytes[staged.data_offset() as usize] = 0xEE;
-        std::fs::write(&staged.path, &bytes).unwrap();
-        assert_eq!(ids_of(&stage(&input, dir.path()).unwrap())[0], 0xEE);
+        // Reused while the trace is unchanged: the same file (a rebuild renames a new one over it).
+        use std::os::unix::fs::MetadataExt;
+        let inode = std::fs::metadata(&staged.path).unwrap().ino();
+        assert_eq!(writes_of(&stage(&input, dir.path()).unwrap()), writes_of(&staged));
+        assert_eq!(std::fs::metadata(&staged.path).unwrap().ino(), inode, "the cached stream was not reused");
     }
 
     #[test]
@@ -776,6 +819,17 @@ mod tests {
             std::fs::write(&staged.path, &bytes).unwrap();
             let again = stage(&input, dir.path()).unwrap();
             assert_eq!((ids_of(&again), again.distinct), (vec![0, 0, 1], 2));
+        }
+        // Every byte of a stream, flipped in turn: a stream whose header still vouches for it
+        // but whose content changed is rebuilt too (it used to be replayed).
+        let whole = std::fs::read(&staged.path).unwrap();
+        for at in 0..whole.len() {
+            let mut bytes = whole.clone();
+            bytes[at] ^= 0x10;
+            std::fs::write(&staged.path, &bytes).unwrap();
+            let again = stage(&input, dir.path()).unwrap();
+            assert_eq!((ids_of(&again), again.distinct), (vec![0, 0, 1], 2), "byte {at} flipped");
+            assert!(std::fs::read(&staged.path).unwrap() == whole, "byte {at} flipped: the stream was not rebuilt");
         }
         // The same file read another way (a time window that drops the first writes) is not
         // served the cached stream.
