@@ -72,9 +72,13 @@ impl Mix {
             return Ok(*mix);
         }
         let bad = || LabError::Usage(format!("workload {text:?}: expected w1..w5 or INSERT/DELETE/SEARCH percentages summing to 100, e.g. 40/30/30"));
-        let parts: Vec<u32> = text.split('/').map(|p| p.trim().parse::<u32>()).collect::<std::result::Result<_, _>>().map_err(|_| bad())?;
+        // Parsed wide and each checked against 100 before they are summed: three u32s can
+        // sum to 100 modulo 2^32 (4294967295/1/100 was a mix of "4294967295% insert").
+        let parts: Vec<u64> = text.split('/').map(|p| p.trim().parse::<u64>()).collect::<std::result::Result<_, _>>().map_err(|_| bad())?;
         match parts[..] {
-            [insert_pct, delete_pct, search_pct] if insert_pct + delete_pct + search_pct == 100 => Ok(Mix { insert_pct, delete_pct, search_pct }),
+            [insert_pct, delete_pct, search_pct] if parts.iter().all(|&p| p <= 100) && insert_pct + delete_pct + search_pct == 100 => {
+                Ok(Mix { insert_pct: insert_pct as u32, delete_pct: delete_pct as u32, search_pct: search_pct as u32 })
+            }
             _ => Err(bad()),
         }
     }
@@ -382,6 +386,10 @@ mod tests {
         assert_eq!(Mix::parse("20/0/80").unwrap(), Mix { insert_pct: 20, delete_pct: 0, search_pct: 80 });
         assert!(Mix::parse("20/0/70").unwrap_err().to_string().contains("summing to 100"));
         assert!(Mix::parse("w9").is_err());
+        // Sums to 100 only modulo 2^32 (and 2^64).
+        for wraps in ["4294967295/1/100", "4294967196/100/100", "18446744073709551615/1/100"] {
+            assert!(Mix::parse(wraps).unwrap_err().to_string().contains("summing to 100"), "{wraps}");
+        }
     }
 
     #[test]
