@@ -14,7 +14,7 @@
 //!    (`TRACE.zkr`) and reused while the trace's length, modification time and sampled content
 //!    and the way it is read (format, filters, block size) are unchanged; a trace whose
 //!    directory cannot be written has its stream in the temporary directory. A generated
-//!    workload's stream is always temporary.
+//!    workload's stream, and a lenient reading's, are always temporary.
 //! 3. **Future knowledge** ([`with_future`]). The oracles get a copy with each write's next
 //!    write, from one backward pass over the stream (4 bytes per distinct block).
 //! 4. **Pipelined replay** ([`for_each_dense_batch`]): a reader thread reads the stream into
@@ -290,7 +290,9 @@ struct StreamHome {
 
 impl StreamHome {
     fn of(input: &Input, dir: &Path) -> Result<StreamHome> {
-        let file = source_file(input);
+        // A lenient reading is staged afresh every run, like a generated workload: the records
+        // it skips are then counted, and reported, every time.
+        let file = source_file(input).filter(|_| !input.is_lenient());
         let identity = match file {
             Some(p) => identity_of(p).map_err(LabError::io(p))?,
             None => (0, 0, 0),

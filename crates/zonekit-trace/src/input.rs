@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::analyze::BlockSource;
 use crate::binary::{BinaryStream, BlockRecord, NEVER};
 use crate::blocks::{BlockIo, SplitOptions, Splitter};
-use crate::format::{self, Format, ReadOptions};
+use crate::format::{self, Format, ReadLog, ReadOptions};
 use crate::record::{Op, Record, Result, TraceError};
 use crate::sample::{Ring, Shards};
 use crate::synth::Workload;
@@ -73,6 +73,9 @@ impl Filters {
 pub struct Input {
     pub source: Source,
     pub filters: Filters,
+    /// What the last complete reading of a text trace saw (the records a lenient one
+    /// skipped): shared by the input's clones, so whoever read it, the command can report it.
+    pub read_log: ReadLog,
 }
 
 impl Input {
@@ -85,11 +88,20 @@ impl Input {
         } else {
             Source::Trace { path: path.to_path_buf(), format, lenient }
         };
-        Input { source, filters: Filters::default() }
+        Input { source, filters: Filters::default(), read_log: ReadLog::default() }
     }
 
     pub fn generated(workload: Workload, seed: u64) -> Input {
-        Input { source: Source::Generated { workload, seed }, filters: Filters::default() }
+        Input { source: Source::Generated { workload, seed }, filters: Filters::default(), read_log: ReadLog::default() }
+    }
+
+    fn read_options(&self, lenient: bool) -> ReadOptions {
+        ReadOptions { lenient, log: self.read_log.clone() }
+    }
+
+    /// Whether a text trace is read leniently (malformed records skipped and counted).
+    pub fn is_lenient(&self) -> bool {
+        matches!(self.source, Source::Trace { lenient: true, .. })
     }
 
     /// A short description for reports.
@@ -129,7 +141,7 @@ impl Input {
                     Some(f) => f.clone(),
                     None => format::detect(path)?,
                 };
-                Box::new(format::open(path, &fmt, &ReadOptions { lenient: *lenient })?)
+                Box::new(format::open(path, &fmt, &self.read_options(*lenient))?)
             }
             Source::Generated { workload, seed } => Box::new(workload.records(*seed)?.map(Ok)),
         };
@@ -160,7 +172,7 @@ impl Input {
                     Some(f) => f.clone(),
                     None => format::detect(path)?,
                 };
-                let recs = format::open(path, &fmt, &ReadOptions { lenient: *lenient })?;
+                let recs = format::open(path, &fmt, &self.read_options(*lenient))?;
                 unannotated(Box::new(Splitter::new(recs, split)?))
             }
             Source::Generated { workload, seed } => {
@@ -297,7 +309,7 @@ impl Input {
             return None;
         }
         let split = SplitOptions { block_size_bytes: self.filters.split.block_size_bytes, ..Default::default() };
-        let batches = match crate::parallel::block_batches(path, format, &ReadOptions { lenient: *lenient }, split, workers, chunk_bytes) {
+        let batches = match crate::parallel::block_batches(path, format, &self.read_options(*lenient), split, workers, chunk_bytes) {
             Ok(b) => b,
             Err(e) => return Some(Box::new(std::iter::once(Err(e)))),
         };

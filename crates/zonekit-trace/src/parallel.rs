@@ -11,8 +11,13 @@
 //! At most a fixed number of chunks are in flight (read, being parsed, or parsed and waiting
 //! for the consumer): the consumer hands a permit back for each chunk it takes, and the reader
 //! waits for one before each chunk. Dropping the iterator stops every thread.
+//!
+//! A request of more than [`LONG_REQUEST_BLOCKS`] blocks is not split by its worker: the chunk
+//! carries it whole, as one record, and the consumer splits it a batch at a time. So memory
+//! stays bounded by the chunks in flight whatever a length field says (one line claiming a
+//! terabyte used to be expanded into 2^28 blocks in one vector, and the allocation aborted).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufRead, ErrorKind};
 use std::path::Path;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -20,8 +25,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::binary::{BlockRecord, NEVER};
 use crate::blocks::{block_range, BlockIo, SplitOptions, Splitter};
-use crate::format::{self, Format, ReadOptions};
-use crate::record::{Result, TraceError};
+use crate::format::{self, ChunkStart, Format, LineTooLong, ReadLog, ReadOptions, ReadStats, MAX_LINE_BYTES};
+use crate::record::{Record, Result, TraceError};
 
 /// Text per chunk: its blocks (~30 bytes of text each in the common formats, 32 bytes as
 /// records) stay in cache on their way to the consumer.
@@ -34,15 +39,31 @@ const TEXT_BYTES_PER_BLOCK: usize = 32;
 /// ended the input after them, if one did.
 struct Job {
     seq: u64,
-    lines_before: u64,
+    start: ChunkStart,
     text: Vec<u8>,
     error: Option<std::io::Error>,
 }
 
+/// Requests of more blocks than this reach the consumer unsplit; it is also the most blocks of
+/// one request in one batch.
+pub const LONG_REQUEST_BLOCKS: u64 = 1 << 16;
+
+/// A long request of a chunk, left for the consumer to split: its blocks come before
+/// `blocks[at]` (after the blocks of the requests before it).
+struct LongRequest {
+    at: usize,
+    record: Record,
+    first: u64,
+    /// The next block to hand out.
+    next: u64,
+    last: u64,
+}
+
 /// What the consumer receives, by sequence number.
 enum Parsed {
-    /// A chunk's blocks, and the error that ends the stream after them.
-    Chunk { blocks: Vec<BlockRecord>, error: Option<TraceError> },
+    /// A chunk's blocks, its long requests, what its reading saw, and the error that ends the
+    /// stream after them.
+    Chunk { blocks: Vec<BlockRecord>, long: Vec<LongRequest>, stats: ReadStats, error: Option<TraceError> },
     /// There is nothing after this.
     End,
 }
@@ -57,7 +78,41 @@ pub struct Batches {
     permits: SyncSender<()>,
     /// The error to hand out after the batch just returned.
     error: Option<TraceError>,
+    /// A chunk with long requests, handed out a batch at a time.
+    draining: Option<Draining>,
+    /// What the chunks' readings saw so far; published to `log` at the end of the input.
+    stats: ReadStats,
+    log: ReadLog,
     finished: bool,
+}
+
+/// A chunk whose blocks are handed out in pieces: the blocks between long requests, and each
+/// long request split into batches of at most [`LONG_REQUEST_BLOCKS`].
+struct Draining {
+    blocks: Vec<BlockRecord>,
+    long: VecDeque<LongRequest>,
+    /// The next of `blocks` to hand out.
+    at: usize,
+    error: Option<TraceError>,
+}
+
+impl Draining {
+    fn next_batch(&mut self) -> Option<Vec<BlockRecord>> {
+        let end = self.long.front().map_or(self.blocks.len(), |l| l.at);
+        if self.at < end {
+            let batch = self.blocks[self.at..end].to_vec();
+            self.at = end;
+            return Some(batch);
+        }
+        let l = self.long.front_mut()?;
+        let n = (l.last - l.next + 1).min(LONG_REQUEST_BLOCKS);
+        let batch = (l.next..l.next + n).map(|block| BlockRecord { io: BlockIo::of_request(&l.record, block, l.first), next_write: NEVER }).collect();
+        l.next += n;
+        if l.next > l.last {
+            self.long.pop_front();
+        }
+        Some(batch)
+    }
 }
 
 /// Starts reading the text trace at `path` in `format` (lines independent) with `workers`
@@ -83,7 +138,7 @@ pub fn block_batches(path: &Path, format: &Format, options: &ReadOptions, split:
         std::thread::spawn(move || parse_chunks(&jobs, &parsed, &path, &format, &options, &split));
     }
     std::thread::spawn(move || cut(input, chunk_bytes, &permit_rx, &job_tx, &parsed_tx));
-    Ok(Batches { parsed: parsed_rx, waiting: BTreeMap::new(), next: 0, permits: permit_tx, error: None, finished: false })
+    Ok(Batches { parsed: parsed_rx, waiting: BTreeMap::new(), next: 0, permits: permit_tx, error: None, draining: None, stats: ReadStats::default(), log: options.log.clone(), finished: false })
 }
 
 impl Iterator for Batches {
@@ -93,6 +148,17 @@ impl Iterator for Batches {
         if let Some(e) = self.error.take() {
             self.finished = true;
             return Some(Err(e));
+        }
+        if let Some(draining) = &mut self.draining {
+            if let Some(batch) = draining.next_batch() {
+                return Some(Ok(batch));
+            }
+            let error = draining.error.take();
+            self.draining = None;
+            if let Some(e) = error {
+                self.finished = true;
+                return Some(Err(e));
+            }
         }
         while !self.finished {
             let Some(parsed) = self.waiting.remove(&self.next) else {
@@ -109,12 +175,18 @@ impl Iterator for Batches {
                 }
             };
             self.next += 1;
-            let Parsed::Chunk { blocks, error } = parsed else {
+            let Parsed::Chunk { blocks, long, stats, error } = parsed else {
                 self.finished = true;
+                self.log.publish(std::mem::take(&mut self.stats));
                 break;
             };
+            self.stats.add(stats);
             // Fails only when the reader has finished: nothing needs the permit then.
             let _ = self.permits.send(());
+            if !long.is_empty() {
+                self.draining = Some(Draining { blocks, long: long.into(), at: 0, error });
+                return self.next();
+            }
             match error {
                 Some(e) if blocks.is_empty() => {
                     self.finished = true;
@@ -136,7 +208,7 @@ impl Iterator for Batches {
 /// for a permit before each, and ends the stream with [`Parsed::End`].
 fn cut(mut input: Box<dyn BufRead + Send>, chunk_bytes: usize, permits: &Receiver<()>, jobs: &Sender<Job>, parsed: &Sender<(u64, Parsed)>) {
     let mut carry = Vec::new();
-    let (mut seq, mut lines_before) = (0u64, 0u64);
+    let (mut seq, mut lines_before, mut bytes_before) = (0u64, 0u64, 0u64);
     loop {
         if permits.recv().is_err() {
             return; // The consumer is gone.
@@ -154,8 +226,15 @@ fn cut(mut input: Box<dyn BufRead + Send>, chunk_bytes: usize, permits: &Receive
                     carry = text.split_off(searched + i + 1);
                     break (false, None);
                 }
-                // A line longer than a chunk: read on.
-                None => searched = text.len(),
+                // A line longer than a chunk: read on, up to the longest line there may be.
+                None => {
+                    let line_start = memchr::memrchr(b'\n', &text[..searched]).map_or(0, |i| i + 1);
+                    if text.len() - line_start > MAX_LINE_BYTES {
+                        let offset_bytes = bytes_before + line_start as u64;
+                        break (false, Some(std::io::Error::new(ErrorKind::InvalidData, LineTooLong { offset_bytes })));
+                    }
+                    searched = text.len();
+                }
             }
         };
         let last = end || error.is_some();
@@ -164,11 +243,13 @@ fn cut(mut input: Box<dyn BufRead + Send>, chunk_bytes: usize, permits: &Receive
             text.truncate(memchr::memrchr(b'\n', &text).map_or(0, |i| i + 1));
         }
         let lines = count_newlines(&text);
-        if jobs.send(Job { seq, lines_before, text, error }).is_err() {
+        let text_bytes = text.len() as u64;
+        if jobs.send(Job { seq, start: ChunkStart { lines_before, bytes_before }, text, error }).is_err() {
             return; // Every worker is gone.
         }
         seq += 1;
         lines_before += lines;
+        bytes_before += text_bytes;
         if last {
             let _ = parsed.send((seq, Parsed::End));
             return;
@@ -211,22 +292,29 @@ fn parse_chunks(jobs: &Mutex<Receiver<Job>>, parsed: &Sender<(u64, Parsed)>, pat
             Err(_) => return,
         };
         let mut blocks = Vec::with_capacity(job.text.len() / TEXT_BYTES_PER_BLOCK);
-        let mut error = format::for_each_chunk_record(&job.text, job.lines_before, path, format, options, |r| {
+        let mut long = Vec::new();
+        let mut stats = ReadStats::default();
+        let mut error = format::for_each_chunk_record(&job.text, job.start, path, format, options, &mut stats, |r| {
             if !split.wanted(&r) {
                 return Ok(());
             }
-            if let Some((first, last)) = block_range(&r, block_shift)? {
-                for block in first..=last {
-                    blocks.push(BlockRecord { io: BlockIo::of_request(&r, block, first), next_write: NEVER });
+            match block_range(&r, block_shift)? {
+                Some((first, last)) if last - first >= LONG_REQUEST_BLOCKS => long.push(LongRequest { at: blocks.len(), record: r, first, next: first, last }),
+                Some((first, last)) => {
+                    for block in first..=last {
+                        blocks.push(BlockRecord { io: BlockIo::of_request(&r, block, first), next_write: NEVER });
+                    }
                 }
+                None => {}
             }
             Ok(())
         })
         .err();
         if error.is_none() {
-            error = job.error.map(|e| format::decompress_error(path, e));
+            // The error ends the input after this chunk's lines: it is met on the next one.
+            error = job.error.map(|e| format::read_error(path, job.start.lines_before + count_newlines(&job.text) + 1, e));
         }
-        if parsed.send((job.seq, Parsed::Chunk { blocks, error })).is_err() {
+        if parsed.send((job.seq, Parsed::Chunk { blocks, long, stats, error })).is_err() {
             return; // The consumer is gone.
         }
     }
@@ -240,7 +328,7 @@ mod tests {
     use std::io::Write;
 
     fn trace_input(path: &Path, lenient: bool, filters: Filters) -> Input {
-        Input { source: Source::Trace { path: path.to_path_buf(), format: Some(Format::Alibaba), lenient }, filters }
+        Input { source: Source::Trace { path: path.to_path_buf(), format: Some(Format::Alibaba), lenient }, filters, read_log: ReadLog::default() }
     }
 
     /// A block read, or the error that ended the reading.
@@ -279,6 +367,8 @@ mod tests {
                 .prop_map(|(v, op, offset, len, t)| format!("{v},{op},{offset},{len},{t}\n")),
             1 => prop::sample::select(vec!["\n", "# comment\n", "1,W,0,4096,7\r\n", "1,X,0,4096,7\n", "1,W,,4096,7\n", "9,W,18446744073709551615,4096,1\n"]).prop_map(String::from),
             1 => "[0-9,RW]{40,90}\n",
+            // A long request, split by the consumer (a few blocks past the limit, unaligned).
+            1 => Just(format!("2,W,1000,{},5\n", (LONG_REQUEST_BLOCKS + 2) * 4096)),
         ]
     }
 
@@ -299,6 +389,39 @@ mod tests {
             let filters = Filters { relative_window_us: window.then_some((100, 600)), ..Filters::default() };
             let (sequential, parallel) = both(&trace_input(&path, lenient, filters), workers, chunk_bytes);
             prop_assert_eq!(parallel, sequential, "{:?}", text);
+        }
+    }
+
+    #[test]
+    fn a_line_past_the_limit_is_the_sequential_readers_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.csv");
+        for (long_bytes, newline) in [(MAX_LINE_BYTES + 1, true), (3 * MAX_LINE_BYTES, false)] {
+            let text = ["1,W,0,4096,1\n".to_string(), "7".repeat(long_bytes), if newline { "\n2,W,0,4096,2\n" } else { "" }.to_string()].concat();
+            std::fs::write(&path, text).unwrap();
+            for chunk_bytes in [100, CHUNK_BYTES] {
+                let (sequential, parallel) = both(&trace_input(&path, true, Filters::default()), 2, chunk_bytes);
+                assert_eq!(sequential.len(), 2);
+                assert_eq!(sequential[1], Err("t.csv:line 2: line \"\": a line of more than 1 MiB without a line end, from byte 13".to_string()).map_err(|e: String| e.replace("t.csv", &path.display().to_string())));
+                assert_eq!(parallel, sequential, "{long_bytes} bytes, chunks of {chunk_bytes}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_of_a_terabyte_is_handed_out_a_batch_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.csv");
+        std::fs::write(&path, format!("1,W,0,4096,1\n1,W,0,{},2\n1,R,0,4096,3\n", 1u64 << 40)).unwrap();
+        let input = trace_input(&path, false, Filters::default());
+        let mut batches = input.parallel_batches(2, 4096).unwrap();
+        let first = batches.next().unwrap().unwrap();
+        assert_eq!(first.len(), 1);
+        // The terabyte's 2^28 blocks, never more than a batch's worth held at once.
+        for i in 0..4u64 {
+            let batch = batches.next().unwrap().unwrap();
+            assert_eq!(batch.len() as u64, LONG_REQUEST_BLOCKS);
+            assert_eq!((batch[0].io.block, batch[0].io.starts_request), (i * LONG_REQUEST_BLOCKS, i == 0));
         }
     }
 

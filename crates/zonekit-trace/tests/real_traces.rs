@@ -210,7 +210,7 @@ fn malformed_lines_name_file_line_and_field() {
 
     // Lenient: skipped and counted by field, with examples.
     let p = write(dir.path(), "mixed.csv", b"1,0,8,1,7\nnot,a,record\n2,16,8,9,7\n3,0,8,0,7\n");
-    let mut recs = format::open(&p, &Format::Tencent, &ReadOptions { lenient: true }).unwrap();
+    let mut recs = format::open(&p, &Format::Tencent, &ReadOptions { lenient: true, ..ReadOptions::default() }).unwrap();
     let good: Vec<_> = recs.by_ref().map(|r| r.unwrap()).collect();
     assert_eq!(good.len(), 2);
     let stats = recs.stats();

@@ -17,7 +17,7 @@ fn read_everything(bytes: &[u8], lenient: bool) {
     for fmt in formats() {
         let path = Path::new("input");
         let Ok(input) = format::decompress_reader(Box::new(std::io::Cursor::new(bytes.to_vec())), path) else { continue };
-        let recs = format::from_reader(input, path, &fmt, &ReadOptions { lenient });
+        let recs = format::from_reader(input, path, &fmt, &ReadOptions { lenient, ..ReadOptions::default() });
         for b in Splitter::new(recs, SplitOptions::default()).unwrap().take(20_000) {
             if b.is_err() && !lenient {
                 break;

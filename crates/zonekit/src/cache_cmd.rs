@@ -172,6 +172,10 @@ fn sim_cmd(a: SimArgs) -> Result<ExitCode> {
     for (policy, params) in policies.iter().zip(&params) {
         reports.push(simulate(&input, policy, params, a.cache_blocks).map_err(lab)?);
     }
+    crate::trace_cmd::report_skipped(&input);
+    if reports[0].trace_requests == 0 {
+        return Err(crate::trace_cmd::nothing_left(&input, "requests"));
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
         return Ok(ExitCode::SUCCESS);

@@ -127,6 +127,10 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let bar = crate::progress::Progress::counter("");
     let run = run_ocssd(&spec, &mut |written| bar.set_message(&format!("{} MB written", written / 1_000_000))).map_err(lab)?;
     bar.finish_and_clear();
+    crate::trace_cmd::report_skipped(&spec.input);
+    if run.request_mb_per_sec.is_empty() {
+        return Err(crate::trace_cmd::nothing_left(&spec.input, "requests"));
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&run.report)?);
     } else {

@@ -98,7 +98,9 @@ pub fn parse_params(list: &[String]) -> Result<Params> {
     let mut p = Params::new();
     for kv in list {
         let (k, v) = kv.split_once('=').ok_or_else(|| Usage(format!("--param {kv:?}: expected key=value")))?;
-        p.insert(k.to_string(), v.to_string());
+        if let Some(first) = p.insert(k.to_string(), v.to_string()) {
+            return Err(Usage(format!("--param {k}: given twice ({k}={first} and {kv})")).into());
+        }
     }
     Ok(p)
 }
@@ -136,6 +138,10 @@ pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
     let bar = progress_bar(None, &format!("replaying {} + {}", a.placement, a.victim));
     let report = replay(&input, &spec, &mut |n| bar.set_position(n)).map_err(lab)?;
     bar.finish_and_clear();
+    crate::trace_cmd::report_skipped(&input);
+    if report.user_blocks == 0 {
+        return Err(crate::trace_cmd::nothing_left(&input, "writes to replay"));
+    }
     print_report(&report);
     std::fs::create_dir_all(&a.out).map_err(|e| Usage(format!("--out {}: {e}", a.out.display())))?;
     std::fs::write(a.out.join("report.json"), serde_json::to_string_pretty(&report)?)?;

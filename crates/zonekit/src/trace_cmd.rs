@@ -25,25 +25,26 @@ pub struct InputArgs {
     pub trace: Option<PathBuf>,
     /// Trace format (default: detected): alibaba, tencent, msr, umass, systor, cloudphysics-csv,
     /// vscsi, disksim, or delimited with --columns.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "workload")]
     pub format: Option<String>,
     /// Column mapping for --format delimited, e.g. "time=0:s offset=1:sector size=2:sector op=3:0/1 volume=4".
-    #[arg(long)]
+    #[arg(long, conflicts_with = "workload")]
     pub columns: Option<String>,
     /// Field delimiter for --format delimited (default ","; "ws" for whitespace).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "workload")]
     pub delimiter: Option<String>,
     /// The delimited file has a header line.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "workload")]
     pub header: bool,
-    /// Skip malformed records (and report them) instead of stopping at the first.
-    #[arg(long)]
+    /// Skip malformed records instead of stopping at the first; how many were skipped, by
+    /// field, is reported on stderr at the end.
+    #[arg(long, conflicts_with = "workload")]
     pub lenient: bool,
     /// Generate the workload instead of reading a trace, e.g. "zipf:blocks=1M,alpha=0.9,writes=10M".
     #[arg(long)]
     pub workload: Option<String>,
     /// Seed of the generated workload.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "trace")]
     pub seed: u64,
     /// SHARDS spatial sampling P/T: keep blocks with hash mod P < T (seed 000: 10/1).
     #[arg(long)]
@@ -70,6 +71,13 @@ pub struct InputArgs {
 
 impl InputArgs {
     pub fn format(&self) -> Result<Option<Format>> {
+        if self.format.as_deref() != Some("delimited") {
+            // Honoured by the delimited format only: elsewhere they would be ignored.
+            let given = [("--columns", self.columns.is_some()), ("--delimiter", self.delimiter.is_some()), ("--header", self.header)];
+            if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+                usage!("{flag} applies to --format delimited only");
+            }
+        }
         match self.format.as_deref() {
             None => Ok(None),
             Some("delimited") => {
@@ -213,7 +221,7 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
         Some(f) => f.clone(),
         None => format::detect(&path)?,
     };
-    let mut recs = format::open(&path, &fmt, &ReadOptions { lenient: *lenient })?;
+    let mut recs = format::open(&path, &fmt, &ReadOptions { lenient: *lenient, ..ReadOptions::default() })?;
     let (mut reads, mut writes, mut read_bytes, mut write_bytes) = (0u64, 0u64, 0u64, 0u64);
     let (mut t0, mut t1) = (u64::MAX, 0u64);
     let mut volumes = std::collections::BTreeSet::new();
@@ -252,14 +260,34 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     if stats.non_data > 0 {
         println!("non-data         {} entries that are not reads or writes (ignored)", stats.non_data);
     }
-    if stats.skipped_total() > 0 {
-        let by_field: Vec<String> = stats.skipped.iter().map(|(field, n)| format!("{n} bad {field}")).collect();
-        println!("skipped          {} malformed records ({})", stats.skipped_total(), by_field.join(", "));
-        for e in &stats.skipped_examples {
-            println!("                 e.g. {e}");
-        }
+    for line in skipped_lines(&stats) {
+        println!("{line}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a lenient reading skipped, by field, with the first few examples.
+fn skipped_lines(stats: &ReadStats) -> Vec<String> {
+    if stats.skipped_total() == 0 {
+        return Vec::new();
+    }
+    let by_field: Vec<String> = stats.skipped.iter().map(|(field, n)| format!("{n} bad {field}")).collect();
+    let mut lines = vec![format!("skipped          {} malformed records ({})", stats.skipped_total(), by_field.join(", "))];
+    lines.extend(stats.skipped_examples.iter().map(|e| format!("                 e.g. {e}")));
+    lines
+}
+
+/// For a command that read `input`: the records its lenient reading skipped, on stderr.
+pub(crate) fn report_skipped(input: &Input) {
+    for line in input.read_log.last().map(|s| skipped_lines(&s)).unwrap_or_default() {
+        eprintln!("{line}");
+    }
+}
+
+/// A run over no records prints zeros that read like results: it is refused instead.
+pub(crate) fn nothing_left(input: &Input, what: &str) -> anyhow::Error {
+    let after = if input.filters.drops_blocks() { " after the filters" } else { "" };
+    anyhow::anyhow!("{}: no {what}{after}: nothing to report", input.describe())
 }
 
 fn too_big(path: &Path, record: u64) -> String {
@@ -293,6 +321,10 @@ fn block_info(input: &Input, json: bool) -> Result<ExitCode> {
         volumes.insert(io.volume);
     }
     let total = reads + writes;
+    report_skipped(input);
+    if total == 0 {
+        return Err(nothing_left(input, "block accesses"));
+    }
     let span_s = if total > 0 { (t1 - t0) as f64 / 1e6 } else { 0.0 };
     let block = input.filters.split.block_size_bytes;
     if json {
@@ -320,6 +352,11 @@ fn write_binary(input: &Input, out: &Path, source_name: &str, block_size: u64, n
     }
     let h = w.finish()?;
     bar.finish_and_clear();
+    report_skipped(input);
+    if h.records == 0 {
+        let _ = std::fs::remove_file(out);
+        return Err(nothing_left(input, "block accesses"));
+    }
     println!("wrote {}: {} block accesses ({} writes), {}-byte blocks", out.display(), h.records, h.writes, h.block_size_bytes);
     if next_write {
         let s = annotate_next_write(out)?;
@@ -396,6 +433,10 @@ pub fn analyze_cmd(a: AnalyzeArgs) -> Result<ExitCode> {
     let bar = progress("analysing (4 passes)");
     let result = analyze(&Progress { input: &input, bar: bar.clone() }, a.input.block_size)?;
     bar.finish_and_clear();
+    report_skipped(&input);
+    if result.block_writes + result.block_reads == 0 {
+        return Err(nothing_left(&input, "block accesses"));
+    }
     print_analysis(&input.describe(), &result);
     write_analysis(&a.out, &result)?;
     println!("\nwrote {}/{{analysis.json, write_counts.csv, lifetimes.csv, hourly_thresholds.csv, per_volume.csv, bilt_cdf.svg, bipt_cdf.svg, traffic.svg, thresholds.svg, write_counts.svg}}", a.out.display());

@@ -40,8 +40,12 @@ impl Delimited {
         let mut size = None;
         let mut op = None;
         let mut volume = None;
+        let mut named = std::collections::BTreeSet::new();
         for entry in mapping.split(|c: char| c.is_whitespace() || c == ';').filter(|e| !e.is_empty()) {
             let (key, spec) = entry.split_once('=').ok_or_else(|| format!("{entry:?}: expected NAME=COLUMN[:UNIT]"))?;
+            if !named.insert(key) {
+                return Err(format!("{entry:?}: the {key} column is mapped twice").into());
+            }
             let (col, unit) = spec.split_once(':').unwrap_or((spec, ""));
             let col: usize = col.parse().map_err(|_| format!("{entry:?}: column {col:?} is not a number"))?;
             let size_unit = |u: &str| -> Result<u64, SpecError> {
@@ -168,5 +172,17 @@ impl LineFormat for Delimited {
             }
         };
         Ok(Some(Record { time_us, volume, offset_bytes, len_bytes, op }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_column_mapped_twice_is_refused() {
+        assert!(Delimited::parse("time=0:ms offset=1:sector size=2:sector op=3:R/W", Some(','), false).is_ok());
+        let e = Delimited::parse("time=0:ms offset=1:sector size=2:sector op=3:R/W offset=4", Some(','), false).unwrap_err();
+        assert!(e.to_string().contains("offset column is mapped twice"), "{e}");
     }
 }

@@ -8,6 +8,8 @@
 
 use std::io::{self, Read};
 
+use super::{LineTooLong, MAX_LINE_BYTES};
+
 /// Bytes asked of the input per read. At least the capacity of the `BufReader`s that
 /// [`decompressed`](super::decompressed) puts in front of the file or decoder (1 MiB), so that
 /// they hand their input straight to this buffer instead of copying it through their own.
@@ -33,7 +35,9 @@ impl<'a> Line<'a> {
 ///
 /// The buffer holds one chunk plus the partial line carried over from the previous one, so that
 /// every read asks for a whole chunk; a line longer than a chunk grows it (lines are not cut, as
-/// `read_line` did not cut them). Its size stays below twice (a chunk plus the longest line).
+/// `read_line` did not cut them). Its size stays below twice (a chunk plus the longest line),
+/// and a line longer than [`MAX_LINE_BYTES`] is an error ([`LineTooLong`]), not a reason to read
+/// the rest of the input into memory.
 pub struct Lines {
     buffer: Vec<u8>,
     /// `buffer[start..end]` is read but not yet returned.
@@ -42,6 +46,8 @@ pub struct Lines {
     /// `buffer[start..searched]` has no `\n` (a long line is not searched again after each read).
     searched: usize,
     chunk_bytes: usize,
+    /// Where `buffer[0]` is in the input.
+    buffer_offset_bytes: u64,
     eof: bool,
     /// A read error met while filling the buffer, returned once the complete lines read before
     /// it have been.
@@ -51,7 +57,7 @@ pub struct Lines {
 impl Lines {
     pub fn new(chunk_bytes: usize) -> Lines {
         assert!(chunk_bytes > 0, "a chunk holds at least one byte");
-        Lines { buffer: Vec::new(), start: 0, end: 0, searched: 0, chunk_bytes, eof: false, error: None }
+        Lines { buffer: Vec::new(), start: 0, end: 0, searched: 0, chunk_bytes, buffer_offset_bytes: 0, eof: false, error: None }
     }
 
     /// The next line without its `\n` (a `\r` before it is kept), the last line of the input
@@ -64,12 +70,18 @@ impl Lines {
             self.check_invariants();
             let from = self.searched.max(self.start);
             if let Some(i) = memchr::memchr(b'\n', &self.buffer[from..self.end]) {
-                let text = &self.buffer[self.start..self.end];
                 let len = from + i - self.start;
+                if len > MAX_LINE_BYTES {
+                    return Some(Err(self.too_long()));
+                }
+                let text = &self.buffer[self.start..self.end];
                 self.start += len + 1;
                 return Some(Ok(Line { text, len }));
             }
             self.searched = self.end;
+            if self.end - self.start > MAX_LINE_BYTES {
+                return Some(Err(self.too_long()));
+            }
             if let Some(e) = self.error.take() {
                 self.start = self.end;
                 self.eof = true;
@@ -87,11 +99,20 @@ impl Lines {
         }
     }
 
+    /// The error for the line at `start`, which ends the lines.
+    #[cold]
+    fn too_long(&mut self) -> io::Error {
+        let offset_bytes = self.buffer_offset_bytes + self.start as u64;
+        (self.start, self.eof, self.error) = (self.end, true, None);
+        io::Error::new(io::ErrorKind::InvalidData, LineTooLong { offset_bytes })
+    }
+
     /// Moves the partial line to the front and reads one chunk after it (fewer bytes only at
     /// the end of the input or on an error, which is kept for [`next_line`](Self::next_line)).
     #[cold]
     fn fill(&mut self, input: &mut dyn Read) {
         self.buffer.copy_within(self.start..self.end, 0);
+        self.buffer_offset_bytes += self.start as u64;
         self.end -= self.start;
         self.searched = self.end;
         self.start = 0;
@@ -172,10 +193,21 @@ mod tests {
             }
         }
         // A line of several chunks, read in pieces smaller than a chunk.
-        let long = [vec![b'7'; 3 * CHUNK_BYTES + 5], b"\nend".to_vec()].concat();
-        assert_eq!(collect(&long, CHUNK_BYTES, 100_000, false), vec![Ok(long[..3 * CHUNK_BYTES + 5].to_vec()), Ok(b"end".to_vec())]);
+        let long = [vec![b'7'; MAX_LINE_BYTES - 5], b"\nend".to_vec()].concat();
+        assert!(collect(&long, 1000, 100_000, false) == vec![Ok(long[..MAX_LINE_BYTES - 5].to_vec()), Ok(b"end".to_vec())]);
         assert_eq!(collect(b"", 4, 4, false), vec![]);
         assert_eq!(collect(b"x\n", 4, 4, false), vec![Ok(b"x".to_vec())]);
+    }
+
+    #[test]
+    fn a_line_past_the_limit_is_an_error_naming_where_it_starts_and_ends_the_lines() {
+        let text = [b"ab\n".to_vec(), vec![b'7'; MAX_LINE_BYTES + 1], b"\nend\n".to_vec()].concat();
+        for chunk_bytes in [1000, CHUNK_BYTES] {
+            let out = collect(&text, chunk_bytes, 100_000, false);
+            assert_eq!(out.len(), 2, "chunk {chunk_bytes}");
+            assert_eq!(out[0], Ok(b"ab".to_vec()));
+            assert_eq!(out[1], Err(format!("a line of more than 1 MiB without a line end, from byte 3")));
+        }
     }
 
     #[test]

@@ -108,6 +108,71 @@ impl FromStr for Format {
 pub struct ReadOptions {
     /// Skip malformed records (counted in [`ReadStats`]) instead of failing on the first.
     pub lenient: bool,
+    /// Where a reader that reaches the end of its input leaves what it saw.
+    pub log: ReadLog,
+}
+
+/// The [`ReadStats`] of the last reading of an input that reached its end, shared by the
+/// clones of the [`Input`](crate::input::Input) or [`ReadOptions`] that read it — so that a
+/// command can report the records a lenient reading skipped, however deep in a pipeline the
+/// reading was. Each complete pass over the same input skips the same records, so the last
+/// one stands for all (counts are not summed over passes).
+#[derive(Clone, Default)]
+pub struct ReadLog(std::sync::Arc<std::sync::Mutex<Option<ReadStats>>>);
+
+impl ReadLog {
+    pub(crate) fn publish(&self, stats: ReadStats) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
+    }
+
+    /// What the last complete pass saw; `None` before one ended.
+    pub fn last(&self) -> Option<ReadStats> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// Not the counts: an input's `Debug` is part of the key of its cached replay stream, which
+/// must not change because the input was read.
+impl std::fmt::Debug for ReadLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadLog")
+    }
+}
+
+/// Where a piece of a text trace starts in the (decompressed) input.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct ChunkStart {
+    pub lines_before: u64,
+    pub bytes_before: u64,
+}
+
+/// The longest line a text trace may have (no trace format's line comes near it): a longer one
+/// is an error naming where it starts, so that a file with no line ends is not read into
+/// memory whole.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// A line longer than [`MAX_LINE_BYTES`] that starts `offset_bytes` into the (decompressed)
+/// input, as the io error a line reader returns.
+#[derive(Debug)]
+pub(crate) struct LineTooLong {
+    pub offset_bytes: u64,
+}
+
+impl std::fmt::Display for LineTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a line of more than {} MiB without a line end, from byte {}", MAX_LINE_BYTES >> 20, self.offset_bytes)
+    }
+}
+
+impl std::error::Error for LineTooLong {}
+
+/// A read error met at line `line_no` of `path`: a line too long, or a decompression or I/O
+/// failure.
+pub(crate) fn read_error(path: &Path, line_no: u64, e: std::io::Error) -> TraceError {
+    match e.get_ref().and_then(|inner| inner.downcast_ref::<LineTooLong>()) {
+        Some(long) => TraceError::Parse { path: path.to_path_buf(), location: Location::Line(line_no), field: "line", value: String::new(), reason: long.to_string() },
+        None => decompress_error(path, e),
+    }
 }
 
 /// What a reader saw besides the records it returned.
@@ -125,6 +190,20 @@ pub struct ReadStats {
 impl ReadStats {
     pub fn skipped_total(&self) -> u64 {
         self.skipped.values().sum()
+    }
+
+    /// Adds what another reading of a part of the same input saw.
+    pub(crate) fn add(&mut self, other: ReadStats) {
+        self.records += other.records;
+        self.non_data += other.non_data;
+        for (field, n) in other.skipped {
+            *self.skipped.entry(field).or_default() += n;
+        }
+        for e in other.skipped_examples {
+            if self.skipped_examples.len() < 5 {
+                self.skipped_examples.push(e);
+            }
+        }
     }
 
     fn skip(&mut self, e: &TraceError, field: &str) {
@@ -161,18 +240,19 @@ pub fn from_reader(input: Box<dyn BufRead>, path: &Path, format: &Format, option
 /// For formats whose [lines are independent](Format::lines_are_independent). No iterator
 /// stands between the parser and `each` (this is the parallel reader's hot loop); the first
 /// error, the reader's or `each`'s, ends it.
-pub fn for_each_chunk_record(bytes: &[u8], lines_before: u64, path: &Path, format: &Format, options: &ReadOptions, mut each: impl FnMut(Record) -> Result<()>) -> Result<()> {
+pub fn for_each_chunk_record(bytes: &[u8], start: ChunkStart, path: &Path, format: &Format, options: &ReadOptions, stats: &mut ReadStats, mut each: impl FnMut(Record) -> Result<()>) -> Result<()> {
+    #[allow(clippy::too_many_arguments)]
     fn run<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick>(
+        stats: &mut ReadStats,
         bytes: &[u8],
-        mut line_no: u64,
+        start: ChunkStart,
         mut format: Named<Fast>,
         whole_line: impl Fn(&[u8]) -> Option<(Record, usize)>,
         path: &Path,
         options: &ReadOptions,
         each: &mut impl FnMut(Record) -> Result<()>,
     ) -> Result<()> {
-        let mut stats = ReadStats::default();
-        let mut at = 0;
+        let (mut at, mut line_no) = (0, start.lines_before);
         while at < bytes.len() {
             let text = &bytes[at..];
             line_no += 1;
@@ -184,8 +264,12 @@ pub fn for_each_chunk_record(bytes: &[u8], lines_before: u64, path: &Path, forma
                 continue;
             }
             let len = memchr::memchr(b'\n', text).unwrap_or(text.len());
+            if len > MAX_LINE_BYTES {
+                let offset_bytes = start.bytes_before + at as u64;
+                return Err(read_error(path, line_no, std::io::Error::new(std::io::ErrorKind::InvalidData, LineTooLong { offset_bytes })));
+            }
             at += len + 1;
-            if let Some(r) = parse_line(&mut format, &mut stats, options, path, line_no, text, len)? {
+            if let Some(r) = parse_line(&mut format, stats, options, path, line_no, text, len)? {
                 each(r)?;
             }
         }
@@ -196,10 +280,10 @@ pub fn for_each_chunk_record(bytes: &[u8], lines_before: u64, path: &Path, forma
     let no_whole_line = |_: &[u8]| None;
     // One loop per fast parser, so that it is inlined.
     match format {
-        Format::Alibaba => run(bytes, lines_before, Named::new(parse, text::alibaba_fast), text::alibaba_line, path, options, &mut each),
-        Format::Tencent => run(bytes, lines_before, Named::new(parse, text::tencent_fast), no_whole_line, path, options, &mut each),
-        Format::CloudPhysicsCsv => run(bytes, lines_before, Named::new(parse, text::cloudphysics_csv_fast), no_whole_line, path, options, &mut each),
-        _ => run(bytes, lines_before, Named::new(parse, text::no_fast_parser), no_whole_line, path, options, &mut each),
+        Format::Alibaba => run(stats, bytes, start, Named::new(parse, text::alibaba_fast), text::alibaba_line, path, options, &mut each),
+        Format::Tencent => run(stats, bytes, start, Named::new(parse, text::tencent_fast), no_whole_line, path, options, &mut each),
+        Format::CloudPhysicsCsv => run(stats, bytes, start, Named::new(parse, text::cloudphysics_csv_fast), no_whole_line, path, options, &mut each),
+        _ => run(stats, bytes, start, Named::new(parse, text::no_fast_parser), no_whole_line, path, options, &mut each),
     }
 }
 
@@ -301,18 +385,28 @@ pub fn detect(path: &Path) -> Result<Format> {
     let Some(&sample) = data.first() else { return Err(unknown("no data lines")) };
     let num = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'.');
     let int = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let all = |shape: &dyn Fn(&[&str]) -> bool, split: fn(&str) -> Vec<&str>| data.iter().all(|l| shape(&split(l)));
+    // Each candidate: the first line of the head that does not fit it (`None`: every line fits).
+    let misfit = |shape: &dyn Fn(&[&str]) -> bool, split: fn(&str) -> Vec<&str>| data.iter().position(|l| !shape(&split(l)));
     let field_count = commas(sample).len();
-    let candidates: [(Format, bool); 5] = [
-        (Format::Msr, field_count == 7 && all(&|f| f.len() == 7 && matches!(f[3], "Read" | "Write") && int(f[4]) && int(f[5]), commas)),
-        (Format::Alibaba, field_count == 5 && all(&|f| f.len() == 5 && matches!(f[1], "R" | "W") && int(f[2]) && int(f[3]) && int(f[4]), commas)),
-        (Format::Umass, field_count == 5 && all(&|f| f.len() == 5 && matches!(f[3], "R" | "W" | "r" | "w") && int(f[1]) && int(f[2]) && num(f[4]), commas)),
-        (Format::Tencent, field_count == 5 && all(&|f| f.len() == 5 && matches!(f[3], "0" | "1") && f.iter().all(|c| num(c)), commas)),
-        (Format::DiskSim, field_count == 1 && all(&|f| f.len() == 5 && f.iter().all(|c| int(c)) && matches!(f[4], "0" | "1"), spaces)),
+    let never = Some(0);
+    let candidates: [(Format, Option<usize>); 5] = [
+        (Format::Msr, if field_count == 7 { misfit(&|f| f.len() == 7 && matches!(f[3], "Read" | "Write") && int(f[4]) && int(f[5]), commas) } else { never }),
+        (Format::Alibaba, if field_count == 5 { misfit(&|f| f.len() == 5 && matches!(f[1], "R" | "W") && int(f[2]) && int(f[3]) && int(f[4]), commas) } else { never }),
+        (Format::Umass, if field_count == 5 { misfit(&|f| f.len() == 5 && matches!(f[3], "R" | "W" | "r" | "w") && int(f[1]) && int(f[2]) && num(f[4]), commas) } else { never }),
+        (Format::Tencent, if field_count == 5 { misfit(&|f| f.len() == 5 && matches!(f[3], "0" | "1") && f.iter().all(|c| num(c)), commas) } else { never }),
+        (Format::DiskSim, if field_count == 1 { misfit(&|f| f.len() == 5 && f.iter().all(|c| int(c)) && matches!(f[4], "0" | "1"), spaces) } else { never }),
     ];
-    let Some((found, _)) = candidates.into_iter().find(|(_, fits)| *fits) else {
-        return Err(unknown(&format!("first data line {:?} fits no format on every line", sample.chars().take(80).collect::<String>())));
+    let Some((found, _)) = candidates.iter().find(|(_, misfit)| misfit.is_none()) else {
+        // Name the line that spoils the likeliest candidate (the one that fits longest), so a
+        // single malformed line is found rather than the (good) first line quoted.
+        let (format, line) = candidates.iter().filter_map(|(f, m)| m.map(|m| (f, m))).max_by_key(|(_, m)| *m).expect("five candidates");
+        let quote = |l: &str| l.chars().take(80).collect::<String>();
+        return Err(unknown(&match line {
+            0 => format!("first data line {:?} fits no format on every line", quote(sample)),
+            n => format!("data line {} of the head, {:?}, breaks the {} layout that the {n} lines before it have", n + 1, quote(data[n]), format.name()),
+        }));
     };
+    let found = found.clone();
     // Sector-based formats give sizes in 512-byte sectors: a head whose every size is a whole
     // multiple of 512 holds byte sizes, which another tool wrote in this layout.
     let size_column = match found {
@@ -418,8 +512,6 @@ impl<F: LineFormat> TextReader<F> {
     }
 }
 
-/// The message `read_line` gave for a line that is not UTF-8.
-const NOT_UTF8: &str = "stream did not contain valid UTF-8";
 
 /// Line `line_no`, the first `len` bytes of `text` (then its `\n` and whatever follows, which
 /// the fast parser may read past the line): its record, `None` for a line without one, or the
@@ -447,13 +539,14 @@ fn parse_line<F: LineFormat>(format: &mut F, stats: &mut ReadStats, options: &Re
 /// mode), or the error that ends the stream (not UTF-8, or malformed).
 #[inline(never)]
 fn unusual_line<F: LineFormat>(format: &mut F, stats: &mut ReadStats, options: &ReadOptions, path: &Path, line_no: u64, line: &[u8]) -> Result<Option<Record>> {
-    let Ok(line) = std::str::from_utf8(line) else {
-        return Err(decompress_error(path, std::io::Error::new(std::io::ErrorKind::InvalidData, NOT_UTF8)));
+    let parsed = match std::str::from_utf8(line) {
+        Ok(line) if line.trim().is_empty() || line.starts_with('#') => return Ok(None),
+        Ok(line) => format.parse(line),
+        // A malformed line like any other: named with its line (it used to be reported as a
+        // corrupt compressed stream, and a lenient reading stopped at it).
+        Err(e) => Err(FieldError { field: "line", value: String::from_utf8_lossy(&line[..line.len().min(40)]).into_owned(), reason: format!("not UTF-8 text (byte {} of the line)", e.valid_up_to()) }),
     };
-    if line.trim().is_empty() || line.starts_with('#') {
-        return Ok(None);
-    }
-    match format.parse(line) {
+    match parsed {
         Ok(Some(r)) => {
             stats.records += 1;
             Ok(Some(r))
@@ -479,12 +572,13 @@ impl<F: LineFormat> Iterator for TextReader<F> {
             let line = match self.lines.next_line(&mut self.input) {
                 None => {
                     self.done = true;
+                    self.options.log.publish(self.stats());
                     return None;
                 }
                 Some(Ok(line)) => line,
                 Some(Err(e)) => {
                     self.done = true;
-                    return Some(Err(decompress_error(&self.path, e)));
+                    return Some(Err(read_error(&self.path, self.line_no + 1, e)));
                 }
             };
             self.line_no += 1;
@@ -513,18 +607,19 @@ mod tests {
     use crate::record::Op;
     use proptest::prelude::*;
 
-    /// The reader as it was before lines were read in chunks: `read_line` into a `String`, then
-    /// the format's line parser. The chunked reader must give exactly what this gives.
+    /// The reader as it was before lines were read in chunks: `read_until` a line end, then
+    /// the format's line parser (a line that is not UTF-8 is a malformed `line`). The chunked
+    /// reader must give exactly what this gives.
     fn line_at_a_time(bytes: &[u8], format: &Format, lenient: bool) -> (Vec<Result<Record, String>>, ReadStats) {
         let path = Path::new("t.csv");
         let mut input = std::io::Cursor::new(bytes);
         let parse = format.line_parser().expect("text format");
         let mut state = ParseState::default();
         let mut stats = ReadStats::default();
-        let (mut out, mut line, mut line_no) = (Vec::new(), String::new(), 0);
+        let (mut out, mut raw, mut line_no) = (Vec::new(), Vec::new(), 0);
         loop {
-            line.clear();
-            match input.read_line(&mut line) {
+            raw.clear();
+            match input.read_until(b'\n', &mut raw) {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(e) => {
@@ -533,11 +628,22 @@ mod tests {
                 }
             }
             line_no += 1;
-            let l = line.trim_end_matches(['\n', '\r']);
-            if l.trim().is_empty() || l.starts_with('#') {
-                continue;
-            }
-            match parse(&mut state, l) {
+            let parsed = match std::str::from_utf8(&raw) {
+                Ok(line) => {
+                    let l = line.trim_end_matches(['\n', '\r']);
+                    if l.trim().is_empty() || l.starts_with('#') {
+                        continue;
+                    }
+                    parse(&mut state, l)
+                }
+                Err(_) => {
+                    let l = raw.strip_suffix(b"\n").unwrap_or(&raw);
+                    let l = &l[..l.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1)];
+                    let valid = std::str::from_utf8(l).unwrap_err().valid_up_to();
+                    Err(FieldError { field: "line", value: String::from_utf8_lossy(&l[..l.len().min(40)]).into_owned(), reason: format!("not UTF-8 text (byte {valid} of the line)") })
+                }
+            };
+            match parsed {
                 Ok(Some(r)) => {
                     stats.records += 1;
                     out.push(Ok(r));
@@ -560,7 +666,7 @@ mod tests {
 
     fn chunked(bytes: &[u8], format: &Format, lenient: bool, chunk_bytes: usize) -> (Vec<Result<Record, String>>, ReadStats) {
         let input = Box::new(std::io::Cursor::new(bytes.to_vec()));
-        let mut reader = named_reader(input, PathBuf::from("t.csv"), format, ReadOptions { lenient }, chunk_bytes);
+        let mut reader = named_reader(input, PathBuf::from("t.csv"), format, ReadOptions { lenient, ..ReadOptions::default() }, chunk_bytes);
         let out = reader.by_ref().map(|r| r.map_err(|e| e.to_string())).collect();
         assert!(reader.next().is_none(), "the stream stays ended");
         (out, reader.stats())
@@ -646,11 +752,27 @@ mod tests {
     }
 
     #[test]
-    fn a_line_that_is_not_utf8_ends_the_stream_as_before() {
-        for text in [&b"1,W,0,512,1\n# caf\xe9\n2,W,0,512,2\n"[..], b"1,W,0,512,1\n2,W,0,512,2,\xff\n", b"1,W,0,512,1\n\xe9"] {
+    fn a_line_that_is_not_utf8_is_a_malformed_line_named_with_its_number_and_skipped_when_lenient() {
+        for (text, line) in [(&b"1,W,0,512,1\n# caf\xe9\n2,W,0,512,2\n"[..], 2), (b"1,W,0,512,1\n2,W,0,512,2,\xff\n3,W,0,512,3\n", 2), (b"1,W,0,512,1\n\xe9", 2)] {
             assert_same(text, &Format::Alibaba, 1..20);
-            let (out, _) = chunked(text, &Format::Alibaba, true, 3);
-            assert_eq!(out.last(), Some(&Err(format!("t.csv: truncated or corrupt compressed stream: {NOT_UTF8}"))));
+            let (out, _) = chunked(text, &Format::Alibaba, false, 3);
+            let last = out.last().unwrap().clone().unwrap_err();
+            assert!(last.starts_with(&format!("t.csv:line {line}: line ")) && last.contains("not UTF-8"), "{last}");
+            let (out, stats) = chunked(text, &Format::Alibaba, true, 3);
+            assert!(out.iter().all(|r| r.is_ok()), "{out:?}");
+            assert_eq!(stats.skipped.get("line"), Some(&1));
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_refused_naming_where_it_starts() {
+        let mut text = b"1,W,0,512,1\n".to_vec();
+        text.extend(std::iter::repeat_n(b'7', MAX_LINE_BYTES + 10));
+        for chunk_bytes in [1000, lines::CHUNK_BYTES] {
+            let (out, _) = chunked(&text, &Format::Alibaba, true, chunk_bytes);
+            assert_eq!(out.len(), 2);
+            let e = out[1].clone().unwrap_err();
+            assert!(e.starts_with("t.csv:line 2: line") && e.contains("from byte 12"), "{e}");
         }
     }
 
@@ -717,8 +839,8 @@ mod tests {
                 let mut got: Vec<Result<Record, String>> = Vec::new();
                 let mut lines_before = 0;
                 for piece in &pieces {
-                    let options = ReadOptions { lenient };
-                    if let Err(e) = for_each_chunk_record(piece.as_bytes(), lines_before, Path::new("t.csv"), format, &options, |r| {
+                    let options = ReadOptions { lenient, ..ReadOptions::default() };
+                    if let Err(e) = for_each_chunk_record(piece.as_bytes(), ChunkStart { lines_before, bytes_before: 0 }, Path::new("t.csv"), format, &options, &mut ReadStats::default(), |r| {
                         got.push(Ok(r));
                         Ok(())
                     }) {

@@ -51,6 +51,7 @@ impl Iterator for VscsiReader {
             self.offset += got as u64;
             if got == 0 {
                 self.done = true;
+                self.options.log.publish(self.stats.clone());
                 return None;
             }
             if got < RECORD_BYTES {

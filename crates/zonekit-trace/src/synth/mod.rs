@@ -116,7 +116,10 @@ impl FromStr for Workload {
         let mut params = std::collections::BTreeMap::new();
         for kv in args.split(',').filter(|s| !s.is_empty()) {
             let (k, v) = kv.split_once('=').ok_or_else(|| format!("{kv:?}: expected key=value"))?;
-            params.insert(k.trim().to_string(), v.trim().to_string());
+            // Given twice, one of the two would be ignored without a word.
+            if let Some(first) = params.insert(k.trim().to_string(), v.trim().to_string()) {
+                return Err(SpecError(format!("{}: given twice ({}={first} and {kv})", k.trim(), k.trim())));
+            }
         }
         let mut take = |k: &str| params.remove(k);
         let num = |v: Option<String>, k: &str, default: u64| v.map_or(Ok(default), |v| count(k, &v));
@@ -240,6 +243,8 @@ mod tests {
             ("fractal", "unknown workload"),
             ("ycsb:dist=gaussian", "expected zipfian"),
             ("hotcold:hot=1.5", "hot must be"),
+            // The last value used to win without a word.
+            ("zipf:blocks=2K,blocks=4K,writes=1K", "blocks: given twice"),
         ] {
             let e = bad.parse::<Workload>().unwrap_err();
             assert!(e.to_string().contains(needle), "{bad}: {e}");
