@@ -494,11 +494,17 @@ pub fn run_cache_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::inp
         }
         let lba = r.offset_bytes / BLOCK;
         let blocks = (r.offset_bytes + r.len_bytes).div_ceil(BLOCK) - lba;
-        buf.resize((blocks * BLOCK) as usize, 0);
         let task = r.volume;
-        match r.op {
-            zonekit_trace::record::Op::Read => cache.read_as(task, lba, &mut buf).map_err(&err)?,
-            zonekit_trace::record::Op::Write => cache.write_as(task, lba, &buf).map_err(&err)?,
+        // A request longer than a piece goes to the cache as consecutive pieces (which its
+        // sequential-stream detection sees as one run): a length field of terabytes is then
+        // not one buffer of terabytes.
+        for first in (0..blocks).step_by(TRACE_PIECE_BLOCKS as usize) {
+            let n = (blocks - first).min(TRACE_PIECE_BLOCKS);
+            buf.resize((n * BLOCK) as usize, 0);
+            match r.op {
+                zonekit_trace::record::Op::Read => cache.read_as(task, lba + first, &mut buf).map_err(&err)?,
+                zonekit_trace::record::Op::Write => cache.write_as(task, lba + first, &buf).map_err(&err)?,
+            }
         }
         if i % 65536 == 0 {
             progress(i as u64);
@@ -507,6 +513,9 @@ pub fn run_cache_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::inp
     cache.check_invariants().map_err(&err)?;
     Ok(report(label, &spec, &cache, (0, 0, 0, 0)))
 }
+
+/// The most blocks of one trace request handed to the cache at once (16 MiB).
+const TRACE_PIECE_BLOCKS: u64 = 4096;
 
 /// Every block the read phase of `w` reads, in order (the same draws `run_cache` makes;
 /// updates are skipped).

@@ -63,7 +63,7 @@ struct LongRequest {
 enum Parsed {
     /// A chunk's blocks, its long requests, what its reading saw, and the error that ends the
     /// stream after them.
-    Chunk { blocks: Vec<BlockRecord>, long: Vec<LongRequest>, stats: ReadStats, error: Option<TraceError> },
+    Chunk { blocks: Vec<BlockRecord>, long: Vec<LongRequest>, stats: Box<ReadStats>, error: Option<TraceError> },
     /// There is nothing after this.
     End,
 }
@@ -180,7 +180,7 @@ impl Iterator for Batches {
                 self.log.publish(std::mem::take(&mut self.stats));
                 break;
             };
-            self.stats.add(stats);
+            self.stats.add(*stats);
             // Fails only when the reader has finished: nothing needs the permit then.
             let _ = self.permits.send(());
             if !long.is_empty() {
@@ -314,7 +314,7 @@ fn parse_chunks(jobs: &Mutex<Receiver<Job>>, parsed: &Sender<(u64, Parsed)>, pat
             // The error ends the input after this chunk's lines: it is met on the next one.
             error = job.error.map(|e| format::read_error(path, job.start.lines_before + count_newlines(&job.text) + 1, e));
         }
-        if parsed.send((job.seq, Parsed::Chunk { blocks, long, stats, error })).is_err() {
+        if parsed.send((job.seq, Parsed::Chunk { blocks, long, stats: Box::new(stats), error })).is_err() {
             return; // The consumer is gone.
         }
     }

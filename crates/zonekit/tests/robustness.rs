@@ -354,3 +354,93 @@ fn killed_gc_is_all_or_nothing() {
     }
     eprintln!("killed puts during GC (ZK_SEED={seed}): {done} done, {undone} undone");
 }
+
+/// Runs zonekit under a virtual-memory limit (`ulimit -v`, KiB): what a bounded reader needs
+/// fits, a reader that holds its input whole aborts.
+fn zonekit_limited(d: &Path, limit_kib: u64, args: &[&str]) -> std::process::Output {
+    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+    let script = format!("ulimit -v {limit_kib}; exec '{}' {}", env!("CARGO_BIN_EXE_zonekit"), quoted.join(" "));
+    Command::new("sh").args(["-c", &script]).current_dir(d).output().expect("run zonekit under sh")
+}
+
+/// The trace input every command shares (issue 31): bounded reads, malformed lines named,
+/// lenient readings that report what they skipped, flags that do not apply refused, and
+/// filters that leave nothing refused instead of an all-zero report.
+#[test]
+fn the_shared_trace_input_bounds_names_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good: String = (0..300).map(|i| format!("1,W,{},4096,{}\n", (i * 7919 % 500) * 4096, i * 1000)).collect();
+    std::fs::write(d.join("good.csv"), &good).unwrap();
+    // Line 3 is not UTF-8, line 5 has a bad opcode.
+    let mut bad = b"1,W,0,4096,1\n1,W,4096,4096,2\n1,W,\xff\xfe,4096,3\n1,W,8192,4096,4\n1,X,0,4096,5\n".to_vec();
+    bad.extend_from_slice(good.as_bytes());
+    std::fs::write(d.join("bad.csv"), &bad).unwrap();
+    // 16 GiB of NULs without a line end (sparse), and a request of 256 GiB.
+    std::fs::File::create(d.join("endless.csv")).unwrap().set_len(16 << 30).unwrap();
+    std::fs::write(d.join("long.csv"), format!("1,W,0,4096,1\n1,W,0,{},2\n1,R,0,4096,3\n", 256u64 << 30)).unwrap();
+
+    // Bounded: each would hold gigabytes whole (and abort under the limit) before.
+    let limit_kib = 2 << 20;
+    for (args, names) in [
+        (&["trace", "info", "endless.csv", "--format", "alibaba"][..], "line 1: line \"\": a line of more than 1 MiB without a line end, from byte 0"),
+        (&["analyze", "endless.csv", "--format", "alibaba", "--out", "an"][..], "from byte 0"),
+    ] {
+        let out = zonekit_limited(d, limit_kib, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.code() == Some(1) && stderr.contains(names), "{args:?}: {:?} {stderr}", out.status);
+    }
+    let out = zonekit_limited(d, limit_kib, &["trace", "info", "long.csv", "--format", "alibaba", "--volume", "1"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains(&format!("block accesses   {} ", (256u64 << 18) + 2)), "{:?} {stdout}{}", out.status, String::from_utf8_lossy(&out.stderr));
+
+    // A malformed line is named with its line (strictly), skipped and reported (leniently)
+    // by every command that reads a trace.
+    let out = zonekit(d, &["trace", "info", "bad.csv", "--format", "alibaba"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(1) && stderr.contains("bad.csv:line 3: line") && stderr.contains("not UTF-8"), "{stderr}");
+    for args in [
+        &["replay", "bad.csv", "--out", "r"][..],
+        &["cache", "sim", "bad.csv", "--cache-blocks", "64"][..],
+        &["ocssd", "run", "bad.csv"][..],
+        &["analyze", "bad.csv", "--out", "an"][..],
+        &["trace", "convert", "bad.csv", "-o", "bad.zkt"][..],
+        &["trace", "info", "bad.csv", "--volume", "1"][..],
+    ] {
+        let args = [args, &["--format", "alibaba", "--lenient"][..]].concat();
+        let out = zonekit(d, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert!(stderr.contains("skipped          2 malformed records (1 bad line, 1 bad opcode)"), "{args:?} does not report what it skipped: {stderr}");
+    }
+    // Twice: a lenient replay is not served a cached stream that would hide the skips.
+    let out = zonekit(d, &["replay", "bad.csv", "--format", "alibaba", "--lenient", "--out", "r"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("skipped          2"));
+
+    // Filters that leave nothing, flags that would be ignored, keys given twice, sums that wrap.
+    let table: &[(&[&str], &str)] = &[
+        (&["replay", "good.csv", "--volume", "99", "--out", "r"], "no writes to replay after the filters"),
+        (&["cache", "sim", "good.csv", "--cache-blocks", "64", "--volume", "99"], "no requests after the filters"),
+        (&["ocssd", "run", "good.csv", "--volume", "99"], "no requests after the filters"),
+        (&["analyze", "good.csv", "--volume", "99", "--out", "an"], "no block accesses after the filters"),
+        (&["trace", "info", "good.csv", "--volume", "99"], "no block accesses after the filters"),
+        (&["trace", "convert", "good.csv", "--volume", "99", "-o", "none.zkt"], "no block accesses after the filters"),
+        (&["replay", "--workload", "zipf:blocks=1K,writes=2K", "--format", "alibaba"], "--format"),
+        (&["replay", "--workload", "zipf:blocks=1K,writes=2K", "--lenient"], "--lenient"),
+        (&["cache", "sim", "--cache-blocks", "64", "--workload", "zipf:blocks=1K,writes=2K", "--columns", "time=0"], "--columns"),
+        (&["trace", "info", "good.csv", "--header"], "--header applies to --format delimited only"),
+        (&["replay", "good.csv", "--seed", "7"], "--seed"),
+        (&["replay", "--workload", "zipf:blocks=1K,blocks=2K,writes=2K"], "blocks: given twice"),
+        (&["replay", "good.csv", "--param", "r1=2", "--param", "r1=3"], "--param r1: given twice"),
+        (&["trace", "info", "good.csv", "--format", "delimited", "--columns", "time=0 offset=1 offset=2 size=3 op=4:R/W"], "mapped twice"),
+        (&["tree", "run", "--workload", "4294967295/1/100"], "summing to 100"),
+    ];
+    let mut failures = Vec::new();
+    for (args, names) in table {
+        if let Err(e) = refused(d, args, names, 0) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(!d.join("none.zkt").exists(), "a refused conversion leaves no file");
+}

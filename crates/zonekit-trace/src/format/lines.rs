@@ -206,7 +206,7 @@ mod tests {
             let out = collect(&text, chunk_bytes, 100_000, false);
             assert_eq!(out.len(), 2, "chunk {chunk_bytes}");
             assert_eq!(out[0], Ok(b"ab".to_vec()));
-            assert_eq!(out[1], Err(format!("a line of more than 1 MiB without a line end, from byte 3")));
+            assert_eq!(out[1], Err("a line of more than 1 MiB without a line end, from byte 3".to_string()));
         }
     }
 
