@@ -80,7 +80,7 @@ fn errno(e: &FsError) -> i32 {
     match e {
         FsError::NotFound(_) => libc_enoent(),
         FsError::Exists(_) => 17,
-        FsError::NoSpace { .. } => 28,
+        FsError::NoSpace { .. } | FsError::PutNoSpace { .. } => 28,
         _ => 5,
     }
 }

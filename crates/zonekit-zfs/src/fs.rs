@@ -40,6 +40,7 @@
 //!   times (the plugin reports "now").
 
 use std::collections::{BTreeMap, HashSet};
+use std::io::{ErrorKind, Read};
 
 use zonekit_device::{AutoClose, DeviceError, Lba, ZoneAction, ZoneFilter, ZoneId, ZoneState, ZoneType, ZonedDevice};
 
@@ -71,6 +72,19 @@ impl Default for FsConfig {
 pub enum FsError {
     #[error("no space: no zone can take the write and GC cannot make room ({empty_zones} empty zones, {live_bytes} live bytes)")]
     NoSpace { empty_zones: usize, live_bytes: u64 },
+    /// A put whose source does not fit; nothing of it is kept (see [`Zfs::put_from`]).
+    #[error("no space: {}", put_no_space(*size_bytes, *fit_bytes, *written))]
+    PutNoSpace {
+        /// The source's size, when it was known before reading it.
+        size_bytes: Option<u64>,
+        /// Refused up front (`written` false): the free bytes plus the garbage GC can reclaim.
+        /// Stopped mid-way: the bytes written before space ran out (then deleted).
+        fit_bytes: u64,
+        written: bool,
+    },
+    /// A put's source failed to read; nothing of the put is kept.
+    #[error("reading the source: {0}")]
+    Source(std::io::Error),
     #[error("{0}: no such file")]
     NotFound(String),
     #[error("{0}: file exists")]
@@ -100,6 +114,14 @@ pub enum FsError {
     Log(#[from] LogError),
     #[error(transparent)]
     Device(#[from] DeviceError),
+}
+
+fn put_no_space(size_bytes: Option<u64>, fit_bytes: u64, written: bool) -> String {
+    match (size_bytes, written) {
+        (Some(size), false) => format!("the source is {size} bytes and at most {fit_bytes} fit (free space and garbage GC can reclaim); nothing was written"),
+        (Some(size), true) => format!("{fit_bytes} of the source's {size} bytes fit before the file system was full; the put was undone"),
+        (None, _) => format!("{fit_bytes} bytes of the source fit before the file system was full; the put was undone"),
+    }
 }
 
 /// An open file's unsynced state.
@@ -167,6 +189,15 @@ pub const LIFETIME_MAX: u8 = 5;
 /// Names of files a [`Zfs::put`] is still writing: user names never start with it, so an
 /// unfinished put never blocks a name; a read-write mount deletes leftovers of killed puts.
 pub const PUT_TEMP_PREFIX: &str = ".zk-partial.";
+/// What [`Zfs::put_from`] reads from its source at a time: with the file's write buffer and
+/// one extent's copy, what a put holds in memory whatever the source's size.
+pub const PUT_CHUNK_BYTES: usize = 1 << 20;
+/// [`Zfs::put_from`] syncs its temporary file after every this many bytes, so the extents it
+/// holds unlogged (and pinned against GC) and each metadata batch stay bounded too. A multiple
+/// of the chunk, so a sync falls where whole chunks end and pads nothing (blocks are a power
+/// of two of at most this).
+const PUT_SYNC_BYTES: u64 = 64 << 20;
+const _: () = assert!(PUT_SYNC_BYTES % PUT_CHUNK_BYTES as u64 == 0);
 /// Active zones the file system needs: both metadata zones stay partly written after the
 /// first roll-over (the older one until the next), plus one data zone.
 const ACTIVE_ZONES_MIN: u32 = META_ZONES as u32 + 1;
@@ -190,6 +221,20 @@ fn check_name(name: &str) -> Result<(), FsError> {
         return bad(format!("names starting with {PUT_TEMP_PREFIX:?} are reserved for unfinished puts"));
     }
     Ok(())
+}
+
+/// Reads until `buf` is full or the source ends; returns how many bytes it holds.
+fn fill(source: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match source.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 fn check_lifetime(lifetime: u8) -> Result<(), FsError> {
@@ -603,7 +648,7 @@ impl<D: ZonedDevice> Zfs<D> {
                 self.collect()?;
             }
         }
-        Err(FsError::NoSpace { empty_zones: self.empty_zones(), live_bytes: self.zones.values().map(|z| z.live_bytes).sum() })
+        Err(self.no_space())
     }
 
     /// Finishes the active zone with the least room left (the cheapest to give up).
@@ -801,38 +846,90 @@ impl<D: ZonedDevice> Zfs<D> {
     /// [`PUT_TEMP_PREFIX`]), is synced, then renamed to `name` in one metadata commit. A crash
     /// or an error before that commit leaves no file named `name`; the temporary is deleted
     /// (here, or by the next read-write mount if the device failed). A put that cannot fit is
-    /// refused before anything is written; `name` must not exist.
+    /// refused with [`FsError::NoSpace`] before anything is written; `name` must not exist.
     pub fn put(&mut self, name: &str, lifetime: u8, data: &[u8]) -> Result<(), FsError> {
+        match self.put_from(name, lifetime, &mut &data[..], Some(data.len() as u64)) {
+            Ok(_) => Ok(()),
+            Err(FsError::PutNoSpace { .. }) => Err(self.no_space()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`Zfs::put`] from a reader, in bounded memory: the source is read [`PUT_CHUNK_BYTES`] at
+    /// a time and appended to the temporary file, which is synced every 64 MiB; all or nothing
+    /// as `put` (a crash leaves a temporary the next read-write mount deletes; an error deletes
+    /// it here). With `size_bytes` (a regular file's length) a source that cannot fit even
+    /// after GC is refused before anything is written; a source of unknown size (a pipe, a
+    /// character device) is written until it ends or space runs out. A source that does not fit
+    /// is [`FsError::PutNoSpace`], saying how many bytes fit; one that fails to read is
+    /// [`FsError::Source`]. `size_bytes` only decides the refusal: the whole source is read
+    /// whatever its length turns out to be. Returns the bytes written.
+    pub fn put_from(&mut self, name: &str, lifetime: u8, source: &mut dyn Read, size_bytes: Option<u64>) -> Result<u64, FsError> {
         self.writable("put")?;
         check_name(name)?;
         check_lifetime(lifetime)?;
         if self.table.by_name(name).is_some() {
             return Err(FsError::Exists(name.into()));
         }
-        self.check_room(data.len() as u64)?;
+        if let Some(size) = size_bytes {
+            let room = self.room_bytes();
+            if size.div_ceil(self.block_bytes) * self.block_bytes > room {
+                return Err(FsError::PutNoSpace { size_bytes, fit_bytes: room, written: false });
+            }
+        }
         let temp = format!("{PUT_TEMP_PREFIX}{}", self.next_id);
-        self.create_unchecked(&temp, lifetime)?;
-        let written = self.append(&temp, data).and_then(|()| self.sync(&temp)).and_then(|()| self.rename_unchecked(&temp, name));
-        if let Err(e) = written {
+        let id = self.create_unchecked(&temp, lifetime)?;
+        let written = self.put_stream(&temp, source).and_then(|bytes| self.rename_unchecked(&temp, name).map(|()| bytes));
+        written.map_err(|e| {
+            let e = match e {
+                FsError::NoSpace { .. } => FsError::PutNoSpace { size_bytes, fit_bytes: self.written_bytes(id), written: true },
+                e => e,
+            };
             // Best effort: after a device failure this may fail too, and mount cleans up.
             let _ = self.delete(&temp);
-            return Err(e);
-        }
-        Ok(())
+            e
+        })
     }
 
-    /// Refuses a write of `bytes` that cannot fit even if GC reclaimed every garbage byte.
-    /// Passing is necessary, not sufficient (allocation rules keep lifetimes apart, so free
-    /// tails of other lifetimes' zones may be unusable): a put that still runs out of space
-    /// fails mid-way and leaves nothing, as any failed put does.
-    fn check_room(&self, bytes: u64) -> Result<(), FsError> {
-        let needed = bytes.div_ceil(self.block_bytes) * self.block_bytes;
-        let s = self.space();
-        let available = s.free_bytes + if self.config.gc { s.garbage_bytes } else { 0 };
-        if needed > available {
-            return Err(FsError::NoSpace { empty_zones: self.empty_zones(), live_bytes: s.live_bytes });
+    /// Appends the whole source to file `temp` in chunks and syncs it; returns its length.
+    fn put_stream(&mut self, temp: &str, source: &mut dyn Read) -> Result<u64, FsError> {
+        let mut chunk = vec![0u8; PUT_CHUNK_BYTES];
+        let mut total = 0u64;
+        loop {
+            let filled = fill(source, &mut chunk).map_err(FsError::Source)?;
+            if filled > 0 {
+                self.append(temp, &chunk[..filled])?;
+                total += filled as u64;
+            }
+            if filled < chunk.len() {
+                break;
+            }
+            if total % PUT_SYNC_BYTES == 0 {
+                self.sync(temp)?;
+            }
         }
-        Ok(())
+        self.sync(temp)?;
+        Ok(total)
+    }
+
+    /// Bytes of file `id` on the device: committed extents and those written since its last
+    /// sync (not what is still buffered).
+    fn written_bytes(&self, id: u64) -> u64 {
+        let committed = self.table.by_id(id).map_or(0, |f| f.size_bytes());
+        committed + self.open.get(&id).map_or(0, |s| s.unlogged.iter().map(|e| e.len_bytes).sum())
+    }
+
+    fn no_space(&self) -> FsError {
+        FsError::NoSpace { empty_zones: self.empty_zones(), live_bytes: self.zones.values().map(|z| z.live_bytes).sum() }
+    }
+
+    /// What a write could take if GC reclaimed every garbage byte. Passing is necessary, not
+    /// sufficient (allocation rules keep lifetimes apart, so free tails of other lifetimes'
+    /// zones may be unusable): a put that still runs out of space fails mid-way and leaves
+    /// nothing, as any failed put does.
+    fn room_bytes(&self) -> u64 {
+        let s = self.space();
+        s.free_bytes + if self.config.gc { s.garbage_bytes } else { 0 }
     }
 
     /// Renames `from` to `to` atomically, replacing `to` if it exists (as POSIX rename does).

@@ -1,5 +1,8 @@
 //! `zonekit fs ...`: the zoned file system's tool, on emulated images and /dev zoned devices.
 
+use std::fs::File;
+use std::io::{Seek, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -8,6 +11,8 @@ use clap::{Args, Subcommand};
 use zonekit_device::ZonedDevice;
 use zonekit_report::text_table;
 use zonekit_zfs::fs::{FsConfig, Zfs};
+
+use crate::Usage;
 
 #[derive(Subcommand)]
 pub enum FsCommand {
@@ -21,9 +26,9 @@ pub enum FsCommand {
     Fsck(DevArg),
     /// Print the file table with every extent.
     Dump(DevArg),
-    /// Copy a host file into the file system.
+    /// Copy a host file (or standard input) into the file system, all or nothing.
     Put(PutArgs),
-    /// Write a file's content to standard output.
+    /// Write a file's content to standard output (in 1 MiB pieces, each verified first).
     Cat(CatArgs),
     /// Delete a file.
     Rm(CatArgs),
@@ -56,9 +61,11 @@ pub struct DevArg {
 #[derive(Args)]
 pub struct PutArgs {
     device: PathBuf,
-    /// Host file to copy.
+    /// Host file to copy, or - for standard input. A regular file that cannot fit is refused
+    /// before anything is written; a pipe, a character device or standard input is copied in
+    /// 1 MiB pieces until it ends, and if space runs out first the put is undone.
     source: PathBuf,
-    /// Name in the file system (default: the source's file name).
+    /// Name in the file system (default: the source's file name; required with -).
     #[arg(long)]
     name: Option<String>,
     /// Write-lifetime hint (RocksDB's values: 0 not set, 1 none, 2 short, 3 medium, 4 long, 5 extreme).
@@ -82,6 +89,31 @@ fn mount_read_only(path: &Path) -> Result<Zfs<Box<dyn ZonedDevice + Send>>> {
     // Shared lock: readers run beside each other, never beside a writer.
     let dev = crate::open::open_read_only(path)?.device;
     Zfs::mount_read_only(dev, FsConfig::default()).with_context(|| format!("mounting {} read-only", path.display()))
+}
+
+/// What `fs cat` reads and writes at a time.
+const CAT_CHUNK_BYTES: u64 = 1 << 20;
+
+/// Opens a put's source (`-`: standard input) and tells its size when it is a regular file;
+/// a directory is refused. Nothing is read.
+fn open_source(path: &Path) -> Result<(File, Option<u64>)> {
+    let mut file = if path == Path::new("-") {
+        // A duplicate of descriptor 0: read unbuffered, and a regular file redirected to
+        // standard input is sized like any other.
+        File::from(std::io::stdin().as_fd().try_clone_to_owned().context("standard input")?)
+    } else {
+        File::open(path).with_context(|| format!("opening {}", path.display()))?
+    };
+    let meta = file.metadata().with_context(|| format!("{}", path.display()))?;
+    if meta.is_dir() {
+        anyhow::bail!("{} is a directory", path.display());
+    }
+    if !meta.is_file() {
+        return Ok((file, None));
+    }
+    // Standard input may be a file read part-way already.
+    let at = file.stream_position().with_context(|| format!("{}", path.display()))?;
+    Ok((file, Some(meta.len().saturating_sub(at))))
 }
 
 fn mib(bytes: u64) -> String {
@@ -163,13 +195,21 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
             }
         }
         FsCommand::Put(a) => {
-            let data = std::fs::read(&a.source).with_context(|| format!("reading {}", a.source.display()))?;
-            let name = a.name.clone().unwrap_or_else(|| a.source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+            let stdin = a.source == Path::new("-");
+            let name = match &a.name {
+                Some(name) => name.clone(),
+                None if stdin => return Err(Usage("--name is needed when the source is - (standard input)".into()).into()),
+                None => a.source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            };
+            let source = if stdin { "standard input".to_string() } else { a.source.display().to_string() };
+            // The device first: a missing or busy image is named before the source is opened.
             let mut fs = mount(&a.device)?;
-            // All or nothing: a temporary name, synced, then one atomic rename (Zfs::put).
-            fs.put(&name, a.lifetime, &data).with_context(|| format!("putting {} ({} bytes) as {name:?}", a.source.display(), data.len()))?;
+            let (mut file, size) = open_source(&a.source)?;
+            // All or nothing: a temporary name, then one atomic rename; in 1 MiB pieces, so
+            // memory stays bounded whatever the source (Zfs::put_from).
+            let bytes = fs.put_from(&name, a.lifetime, &mut file, size).with_context(|| format!("putting {source} as {name:?}"))?;
             let relocated = fs.gc_relocations();
-            println!("{name}: {} bytes{}", data.len(), if relocated > 0 { format!(" (GC relocated {relocated} zones to make room)") } else { String::new() });
+            println!("{name}: {bytes} bytes{}", if relocated > 0 { format!(" (GC relocated {relocated} zones to make room)") } else { String::new() });
         }
         FsCommand::Rm(a) => {
             let mut fs = mount(&a.device)?;
@@ -181,10 +221,24 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
         }
         FsCommand::Cat(a) => {
             let mut fs = mount_read_only(&a.device)?;
-            let size = fs.size(&a.name)? as usize;
-            let mut buf = vec![0u8; size];
-            fs.read_at(&a.name, 0, &mut buf)?;
-            std::io::Write::write_all(&mut std::io::stdout(), &buf)?;
+            let size = fs.size(&a.name)?;
+            // Piece by piece: read_at verifies each extent whole before any of its bytes is
+            // returned, so what is written out was verified; a damaged extent stops the output
+            // there, with the error and exit status 1.
+            let mut buf = vec![0u8; size.min(CAT_CHUNK_BYTES) as usize];
+            let mut out = std::io::stdout().lock();
+            let mut at = 0u64;
+            while at < size {
+                let n = match fs.read_at(&a.name, at, &mut buf) {
+                    Ok(n) => n,
+                    Err(e) if at > 0 => return Err(anyhow::Error::new(e).context(format!("stopped after writing out the first {at} bytes"))),
+                    Err(e) => return Err(e.into()),
+                };
+                anyhow::ensure!(n > 0, "{}: ended at byte {at} of {size}", a.name);
+                out.write_all(&buf[..n])?;
+                at += n as u64;
+            }
+            out.flush()?;
         }
     }
     Ok(ExitCode::SUCCESS)

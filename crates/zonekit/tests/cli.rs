@@ -877,3 +877,180 @@ fn fs_flipped_data_byte_fails_cat_and_fsck() {
     assert_eq!(out.status.code(), Some(1), "fsck passed a damaged extent: {report}");
     assert!(report.contains("b.txt") && report.contains("checksum"), "{report}");
 }
+
+// ---- fs put and cat in bounded memory ----------------------------------------------------
+
+/// zonekit under an address-space limit of `kib` KiB (`ulimit -v`): a command that held a
+/// whole source or file in memory fails instead of taking the machine's memory.
+fn limited(kib: u64, args: &[&str], cwd: &Path) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(format!("ulimit -v {kib}; exec \"$0\" \"$@\"")).arg(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(cwd);
+    cmd
+}
+
+fn zonekit_limited(kib: u64, args: &[&str], cwd: &Path) -> Output {
+    limited(kib, args, cwd).output().unwrap()
+}
+
+/// Runs `cmd` with `input` on its standard input.
+fn with_stdin(mut cmd: Command, input: Vec<u8>) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // A refusal may close the pipe before all of it is written: that is the command's answer.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// Whether `fs ls` output lists a file named `name`.
+fn listed(ls: &str, name: &str) -> bool {
+    ls.lines().any(|l| l.split_whitespace().next() == Some(name))
+}
+
+fn pattern(len: usize, salt: u32) -> Vec<u8> {
+    (0..len as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13 ^ salt) as u8).collect()
+}
+
+/// `fs put IMG /dev/zero` (a source without end) used to read it whole into memory and die of
+/// it; now it writes in bounded pieces until the file system is full, then stops with a "no
+/// space" error naming the source and how many bytes fit, deletes what it wrote (no file under
+/// the name, no temporary left) and leaves fsck clean. A missing or busy image is reported
+/// before the source is read at all.
+#[test]
+fn fs_put_of_an_endless_source_stops_at_no_space_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "e.zk", "--zones", "16", "--zone-size-mib", "2"], d);
+    ok(&["fs", "mkfs", "e.zk"], d);
+    std::fs::write(d.join("keep"), pattern(100_000, 1)).unwrap();
+    ok(&["fs", "put", "e.zk", "keep"], d);
+    let limit_kib = 1_000_000;
+
+    let out = zonekit_limited(limit_kib, &["fs", "put", "missing.zk", "/dev/zero", "--name", "z"], d);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(1) && e.contains("missing.zk"), "a missing image must be named before the source is read: {e}");
+    let held = HeldLock::take(&d.join("e.zk"), libc::LOCK_EX);
+    let out = zonekit_limited(limit_kib, &["fs", "put", "e.zk", "/dev/zero", "--name", "z"], d);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(1) && e.contains("e.zk") && e.contains("in use by a writer"), "a busy image must be named before the source is read: {e}");
+    drop(held);
+
+    let started = std::time::Instant::now();
+    let out = zonekit_limited(limit_kib, &["fs", "put", "e.zk", "/dev/zero", "--name", "z"], d);
+    let took = started.elapsed();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(!e.contains("panicked") && !e.contains("memory"), "{e}");
+    assert!(e.contains("no space") && e.contains("/dev/zero") && e.contains("bytes of the source fit") && e.contains("undone"), "{e}");
+    // 28 MiB of data zones hold 28 MiB less the file kept: the error says how much of it fit.
+    let fit: u64 = e.split("no space: ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).expect("the bytes that fit");
+    assert!(fit > 20 << 20 && fit < 28 << 20, "{fit} bytes fit: {e}");
+    assert!(took < std::time::Duration::from_secs(30), "the put took {took:?}");
+    let ls = ok(&["fs", "ls", "e.zk"], d);
+    assert!(!listed(&ls, "z") && !ls.contains(".zk-partial"), "the failed put left a file behind:\n{ls}");
+    assert!(ok(&["fs", "fsck", "e.zk"], d).contains("clean (1 files)"));
+    assert!(zonekit(&["fs", "cat", "e.zk", "keep"], d).stdout == pattern(100_000, 1), "the kept file changed");
+    // The space came back: a file of most of the device fits now.
+    std::fs::write(d.join("big"), pattern(20 << 20, 2)).unwrap();
+    ok(&["fs", "put", "e.zk", "big"], d);
+    assert!(zonekit(&["fs", "cat", "e.zk", "big"], d).stdout == pattern(20 << 20, 2));
+    assert!(ok(&["fs", "fsck", "e.zk"], d).contains("clean (2 files)"));
+}
+
+/// A regular file larger than the space is refused before anything is written (it used to be
+/// read whole first: a 2 GiB source needed 2 GiB of memory to be told no): the message names
+/// the source, its size and what fits; the image is byte for byte as it was.
+#[test]
+fn fs_put_of_a_file_larger_than_the_space_is_refused_before_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "h.zk", "--zones", "16", "--zone-size-mib", "2"], d);
+    ok(&["fs", "mkfs", "h.zk"], d);
+    std::fs::write(d.join("keep"), pattern(50_000, 3)).unwrap();
+    ok(&["fs", "put", "h.zk", "keep"], d);
+    // Sparse: 2 GiB that cost nothing on disk.
+    std::fs::File::create(d.join("huge.bin")).unwrap().set_len(2 << 30).unwrap();
+    let image = std::fs::read(d.join("h.zk")).unwrap();
+    let df = ok(&["fs", "df", "h.zk"], d);
+    let started = std::time::Instant::now();
+    let out = zonekit_limited(1_000_000, &["fs", "put", "h.zk", "huge.bin", "--name", "h"], d);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.contains("no space") && e.contains("huge.bin") && e.contains("2147483648 bytes") && e.contains("fit") && e.contains("nothing was written"), "{e}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "the refusal took {:?}", started.elapsed());
+    assert!(std::fs::read(d.join("h.zk")).unwrap() == image, "the refused put changed the image");
+    assert_eq!(ok(&["fs", "df", "h.zk"], d), df);
+    assert!(ok(&["fs", "fsck", "h.zk"], d).contains("clean (1 files)"));
+    assert!(!listed(&ok(&["fs", "ls", "h.zk"], d), "h"));
+}
+
+/// `fs put IMG - --name N` copies standard input: a few bytes, and a stream of 70 MiB (more
+/// than one 1 MiB piece and than one 64 MiB sync, not a whole number of blocks) read back byte
+/// for byte with `fs cat`, which streams too: both run in 48 MiB of address space, less than
+/// the file.
+#[test]
+fn fs_put_from_standard_input_and_cat_stream_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "i.zk", "--zones", "48", "--zone-size-mib", "2"], d);
+    ok(&["fs", "mkfs", "i.zk"], d);
+    let e = refused(&["fs", "put", "i.zk", "-"], d);
+    assert!(e.contains("--name") && e.contains("standard input"), "{e}");
+
+    let out = with_stdin(limited(48 << 10, &["fs", "put", "i.zk", "-", "--name", "hello"], d), b"hello, zones\n".to_vec());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hello: 13 bytes"));
+    assert_eq!(zonekit(&["fs", "cat", "i.zk", "hello"], d).stdout, b"hello, zones\n");
+
+    let data = pattern((70 << 20) + 12_345, 4);
+    let out = with_stdin(limited(48 << 10, &["fs", "put", "i.zk", "-", "--name", "stream", "--lifetime", "3"], d), data.clone());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ls = ok(&["fs", "ls", "i.zk"], d);
+    assert!(listed(&ls, "stream") && ls.contains(&data.len().to_string()) && !ls.contains(".zk-partial"), "{ls}");
+    assert!(ok(&["fs", "fsck", "i.zk"], d).contains("clean (2 files)"));
+    let cat = zonekit_limited(48 << 10, &["fs", "cat", "i.zk", "stream"], d);
+    assert!(cat.status.success(), "{}", String::from_utf8_lossy(&cat.stderr));
+    assert!(cat.stdout == data, "cat returned {} bytes, not the stream put", cat.stdout.len());
+}
+
+/// `fs cat` streams, and still never writes out a damaged byte: with a flipped byte in the third
+/// 1 MiB extent of a file it exits 1 naming the file and the checksum, after writing at most the
+/// verified extents before it.
+#[test]
+fn fs_cat_stops_at_a_damaged_extent_and_writes_only_verified_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["device", "create", "s.zk", "--zones", "16", "--zone-size-mib", "2"], d);
+    ok(&["fs", "mkfs", "s.zk"], d);
+    let data = pattern(3 << 20, 5);
+    std::fs::write(d.join("three"), &data).unwrap();
+    ok(&["fs", "put", "s.zk", "three"], d);
+    let dump = ok(&["fs", "dump", "s.zk"], d);
+    // "three (id …)" then its extents: "    zone Z  LBA L  N bytes".
+    let extents: Vec<(usize, usize)> = dump
+        .lines()
+        .skip_while(|l| !l.starts_with("three ("))
+        .skip(1)
+        .map_while(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.first() == Some(&"zone")).then(|| (f[3].parse().unwrap(), f[4].parse().unwrap()))
+        })
+        .collect();
+    assert!(extents.len() >= 3 && extents.iter().all(|e| e.1 <= 1 << 20), "{dump}");
+    let damaged_at: usize = extents[..2].iter().map(|e| e.1).sum();
+    let mut image = std::fs::read(d.join("s.zk")).unwrap();
+    let block_bytes = u32::from_le_bytes(image[20..24].try_into().unwrap()) as usize;
+    let data_offset = u64::from_le_bytes(image[104..112].try_into().unwrap()) as usize;
+    image[data_offset + extents[2].0 * block_bytes + 4321] ^= 0x10;
+    std::fs::write(d.join("s.zk"), &image).unwrap();
+    let out = zonekit(&["fs", "cat", "s.zk", "three"], d);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.contains("three") && e.contains("checksum"), "{e}");
+    assert!(out.stdout.len() <= damaged_at && out.stdout[..] == data[..out.stdout.len()], "cat wrote {} bytes, past the verified ones", out.stdout.len());
+}
