@@ -138,7 +138,17 @@ pub fn block_batches(path: &Path, format: &Format, options: &ReadOptions, split:
         std::thread::spawn(move || parse_chunks(&jobs, &parsed, &path, &format, &options, &split));
     }
     std::thread::spawn(move || cut(input, chunk_bytes, &permit_rx, &job_tx, &parsed_tx));
-    Ok(Batches { parsed: parsed_rx, waiting: BTreeMap::new(), next: 0, permits: permit_tx, error: None, draining: None, stats: ReadStats::default(), log: options.log.clone(), finished: false })
+    Ok(Batches {
+        parsed: parsed_rx,
+        waiting: BTreeMap::new(),
+        next: 0,
+        permits: permit_tx,
+        error: None,
+        draining: None,
+        stats: ReadStats::default(),
+        log: options.log.clone(),
+        finished: false,
+    })
 }
 
 impl Iterator for Batches {
@@ -402,7 +412,11 @@ mod tests {
             for chunk_bytes in [100, CHUNK_BYTES] {
                 let (sequential, parallel) = both(&trace_input(&path, true, Filters::default()), 2, chunk_bytes);
                 assert_eq!(sequential.len(), 2);
-                assert_eq!(sequential[1], Err("t.csv:line 2: line \"\": a line of more than 1 MiB without a line end, from byte 13".to_string()).map_err(|e: String| e.replace("t.csv", &path.display().to_string())));
+                assert_eq!(
+                    sequential[1],
+                    Err("t.csv:line 2: line \"\": a line of more than 1 MiB without a line end, from byte 13".to_string())
+                        .map_err(|e: String| e.replace("t.csv", &path.display().to_string()))
+                );
                 assert_eq!(parallel, sequential, "{long_bytes} bytes, chunks of {chunk_bytes}");
             }
         }

@@ -240,7 +240,15 @@ pub fn from_reader(input: Box<dyn BufRead>, path: &Path, format: &Format, option
 /// For formats whose [lines are independent](Format::lines_are_independent). No iterator
 /// stands between the parser and `each` (this is the parallel reader's hot loop); the first
 /// error, the reader's or `each`'s, ends it.
-pub fn for_each_chunk_record(bytes: &[u8], start: ChunkStart, path: &Path, format: &Format, options: &ReadOptions, stats: &mut ReadStats, mut each: impl FnMut(Record) -> Result<()>) -> Result<()> {
+pub fn for_each_chunk_record(
+    bytes: &[u8],
+    start: ChunkStart,
+    path: &Path,
+    format: &Format,
+    options: &ReadOptions,
+    stats: &mut ReadStats,
+    mut each: impl FnMut(Record) -> Result<()>,
+) -> Result<()> {
     #[allow(clippy::too_many_arguments)]
     fn run<Fast: Fn(&mut ParseState, &[u8], usize) -> Quick>(
         stats: &mut ReadStats,
@@ -512,7 +520,6 @@ impl<F: LineFormat> TextReader<F> {
     }
 }
 
-
 /// Line `line_no`, the first `len` bytes of `text` (then its `\n` and whatever follows, which
 /// the fast parser may read past the line): its record, `None` for a line without one, or the
 /// error that ends the stream. What [`TextReader`] and [`for_each_chunk_record`] do with
@@ -544,7 +551,11 @@ fn unusual_line<F: LineFormat>(format: &mut F, stats: &mut ReadStats, options: &
         Ok(line) => format.parse(line),
         // A malformed line like any other: named with its line (it used to be reported as a
         // corrupt compressed stream, and a lenient reading stopped at it).
-        Err(e) => Err(FieldError { field: "line", value: String::from_utf8_lossy(&line[..line.len().min(40)]).into_owned(), reason: format!("not UTF-8 text (byte {} of the line)", e.valid_up_to()) }),
+        Err(e) => Err(FieldError {
+            field: "line",
+            value: String::from_utf8_lossy(&line[..line.len().min(40)]).into_owned(),
+            reason: format!("not UTF-8 text (byte {} of the line)", e.valid_up_to()),
+        }),
     };
     match parsed {
         Ok(Some(r)) => {
@@ -640,7 +651,11 @@ mod tests {
                     let l = raw.strip_suffix(b"\n").unwrap_or(&raw);
                     let l = &l[..l.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1)];
                     let valid = std::str::from_utf8(l).unwrap_err().valid_up_to();
-                    Err(FieldError { field: "line", value: String::from_utf8_lossy(&l[..l.len().min(40)]).into_owned(), reason: format!("not UTF-8 text (byte {valid} of the line)") })
+                    Err(FieldError {
+                        field: "line",
+                        value: String::from_utf8_lossy(&l[..l.len().min(40)]).into_owned(),
+                        reason: format!("not UTF-8 text (byte {valid} of the line)"),
+                    })
                 }
             };
             match parsed {
