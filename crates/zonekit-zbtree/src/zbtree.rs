@@ -440,6 +440,10 @@ impl<D: ZonedDevice> ZbTree<D> {
         &self.store
     }
 
+    pub fn config(&self) -> &TreeConfig {
+        &self.config
+    }
+
     pub fn store_mut(&mut self) -> &mut Store<D> {
         &mut self.store
     }

@@ -24,6 +24,7 @@ mod report_cmd;
 mod serve_cmd;
 mod trace_cmd;
 mod tree_cmd;
+mod tree_image;
 
 use std::process::ExitCode;
 

@@ -18,6 +18,18 @@ pub enum TreeCommand {
     Run(RunArgs),
     /// Reproduce the paper's section 4: tables beside the paper's and SVG charts.
     Experiment(ExperimentArgs),
+    /// Create an empty durable ZB+-tree on a zoned device (an image or /dev) with a
+    /// conventional zone; over an existing tree only with --force.
+    Create(crate::tree_image::CreateArgs),
+    /// Insert records into the tree on a device, each committed durably before the next.
+    Load(crate::tree_image::LoadArgs),
+    /// Print records of the tree on a device (read-only).
+    Get(crate::tree_image::GetArgs),
+    /// Delete records from the tree on a device, each committed durably.
+    Delete(crate::tree_image::DeleteArgs),
+    /// Open the tree on a device (completing an operation a crash interrupted after its
+    /// commit), walk it and check every invariant and, with --seed, every value.
+    Check(crate::tree_image::CheckArgs),
 }
 
 #[derive(Args)]
@@ -99,6 +111,11 @@ pub fn run(cmd: TreeCommand) -> Result<ExitCode> {
     match cmd {
         TreeCommand::Run(a) => run_cmd(a),
         TreeCommand::Experiment(a) => experiment_cmd(a),
+        TreeCommand::Create(a) => crate::tree_image::create(a),
+        TreeCommand::Load(a) => crate::tree_image::load(a),
+        TreeCommand::Get(a) => crate::tree_image::get(a),
+        TreeCommand::Delete(a) => crate::tree_image::delete(a),
+        TreeCommand::Check(a) => crate::tree_image::check(a),
     }
 }
 

@@ -90,7 +90,11 @@ fn open_tree(path: &Path, read_only: bool) -> Result<DeviceTree> {
     let device = if read_only { crate::open::open_read_only(path)? } else { crate::open::open_read_write(path)? }.device;
     ZbTree::open(device).map_err(|e| match e {
         TreeError::Device(DeviceError::ReadOnlyDevice { .. }) => {
-            anyhow::anyhow!("{}: the tree's last committed operation is still to be applied (a crash interrupted it); `zonekit tree check {}` applies it", path.display(), path.display())
+            anyhow::anyhow!(
+                "{}: the tree's last committed operation is still to be applied (a crash interrupted it); `zonekit tree check {}` applies it",
+                path.display(),
+                path.display()
+            )
         }
         e => anyhow::Error::new(e).context(format!("{}: opening the tree", path.display())),
     })
@@ -113,7 +117,13 @@ pub fn create(a: CreateArgs) -> Result<ExitCode> {
     // Sequential zones of an earlier tree are reset by the new tree as it needs them.
     let tree = ZbTree::create(device, config).with_context(|| format!("{}: creating the tree", a.device.display()))?;
     let s = tree.stats();
-    println!("{}: empty durable ZB+-tree, {}-byte nodes, {}-byte values, {} sequential zones", a.device.display(), a.node_size_bytes, a.value_size_bytes, tree.store().sequential_zone_count());
+    println!(
+        "{}: empty durable ZB+-tree, {}-byte nodes, {}-byte values, {} sequential zones",
+        a.device.display(),
+        a.node_size_bytes,
+        a.value_size_bytes,
+        tree.store().sequential_zone_count()
+    );
     debug_assert_eq!(s.records, 0);
     Ok(ExitCode::SUCCESS)
 }

@@ -22,3 +22,17 @@ pub fn refused(args: &[&str], cwd: &Path, code: i32) -> String {
     assert!(!stderr.contains("panicked"), "zonekit {args:?} panicked: {stderr}");
     stderr
 }
+
+/// A temporary directory where `fsync` costs nothing (tmpfs at /dev/shm when the machine has
+/// one), for tests that kill processes, not machines: a durable tree syncs every operation,
+/// ~5 ms each on a disk.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn sync_free_tempdir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(dir) = tempfile::tempdir_in(shm) {
+            return dir;
+        }
+    }
+    tempfile::tempdir().unwrap()
+}
