@@ -4,7 +4,7 @@
 //!
 //! Header, 128 bytes: `0` magic `ZKTRACE\0`; `8` version u32; `12` block size u32; `16` record
 //! count u64; `24` write count u64; `32` flags u32 (bit 0: next-write times present; bit 1:
-//! distinct-block estimate present); `36` reserved u32; `40` source, 64 bytes NUL-padded UTF-8;
+//! distinct-block estimate present; bit 2: window checksums present); `36` reserved u32; `40` source, 64 bytes NUL-padded UTF-8;
 //! `104` distinct written blocks, the HyperLogLog estimate of [`DistinctCounter`] over the write
 //! records' keys, u64 (0 unless flag bit 1); `112` reserved; `124` CRC-32 of bytes 0..124.
 //! Files written before the estimate existed have zeros there and flag bit 1 clear, so they
@@ -16,9 +16,18 @@
 //! the write index (0-based count of block writes) of the next write of the same block, or
 //! `u64::MAX` if there is none (or not annotated); `u64::MAX` for reads.
 //!
-//! Invariants: the file length is exactly 128 + 32 × record count; the header's write count
-//! equals the number of write records; when flag bit 0 is set, every next-write index is
-//! greater than the record's own write index and less than the write count, or `u64::MAX`.
+//! Window checksums (flag bit 2), after the records: the CRC-32 (IEEE) of each window of
+//! [`WINDOW_RECORDS`] records' bytes (the last window may be shorter), u32 each. Every reader
+//! verifies a window before it hands out any of its records, so a flipped byte anywhere in a
+//! record is an error naming the window, not another valid record replayed in silence (a
+//! record has no room for a checksum of its own, and per-record plausibility checks cannot
+//! tell a flipped time or block number from a real one). Files written before the checksums
+//! have flag bit 2 clear and are read unverified, as before.
+//!
+//! Invariants: the file length is exactly 128 + 32 × record count (+ 4 × windows with the
+//! checksums); the header's write count equals the number of write records; when flag bit 0 is
+//! set, every next-write index is greater than the record's own write index and less than the
+//! write count, or `u64::MAX`.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -36,6 +45,7 @@ pub const RECORD_BYTES: usize = 32;
 const SOURCE_BYTES: usize = 64;
 const FLAG_NEXT_WRITE: u32 = 1;
 const FLAG_DISTINCT: u32 = 2;
+const FLAG_CHECKSUMS: u32 = 4;
 /// "No next write".
 pub use zonekit_base::NEVER;
 
@@ -57,6 +67,8 @@ pub struct Header {
     /// [`DistinctCounter::estimate`] over the keys of every write record, as the writer saw
     /// them: a replay sizes its device from it without a pass over the trace.
     pub distinct_writes_estimate: Option<u64>,
+    /// The records' windows carry checksums (see the module doc).
+    pub checksums: bool,
 }
 
 impl Header {
@@ -67,7 +79,9 @@ impl Header {
         h[12..16].copy_from_slice(&self.block_size_bytes.to_le_bytes());
         h[16..24].copy_from_slice(&self.records.to_le_bytes());
         h[24..32].copy_from_slice(&self.writes.to_le_bytes());
-        let flags = if self.has_next_write { FLAG_NEXT_WRITE } else { 0 } | if self.distinct_writes_estimate.is_some() { FLAG_DISTINCT } else { 0 };
+        let flags = if self.has_next_write { FLAG_NEXT_WRITE } else { 0 }
+            | if self.distinct_writes_estimate.is_some() { FLAG_DISTINCT } else { 0 }
+            | if self.checksums { FLAG_CHECKSUMS } else { 0 };
         h[32..36].copy_from_slice(&flags.to_le_bytes());
         h[104..112].copy_from_slice(&self.distinct_writes_estimate.unwrap_or(0).to_le_bytes());
         let src = self.source.as_bytes();
@@ -100,7 +114,52 @@ impl Header {
             has_next_write: u32_at(32) & FLAG_NEXT_WRITE != 0,
             source: String::from_utf8_lossy(&src[..len]).into_owned(),
             distinct_writes_estimate: (u32_at(32) & FLAG_DISTINCT != 0).then(|| u64_at(104)),
+            checksums: u32_at(32) & FLAG_CHECKSUMS != 0,
         })
+    }
+
+    fn windows(&self) -> u64 {
+        self.records.div_ceil(WINDOW_RECORDS as u64)
+    }
+
+    /// Bytes of the window checksums after the records.
+    fn trailer_bytes(&self) -> u64 {
+        if self.checksums {
+            4 * self.windows()
+        } else {
+            0
+        }
+    }
+
+    fn trailer_offset(&self) -> u64 {
+        HEADER_BYTES as u64 + self.records * RECORD_BYTES as u64
+    }
+}
+
+/// The window checksums of a trace (empty without them), read from after its records.
+fn read_checksums(file: &File, path: &Path, header: &Header) -> Result<Vec<u32>> {
+    let mut bytes = vec![0u8; header.trailer_bytes() as usize];
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut bytes, header.trailer_offset())
+        .map_err(|e| TraceError::Io { context: format!("{}: read checksums", path.display()), error: e })?;
+    Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
+}
+
+/// Checks window `k`'s records (`bytes`) against its checksum, if the trace has them.
+fn verify_window(path: &Path, checksums: &[u32], k: u64, bytes: &[u8]) -> Result<()> {
+    match checksums.get(k as usize) {
+        Some(&crc) if crc32fast::hash(bytes) != crc => {
+            let first = k * WINDOW_RECORDS as u64;
+            let last = first + (bytes.len() / RECORD_BYTES) as u64 - 1;
+            Err(TraceError::Format {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "records {first}..={last} (bytes {}..{}) do not match their checksum: the file is damaged",
+                    HEADER_BYTES as u64 + first * RECORD_BYTES as u64,
+                    HEADER_BYTES as u64 + (last + 1) * RECORD_BYTES as u64
+                ),
+            })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -173,6 +232,9 @@ pub struct BinaryWriter {
     path: PathBuf,
     header: Header,
     distinct: DistinctCounter,
+    /// The checksum of the window being written, and of those before it.
+    window: crc32fast::Hasher,
+    checksums: Vec<u32>,
 }
 
 impl BinaryWriter {
@@ -180,16 +242,19 @@ impl BinaryWriter {
         let io = |e| TraceError::Io { context: format!("{}: create", path.display()), error: e };
         let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
         out.write_all(&[0u8; HEADER_BYTES]).map_err(io)?;
-        let header = Header { block_size_bytes, records: 0, writes: 0, has_next_write: false, source: source.to_string(), distinct_writes_estimate: None };
-        Ok(BinaryWriter { out, path: path.to_path_buf(), header, distinct: DistinctCounter::new() })
+        let header = Header { block_size_bytes, records: 0, writes: 0, has_next_write: false, source: source.to_string(), distinct_writes_estimate: None, checksums: true };
+        Ok(BinaryWriter { out, path: path.to_path_buf(), header, distinct: DistinctCounter::new(), window: crc32fast::Hasher::new(), checksums: Vec::new() })
     }
 
     #[inline]
     pub fn push(&mut self, io: &BlockIo) -> Result<()> {
-        self.out
-            .write_all(&encode_record(&BlockRecord { io: *io, next_write: NEVER }))
-            .map_err(|e| TraceError::Io { context: format!("{}: write", self.path.display()), error: e })?;
+        let record = encode_record(&BlockRecord { io: *io, next_write: NEVER });
+        self.out.write_all(&record).map_err(|e| TraceError::Io { context: format!("{}: write", self.path.display()), error: e })?;
+        self.window.update(&record);
         self.header.records += 1;
+        if self.header.records % WINDOW_RECORDS as u64 == 0 {
+            self.checksums.push(std::mem::take(&mut self.window).finalize());
+        }
         if io.op == Op::Write {
             self.header.writes += 1;
             self.distinct.add(io.key());
@@ -200,6 +265,11 @@ impl BinaryWriter {
     pub fn finish(mut self) -> Result<Header> {
         let io = |e| TraceError::Io { context: format!("{}: finish", self.path.display()), error: e };
         self.header.distinct_writes_estimate = Some(self.distinct.estimate());
+        if self.header.records % WINDOW_RECORDS as u64 != 0 {
+            self.checksums.push(std::mem::take(&mut self.window).finalize());
+        }
+        let trailer: Vec<u8> = self.checksums.iter().flat_map(|c| c.to_le_bytes()).collect();
+        self.out.write_all(&trailer).map_err(io)?;
         self.out.seek(SeekFrom::Start(0)).map_err(io)?;
         self.out.write_all(&self.header.encode()).map_err(io)?;
         self.out.flush().map_err(io)?;
@@ -214,11 +284,14 @@ pub struct BinaryTrace {
 }
 
 fn check_len(path: &Path, len: u64, header: &Header) -> Result<()> {
-    let expected = HEADER_BYTES as u64 + header.records * RECORD_BYTES as u64;
-    if len != expected {
+    let expected = header.records.checked_mul(RECORD_BYTES as u64).and_then(|r| r.checked_add(HEADER_BYTES as u64 + header.trailer_bytes()));
+    if Some(len) != expected {
         return Err(TraceError::Format {
             path: path.to_path_buf(),
-            reason: format!("file is {len} bytes, the header's {} records need {expected}: truncated or corrupt", header.records),
+            reason: match expected {
+                Some(expected) => format!("file is {len} bytes, the header's {} records need {expected}: truncated or corrupt", header.records),
+                None => format!("the header's {} records are more than a file can hold: corrupt", header.records),
+            },
         });
     }
     Ok(())
@@ -232,6 +305,12 @@ impl BinaryTrace {
         let map = unsafe { Mmap::map(&file) }.map_err(|e| TraceError::Io { context: format!("{}: mmap", path.display()), error: e })?;
         let header = Header::decode(&map[..map.len().min(HEADER_BYTES)], path)?;
         check_len(path, map.len() as u64, &header)?;
+        // Random access cannot check a window per read: every window is checked here.
+        let checksums = read_checksums(&file, path, &header)?;
+        let records = &map[HEADER_BYTES..header.trailer_offset() as usize];
+        for (k, window) in records.chunks(WINDOW_RECORDS * RECORD_BYTES).enumerate() {
+            verify_window(path, &checksums, k as u64, window)?;
+        }
         Ok(BinaryTrace { map, header })
     }
 
@@ -253,12 +332,12 @@ impl BinaryTrace {
     }
 
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = BlockRecord> + ExactSizeIterator + '_ {
-        self.map[HEADER_BYTES..].chunks_exact(RECORD_BYTES).map(decode_record)
+        self.map[HEADER_BYTES..self.header.trailer_offset() as usize].chunks_exact(RECORD_BYTES).map(decode_record)
     }
 }
 
-/// Window of records a streaming pass holds in memory (4 MiB).
-const WINDOW_RECORDS: usize = 128 * 1024;
+/// Window of records a streaming pass holds in memory (4 MiB), and the unit of checksums.
+pub const WINDOW_RECORDS: usize = 128 * 1024;
 
 /// Reads a binary trace front to back through a fixed 4 MiB window, so a pass over a trace of
 /// any size keeps only the window resident (a memory map would make the whole file resident).
@@ -266,6 +345,7 @@ pub struct BinaryStream {
     file: File,
     path: PathBuf,
     header: Header,
+    checksums: Vec<u32>,
     next: u64,
     buf: Vec<u8>,
     at: usize,
@@ -285,7 +365,8 @@ impl BinaryStream {
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut h, 0).map_err(|e| TraceError::Io { context: format!("{}: read header", path.display()), error: e })?;
         let header = Header::decode(&h, path)?;
         check_len(path, len, &header)?;
-        Ok(BinaryStream { file, path: path.to_path_buf(), header, next: 0, buf: Vec::new(), at: 0, writes_seen: 0, bad_at: usize::MAX, bad_write_index: 0 })
+        let checksums = read_checksums(&file, path, &header)?;
+        Ok(BinaryStream { file, path: path.to_path_buf(), header, checksums, next: 0, buf: Vec::new(), at: 0, writes_seen: 0, bad_at: usize::MAX, bad_write_index: 0 })
     }
 
     pub fn header(&self) -> &Header {
@@ -357,11 +438,14 @@ impl BinaryStream {
         let n = (left as usize).min(WINDOW_RECORDS);
         self.buf.resize(n * RECORD_BYTES, 0);
         let offset = HEADER_BYTES as u64 + self.next * RECORD_BYTES as u64;
-        if let Err(e) = std::os::unix::fs::FileExt::read_exact_at(&self.file, &mut self.buf, offset) {
+        let read = std::os::unix::fs::FileExt::read_exact_at(&self.file, &mut self.buf, offset)
+            .map_err(|e| TraceError::Io { context: format!("{}: read", self.path.display()), error: e })
+            .and_then(|()| verify_window(&self.path, &self.checksums, self.next / WINDOW_RECORDS as u64, &self.buf));
+        if let Err(e) = read {
             self.next = self.header.records;
             self.buf.clear();
             self.at = 0;
-            return Err(TraceError::Io { context: format!("{}: read", self.path.display()), error: e });
+            return Err(e);
         }
         self.next += n as u64;
         self.at = 0;
@@ -438,16 +522,20 @@ pub fn annotate_next_write(path: &Path) -> Result<AnnotateStats> {
         }
     }
     let mut next: BlockMap<u32> = BlockMap::with_capacity(DistinctCounter::with_margin(counter.estimate()) as usize);
-    // Pass 2, backward through 4 MiB windows: remember each block's next write index.
+    // Pass 2, backward through the 4 MiB windows: remember each block's next write index.
+    // Each window is checked before it is rewritten (a checksum over damaged records would
+    // vouch for them), and gets its new checksum; a trace without checksums gains them.
+    let old_checksums = read_checksums(&file, path, &header)?;
+    let mut checksums = vec![0u32; header.windows() as usize];
     let mut write_index = header.writes;
     let mut never = 0;
     let mut window = vec![0u8; WINDOW_RECORDS * RECORD_BYTES];
-    let mut end = header.records;
-    while end > 0 {
-        let start = end.saturating_sub(WINDOW_RECORDS as u64);
+    for k in (0..header.windows()).rev() {
+        let (start, end) = (k * WINDOW_RECORDS as u64, ((k + 1) * WINDOW_RECORDS as u64).min(header.records));
         let bytes = &mut window[..((end - start) as usize) * RECORD_BYTES];
         let offset = HEADER_BYTES as u64 + start * RECORD_BYTES as u64;
         file.read_exact_at(bytes, offset).map_err(io("read"))?;
+        verify_window(path, &old_checksums, k, bytes)?;
         for r in bytes.chunks_exact_mut(RECORD_BYTES).rev() {
             let rec = decode_record(r);
             if rec.io.op != Op::Write {
@@ -462,10 +550,13 @@ pub fn annotate_next_write(path: &Path) -> Result<AnnotateStats> {
             *slot = (write_index + 1) as u32;
         }
         file.write_all_at(bytes, offset).map_err(io("write"))?;
-        end = start;
+        checksums[k as usize] = crc32fast::hash(bytes);
     }
     debug_assert_eq!(write_index, 0);
     header.has_next_write = true;
+    header.checksums = true;
+    let trailer: Vec<u8> = checksums.iter().flat_map(|c| c.to_le_bytes()).collect();
+    file.write_all_at(&trailer, header.trailer_offset()).map_err(io("write checksums"))?;
     file.write_all_at(&header.encode(), 0).map_err(io("write header"))?;
     file.sync_data().map_err(io("sync"))?;
     Ok(AnnotateStats { writes: header.writes, distinct_blocks: next.len() as u64, never_rewritten: never, map_bytes: next.memory_bytes() as u64 })
@@ -566,6 +657,50 @@ mod tests {
         (results.into_iter().filter_map(|r| r.ok()).collect(), error)
     }
 
+    /// The file as a writer from before window checksums wrote it: the per-record checks
+    /// are all that stands between such a file's damage and a replay.
+    fn without_checksums(mut bytes: Vec<u8>) -> Vec<u8> {
+        let records = u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
+        bytes.truncate(HEADER_BYTES + records * RECORD_BYTES);
+        let flags = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) & !FLAG_CHECKSUMS;
+        bytes[32..36].copy_from_slice(&flags.to_le_bytes());
+        let crc = crc32(&bytes[..124]);
+        bytes[124..128].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn every_flipped_record_byte_fails_its_window_and_no_record_of_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.zkt");
+        let mut w = BinaryWriter::create(&path, 4096, "windows").unwrap();
+        let records = WINDOW_RECORDS + 5;
+        for i in 0..records as u64 {
+            w.push(&io(i, i % 977, if i % 5 == 0 { Op::Read } else { Op::Write })).unwrap();
+        }
+        w.finish().unwrap();
+        annotate_next_write(&path).unwrap();
+        let clean = std::fs::read(&path).unwrap();
+        assert_eq!(clean.len(), HEADER_BYTES + records * RECORD_BYTES + 8);
+        // Every byte of a record at each end of the first window, of the last record, and of
+        // the checksums: a time or block number changed by one bit is as plausible as any.
+        let places = [0, WINDOW_RECORDS - 1, records - 1].map(|r| HEADER_BYTES + r * RECORD_BYTES);
+        for at in places.iter().flat_map(|&p| p..p + RECORD_BYTES).chain(clean.len() - 8..clean.len()) {
+            let mut bytes = clean.clone();
+            bytes[at] ^= 0x04;
+            std::fs::write(&path, &bytes).unwrap();
+            let (read, error) = read_one_by_one(&path);
+            let window = (at.min(HEADER_BYTES + (records - 1) * RECORD_BYTES) - HEADER_BYTES) / RECORD_BYTES / WINDOW_RECORDS;
+            let window = if at >= clean.len() - 8 { (at - (clean.len() - 8)) / 4 } else { window };
+            assert_eq!(read.len(), window * WINDOW_RECORDS, "byte {at}: records of the damaged window were read");
+            let error = error.unwrap_or_else(|| panic!("byte {at}: no error"));
+            assert!(error.contains("do not match their checksum"), "byte {at}: {error}");
+            assert!(BinaryTrace::open(&path).is_err(), "byte {at}: the memory map opened a damaged trace");
+            let (batched, batch_error) = read_in_batches(&path, 4096);
+            assert!(batched == read && batch_error == Some(error), "byte {at}");
+        }
+    }
+
     #[test]
     fn batches_hold_what_the_record_iterator_reads_and_stop_at_the_same_damage() {
         let dir = tempfile::tempdir().unwrap();
@@ -576,7 +711,7 @@ mod tests {
             w.push(&io(i, i % 977, if i % 5 == 0 { Op::Read } else { Op::Write })).unwrap();
         }
         w.finish().unwrap();
-        let clean = std::fs::read(&path).unwrap();
+        let clean = without_checksums(std::fs::read(&path).unwrap());
         // Intact; damaged in the first record, mid-window, on a window's last record and on
         // the trace's last record.
         for damaged in [None, Some(0), Some(1000), Some(WINDOW_RECORDS - 1), Some(records - 1)] {
@@ -623,7 +758,7 @@ mod tests {
         }
         w.finish().unwrap();
         annotate_next_write(&path).unwrap();
-        let clean = std::fs::read(&path).unwrap();
+        let clean = without_checksums(std::fs::read(&path).unwrap());
         let at = |record: usize, field: usize| HEADER_BYTES + record * RECORD_BYTES + field;
         // (record, byte offset in it, new byte, what the message names)
         for (record, field, value, says) in [(4, 20, 7u8, "flag bytes"), (6, 19, 0xFF, "beyond the format's range"), (7, 24, 0, "is not after this write")] {
