@@ -4,7 +4,8 @@
 //! - [`Rng`]: xoshiro256**, the one seeded generator; a seed means the same stream forever.
 //! - [`BlockMap`]: an open-addressing map from 64-bit block keys to small values (12 bytes a
 //!   slot for `u32`), and [`DistinctCounter`], the HyperLogLog that sizes one.
-//! - [`mem`]: huge-page backed vectors and software prefetch for large random-access tables.
+//! - [`mem`]: huge-page backed vectors and software prefetch for large random-access tables,
+//!   and the machine's memory size ([`mem::total_memory_bytes`]) that size checks refuse against.
 //! - [`LogHistogram`]: log-linear histogram of latencies and lifetimes.
 //! - [`policy`]: policy registries as tables (name, summary, parameters with defaults, maker).
 //! - [`NEVER`]: the "no next write / no such time" sentinel of logical times.

@@ -61,7 +61,9 @@ fn open_device(spec: &str, zone_size_mib: Option<u64>) -> Result<(Device, bool),
     if let Some(name) = spec.strip_prefix("mem:") {
         let mut p = preset::find(name).ok_or_else(|| format!("unknown preset {name:?}; valid: {}", preset::names().join(", ")))?;
         if let Some(mib) = zone_size_mib {
-            p = p.with_zone_size_bytes(mib << 20)?;
+            // Checked, not shifted: `mib << 20` dropped the high bits (a huge zone_mib became a small zone).
+            let bytes = mib.checked_mul(1 << 20).ok_or_else(|| format!("option zone_mib={mib}: too large (over 2^64 bytes)"))?;
+            p = p.with_zone_size_bytes(bytes)?;
         }
         let dev = MemDevice::new(p.geometry, p.behavior, StorageMode::Data).map_err(|e| e.to_string())?;
         return Ok((Box::new(dev), true));
@@ -376,5 +378,8 @@ mod tests {
         assert!(open_error("mem:tiny?zone_mib=x").unwrap().contains("positive number"));
         assert!(open_error("/nonexistent.zk?zone_mib=8").unwrap().contains("only to a fresh mem: device"));
         assert!(open_error("mem:tiny?zone=8").unwrap().contains("unknown option"));
+        // 2^44 + 1 MiB: `<< 20` kept only the 1 MiB, a zone that divides tiny's 256 MiB.
+        let e = open_error("mem:tiny?zone_mib=17592186044417").unwrap();
+        assert!(e.contains("zone_mib=17592186044417: too large"), "{e}");
     }
 }

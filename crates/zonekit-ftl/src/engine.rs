@@ -11,6 +11,16 @@ use zonekit_pool::victim::{Greedy, Victim, VictimCtx};
 use zonekit_pool::{ZoneInfo, ZonePool, ZoneUse};
 
 const UNMAPPED: u32 = u32::MAX;
+/// The most physical blocks (zones × zone capacity) a device may have: slots are `u32`, and
+/// `u32::MAX` marks an unmapped block.
+pub const PHYSICAL_BLOCKS_MAX: u64 = UNMAPPED as u64 - 1;
+
+/// Memory the FTL's per-slot tables take on a device of `physical_blocks` blocks: the reverse
+/// map (a `u32` a slot) and the live bitmap. Per-logical-block state grows with the writes
+/// and is not counted.
+pub fn slot_memory_bytes(physical_blocks: u64) -> u64 {
+    physical_blocks.saturating_mul(std::mem::size_of::<u32>() as u64).saturating_add(physical_blocks.div_ceil(8))
+}
 /// `last_write` of a block a restore adopted: the placement policy has not seen it, so its
 /// next user write is a first write to the policy (user writes number below 2^32 - 1).
 const ADOPTED: u32 = u32::MAX;
@@ -297,7 +307,7 @@ impl<D: ZonedDevice> Ftl<D> {
             return Err(FtlError::TooManyClasses { policy: placement.name(), needed: classes, allowed });
         }
         let slots = g.zone_count as u64 * g.zone_capacity_blocks;
-        if slots >= UNMAPPED as u64 {
+        if slots > PHYSICAL_BLOCKS_MAX {
             return Err(FtlError::Config(format!("{slots} physical blocks exceed the FTL's 2^32 - 1 slots")));
         }
         let mut zones = vec![ZoneInfo::default(); g.zone_count as usize];

@@ -147,23 +147,33 @@ impl ConventionalSsd {
     pub fn new(cache_bytes: u64, bucket_bytes: u64, op: f64, erase_unit_bytes: u64, data: bool) -> Result<ConventionalSsd> {
         // Each cause named as it is: a bucket of partial blocks is not the cache size's fault.
         if bucket_bytes == 0 || bucket_bytes % BLOCK != 0 {
-            return Err(LabError::Usage(format!("a bucket of {bucket_bytes} bytes is not a whole number of {BLOCK}-byte blocks")));
+            return Err(LabError::Usage(format!("--bucket-kib {}: a bucket of {bucket_bytes} bytes is not a whole number of {BLOCK}-byte blocks", bucket_bytes / KIB)));
         }
         if cache_bytes % bucket_bytes != 0 {
-            return Err(LabError::Usage(format!("a {cache_bytes}-byte cache is not a whole number of {bucket_bytes}-byte buckets")));
+            return Err(LabError::Usage(format!("--bucket-kib {}: a {cache_bytes}-byte cache is not a whole number of {bucket_bytes}-byte buckets", bucket_bytes / KIB)));
         }
         if !(op > 0.0 && op < 1.0) {
             return Err(LabError::Usage(format!("conventional SSD: spare (--op) {op} must be in (0, 1)")));
         }
-        if erase_unit_bytes == 0 || erase_unit_bytes % BLOCK != 0 || erase_unit_bytes * 16 > cache_bytes {
+        // `> cache / 16`, not `* 16 > cache`: the product wraps for a huge --erase-unit-kib.
+        if erase_unit_bytes == 0 || erase_unit_bytes % BLOCK != 0 || erase_unit_bytes > cache_bytes / 16 {
             return Err(LabError::Usage(format!(
-                "conventional SSD: erase unit of {erase_unit_bytes} bytes must be whole 4 KiB blocks and at most a sixteenth of the {cache_bytes}-byte cache"
+                "--erase-unit-kib {}: conventional SSD: erase unit of {erase_unit_bytes} bytes must be whole 4 KiB blocks and at most a sixteenth of the {cache_bytes}-byte cache",
+                erase_unit_bytes / KIB
             )));
         }
         let exported_blocks = cache_bytes / BLOCK;
         let unit_blocks = erase_unit_bytes / BLOCK;
         // On top of the spare, the FTL keeps 8 erase units for its GC and up to 7 open.
-        let units = ((exported_blocks as f64 * (1.0 + op)) / unit_blocks as f64).ceil() as u32 + 16;
+        let units = ((exported_blocks as f64 * (1.0 + op)) / unit_blocks as f64).ceil() + 16.0;
+        // Refused, not truncated to u32 (the FTL then refuses more than 2^32 - 1 blocks).
+        if units > u32::MAX as f64 {
+            return Err(LabError::Usage(format!(
+                "conventional SSD: a {cache_bytes}-byte cache needs {units} erase units of {erase_unit_bytes} bytes; a device has at most {}",
+                u32::MAX
+            )));
+        }
+        let units = units as u32;
         let geometry = Geometry {
             block_size_bytes: BLOCK as u32,
             zone_size_blocks: unit_blocks,
@@ -181,7 +191,14 @@ impl ConventionalSsd {
         // GC keeps the garbage share of written space under the spare share.
         let config = FtlConfig { gc_threshold: op / (1.0 + op), store_data: data, ..FtlConfig::default() };
         let ftl = Ftl::new(device, placement, victim, config, exported_blocks as usize)?;
-        Ok(ConventionalSsd { ftl, buckets: (cache_bytes / bucket_bytes) as u32, bucket_blocks: bucket_bytes / BLOCK, bytes_written: 0, clock_us: 0 })
+        Ok(ConventionalSsd {
+            ftl,
+            buckets: u32::try_from(cache_bytes / bucket_bytes)
+                .map_err(|_| LabError::Usage(format!("a {cache_bytes}-byte cache is over {} buckets of {bucket_bytes} bytes", u32::MAX)))?,
+            bucket_blocks: bucket_bytes / BLOCK,
+            bytes_written: 0,
+            clock_us: 0,
+        })
     }
 
     pub fn gc_blocks(&self) -> u64 {
@@ -306,7 +323,8 @@ pub fn build_cache(spec: &CacheSpec) -> Result<Cache<AnyDevice>> {
             if zone_bytes == 0 || zone_bytes % BLOCK != 0 || spec.cache_bytes % zone_bytes != 0 {
                 return Err(LabError::Usage(format!("a {}-byte cache is not a whole number of {zone_bytes}-byte zones", spec.cache_bytes)));
             }
-            let zones = (spec.cache_bytes / zone_bytes) as u32;
+            let zones = u32::try_from(spec.cache_bytes / zone_bytes)
+                .map_err(|_| LabError::Usage(format!("a {}-byte cache is over {} zones of {zone_bytes} bytes", spec.cache_bytes, u32::MAX)))?;
             let geometry = Geometry {
                 block_size_bytes: BLOCK as u32,
                 zone_size_blocks: zone_bytes / BLOCK,
@@ -317,8 +335,13 @@ pub fn build_cache(spec: &CacheSpec) -> Result<Cache<AnyDevice>> {
                 active_zones_max: None,
             };
             let mode = if spec.data { StorageMode::Data } else { StorageMode::MetadataOnly };
+            zonekit_device::emu::check_zone_memory(&geometry).map_err(|e| LabError::Usage(format!("a {}-byte cache of {zone_bytes}-byte zones: {e}", spec.cache_bytes)))?;
             let mem = MemDevice::new(geometry, ZoneBehavior::default(), mode)?;
-            AnyDevice::Zoned(Box::new(ZonedBuckets::new(mem, zone_bytes * zones_per_bucket as u64).map_err(|e| LabError::Usage(e.to_string()))?))
+            // Checked: 524289 zones of 32 TiB a bucket wrapped to a bucket of one zone.
+            let bucket_bytes = zone_bytes
+                .checked_mul(zones_per_bucket as u64)
+                .ok_or_else(|| LabError::Usage(format!("buckets of {zones_per_bucket} zones of {zone_bytes} bytes are over 2^64 bytes")))?;
+            AnyDevice::Zoned(Box::new(ZonedBuckets::new(mem, bucket_bytes).map_err(|e| LabError::Usage(e.to_string()))?))
         }
         DeviceKind::Conventional { bucket_bytes, op, erase_unit_bytes } => {
             AnyDevice::Conventional(Box::new(ConventionalSsd::new(spec.cache_bytes, bucket_bytes, op, erase_unit_bytes, spec.data)?))

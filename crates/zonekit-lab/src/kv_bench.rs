@@ -162,7 +162,7 @@ pub fn parse_db_bench_log(log: &str, exit_ok: bool) -> RunResult {
             r.appended_bytes = number_after(line, "appended ");
             r.device_written_bytes = number_after(line, "device wrote ");
             r.zone_resets = number_after(line, "zone resets ");
-            r.peak_file_bytes = number_after(line, "peak file bytes ").map(|mib| mib << 20);
+            r.peak_file_bytes = number_after(line, "peak file bytes ").and_then(|mib| mib.checked_mul(1 << 20));
         } else if r.detail.is_empty() && (line.contains(" error: ") || line.contains("Corruption") || line.contains("No space left")) {
             r.completed = false;
             r.detail = line.trim().chars().take(300).collect();
@@ -252,7 +252,9 @@ fn geometry(device: &str, zone_size_mib: Option<u64>) -> Result<zonekit_device::
     let name = device.strip_prefix("mem:").ok_or_else(|| usage("kv-bench formats a fresh emulated device per run; give mem:PRESET".into()))?;
     let mut p = zonekit_device::preset::find(name).ok_or_else(|| usage(format!("unknown preset; valid: {}", zonekit_device::preset::names().join(", "))))?;
     if let Some(mib) = zone_size_mib {
-        p = p.with_zone_size_bytes(mib << 20).map_err(|e| LabError::Usage(format!("--zone-mib {mib}: {e}")))?;
+        // Checked, not shifted: `mib << 20` dropped the high bits (17592186044417 was 1 MiB).
+        let bytes = mib.checked_mul(1 << 20).ok_or_else(|| LabError::Usage(format!("--zone-mib {mib}: too large (over 2^64 bytes)")))?;
+        p = p.with_zone_size_bytes(bytes).map_err(|e| LabError::Usage(format!("--zone-mib {mib}: {e}")))?;
     }
     Ok(p.geometry)
 }
@@ -744,6 +746,11 @@ zonekit: appended 20 bytes, device wrote 22 bytes, WAF 1.100, zone resets 1, liv
         assert!(geometry("/dev/nvme0n1", None).is_err());
         let e = geometry("mem:nvmevirt-zns", Some(100)).unwrap_err().to_string();
         assert!(e.contains("--zone-mib 100") && e.contains("does not divide"), "{e}");
+        // 2^44 + 1 MiB: `<< 20` kept only the 1 MiB and took it; 2^44 MiB became 0 bytes.
+        for mib in [17_592_186_044_417, 17_592_186_044_416] {
+            let e = geometry("mem:nvmevirt-zns", Some(mib)).unwrap_err().to_string();
+            assert!(e.contains(&format!("--zone-mib {mib}: too large")), "{e}");
+        }
     }
 
     fn run(fillseq: u64, overwrite: u64) -> RunResult {

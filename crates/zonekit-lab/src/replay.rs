@@ -11,7 +11,7 @@ use zonekit_device::timing::TimedDevice;
 use zonekit_device::{preset, Geometry, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
 use zonekit_ftl::engine::gp_quantile;
 use zonekit_ftl::placement::{self, Params, PolicyEnv};
-use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig, GcTrigger};
+use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig, FtlError, GcTrigger};
 use zonekit_trace::input::Input;
 
 use crate::driver::{drive, BlockEngine};
@@ -90,11 +90,11 @@ impl ReplaySpec {
         let p = preset::find(&self.preset).ok_or_else(|| LabError::Usage(format!("unknown device preset {:?}; valid: {}", self.preset, preset::names().join(", "))))?;
         if let (CapacityMode::Fixed, Some(u)) = (self.config.capacity, self.utilization) {
             if !(u > 0.0 && u < 1.0) {
-                return Err(LabError::Usage(format!("utilisation {u} must be in (0, 1)")));
+                return Err(LabError::Usage(format!("--utilization {u:?}: utilisation {u} must be in (0, 1)")));
             }
         }
         if !(0.0..1.0).contains(&self.config.gc_threshold) {
-            return Err(LabError::Usage(format!("GC threshold {} is not in [0, 1)", self.config.gc_threshold)));
+            return Err(LabError::Usage(format!("--gc-threshold {0:?}: GC threshold {0} is not in [0, 1)", self.config.gc_threshold)));
         }
         if let Some(mib) = self.zone_mib {
             zone_blocks_for(mib, p.geometry.block_size_bytes)?;
@@ -162,7 +162,7 @@ fn zone_blocks_for(mib: u64, block_size_bytes: u32) -> Result<u64> {
     let bytes = mib.checked_mul(1 << 20).filter(|_| (1..=ZONE_MIB_MAX).contains(&mib));
     match bytes {
         Some(b) if b % block_size_bytes as u64 == 0 && (b / block_size_bytes as u64).is_power_of_two() => Ok(b / block_size_bytes as u64),
-        _ => Err(LabError::Usage(format!("zone size {mib} MiB: expected a power of two number of {block_size_bytes}-byte blocks, from 1 to {ZONE_MIB_MAX} MiB"))),
+        _ => Err(LabError::Usage(format!("--zone-mib {mib}: zone size {mib} MiB: expected a power of two number of {block_size_bytes}-byte blocks, from 1 to {ZONE_MIB_MAX} MiB"))),
     }
 }
 
@@ -192,29 +192,55 @@ fn geometry_for(spec: &ReplaySpec, distinct: u64, classes: usize) -> Result<(Geo
         let preset_blocks = g.zone_count as u64 * g.zone_capacity_blocks;
         g.zone_size_blocks = blocks;
         g.zone_capacity_blocks = blocks;
-        g.zone_count = u32::try_from(preset_blocks.div_ceil(blocks).max(1)).map_err(|_| LabError::Usage(format!("zone size {mib} MiB: too many zones")))?;
+        g.zone_count = u32::try_from(preset_blocks.div_ceil(blocks).max(1)).map_err(|_| LabError::Usage(format!("--zone-mib {mib}: too many zones")))?;
     }
+    // Zone counts are worked out in f64 and checked before they become a u32: `as u32`
+    // saturated and the additions after it wrapped (--gc-threshold 0.99999999999999 with
+    // --unbounded made a device of 23 zones), and a tiny --utilization was truncated mod 2^32.
     match (spec.config.capacity, spec.utilization) {
         (CapacityMode::Unbounded, _) => {
             let extra = reserved_zones(&g, &spec.placement, classes)?;
             // The log grows to about working set / (1 − threshold); leave room for the open
             // zones and for the victims in flight.
             let log = distinct as f64 / (1.0 - spec.config.gc_threshold) * 1.25;
-            g.zone_count = (log / g.zone_capacity_blocks as f64).ceil() as u32 + extra as u32 + 8;
+            let zones = (log / g.zone_capacity_blocks as f64).ceil() + extra as f64 + 8.0;
+            g.zone_count = sized_zone_count(&format!("--gc-threshold {:?} with --unbounded", spec.config.gc_threshold), zones, &g)?;
         }
         (CapacityMode::Fixed, Some(u)) => {
             if !(u > 0.0 && u < 1.0) {
-                return Err(LabError::Usage(format!("utilisation {u} must be in (0, 1)")));
+                return Err(LabError::Usage(format!("--utilization {u:?}: utilisation {u} must be in (0, 1)")));
             }
             let extra = reserved_zones(&g, &spec.placement, classes)?;
-            let data_zones = (distinct as f64 / u / g.zone_capacity_blocks as f64).ceil() as u64;
-            g.zone_count = (data_zones + extra).max(extra + 4) as u32;
+            let data_zones = (distinct as f64 / u / g.zone_capacity_blocks as f64).ceil();
+            let zones = (data_zones + extra as f64).max(extra as f64 + 4.0);
+            g.zone_count = sized_zone_count(&format!("--utilization {u:?}"), zones, &g)?;
         }
-        (CapacityMode::Fixed, None) => {}
+        (CapacityMode::Fixed, None) => g.zone_count = sized_zone_count(&format!("--preset {} --preset-size", spec.preset), g.zone_count as f64, &g)?,
     }
     g.conventional_zone_count = 0;
     g.validate()?;
     Ok((g, p.behavior, p.flash))
+}
+
+/// The zone count a sized device needs (`zones`, from `flags`), refused with the count when the
+/// FTL cannot map that many blocks or the machine cannot hold the tables.
+fn sized_zone_count(flags: &str, zones: f64, g: &Geometry) -> Result<u32> {
+    let zone_mib = g.zone_capacity_bytes() as f64 / (1 << 20) as f64;
+    let blocks = zones * g.zone_capacity_blocks as f64;
+    if !(blocks <= zonekit_ftl::engine::PHYSICAL_BLOCKS_MAX as f64) {
+        return Err(LabError::Usage(format!(
+            "{flags}: the device would need {zones:.0} zones of {zone_mib} MiB ({blocks:.0} blocks); the FTL maps at most {} blocks",
+            zonekit_ftl::engine::PHYSICAL_BLOCKS_MAX
+        )));
+    }
+    let zone_count = zones as u32; // Fits: zones ≤ blocks < 2^32.
+    let needed = zonekit_device::emu::zone_memory_bytes(zone_count as u64) + zonekit_ftl::engine::slot_memory_bytes(blocks as u64);
+    if let Some(total) = zonekit_base::mem::total_memory_bytes().filter(|&t| needed > t) {
+        return Err(LabError::Usage(format!(
+            "{flags}: the device would need {zone_count} zones of {zone_mib} MiB, whose tables take {needed} bytes of memory; the machine has {total}"
+        )));
+    }
+    Ok(zone_count)
 }
 
 /// Replays the writes of `input` under `spec`. `progress` is called now and then with the
@@ -271,7 +297,14 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
     let (g, run) = match opened {
         Some(o) => {
             let g = *o.device.geometry();
-            (g, run_ftl(Ftl::new_dense(o.device, placement, victim, spec.config, blocks)?, trace, progress, |_| None))
+            // A device the FTL cannot take (too few zones, a zone not empty) is the request's
+            // fault: name the device.
+            let path = spec.device.as_deref().expect("opened from --device").display();
+            let ftl = Ftl::new_dense(o.device, placement, victim, spec.config, blocks).map_err(|e| match e {
+                FtlError::Config(_) | FtlError::TooManyClasses { .. } => LabError::Usage(format!("--device {path}: {e}")),
+                e => e.into(),
+            })?;
+            (g, run_ftl(ftl, trace, progress, |_| None))
         }
         None => {
             let (g, behavior, flash) = geometry_for(spec, distinct_estimate, placement.classes())?;
@@ -395,5 +428,51 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(r: Result<(Geometry, ZoneBehavior, zonekit_device::timing::FlashConfig)>) -> String {
+        match r {
+            Err(LabError::Usage(m)) => m,
+            Err(e) => panic!("not a usage error: {e}"),
+            Ok((g, ..)) => panic!("accepted: {} zones", g.zone_count),
+        }
+    }
+
+    #[test]
+    fn sized_zone_counts_are_refused_with_the_flag_not_wrapped() {
+        // --gc-threshold 0.99999999999999 with --unbounded: `as u32` saturated and `+ extra + 8`
+        // wrapped to a device of 23 zones.
+        let unbounded = ReplaySpec {
+            utilization: None,
+            config: FtlConfig { capacity: CapacityMode::Unbounded, gc_threshold: 0.999_999_999_999_99, ..FtlConfig::default() },
+            ..ReplaySpec::default()
+        };
+        let m = usage(geometry_for(&unbounded, 2000, 1));
+        assert!(m.contains("--gc-threshold 0.99999999999999 with --unbounded") && m.contains("zones of"), "{m}");
+        // A tiny --utilization: the zone count was truncated mod 2^32 (1.165e-12) or allocated
+        // as asked until the allocator aborted (1e-9).
+        for u in [1e-9, 1.165e-12, 1e-15] {
+            let m = usage(geometry_for(&ReplaySpec { utilization: Some(u), ..ReplaySpec::default() }, 2000, 1));
+            assert!(m.contains(&format!("--utilization {u:?}")) && m.contains("would need"), "{m}");
+        }
+        // Ordinary sizes still size the device.
+        let (g, ..) = geometry_for(&ReplaySpec::default(), 1 << 20, 1).unwrap();
+        assert!(g.zone_count > 4);
+    }
+
+    #[test]
+    fn zone_sizes_name_the_flag() {
+        for mib in [0, 3, 1 << 20] {
+            let m = match zone_blocks_for(mib, 4096) {
+                Err(LabError::Usage(m)) => m,
+                other => panic!("{mib}: {other:?}"),
+            };
+            assert!(m.starts_with(&format!("--zone-mib {mib}:")), "{m}");
+        }
     }
 }

@@ -133,6 +133,10 @@ const GIB: u64 = 1 << 30;
 pub const CALIBRATED_VALUE_SIZE_BYTES: usize = 33;
 pub const CALIBRATED_INNER_ENTRIES_MAX: usize = 96;
 const BLOCK_BYTES: u64 = 4096;
+/// The most zones (sequential and conventional) a tree run takes. Both trees scan every
+/// sequential zone each time they choose one (the paper's most/least-free choice), so a run
+/// on millions of zones spends its time scanning; the paper's device has 41.
+pub const TREE_ZONES_MAX: u64 = 1 << 20;
 
 impl Default for TreeSpec {
     fn default() -> Self {
@@ -160,12 +164,28 @@ impl TreeSpec {
         if self.records == 0 {
             return bad("--records must be at least 1".into());
         }
+        let zones = format!("--sequential-zones {} --conventional-zones {}", self.sequential_zones, self.conventional_zones);
         if self.sequential_zones == 0 || self.conventional_zones == 0 {
-            return bad(format!("the trees need at least one sequential and one conventional zone ({} and {} asked for)", self.sequential_zones, self.conventional_zones));
+            return bad(format!("{zones}: the trees need at least one sequential and one conventional zone"));
+        }
+        // Summed wide: two u32 counts can wrap to a small one (4294967295 + 1 was a device of
+        // zero zones).
+        let zone_count = self.sequential_zones as u64 + self.conventional_zones as u64;
+        if zone_count > TREE_ZONES_MAX {
+            return bad(format!("{zones}: {zone_count} zones; the trees take at most {TREE_ZONES_MAX}"));
         }
         if self.zone_size_bytes < BLOCK_BYTES || self.zone_size_bytes % BLOCK_BYTES != 0 {
-            return bad(format!("zone size {} bytes is not a positive multiple of the {BLOCK_BYTES}-byte block", self.zone_size_bytes));
+            return bad(format!(
+                "--zone-size-mib {}: zone size {} bytes is not a positive multiple of the {BLOCK_BYTES}-byte block",
+                self.zone_size_bytes >> 20,
+                self.zone_size_bytes
+            ));
         }
+        let g = self.geometry();
+        if g.zone_size_blocks.checked_mul(zone_count).and_then(|b| b.checked_mul(BLOCK_BYTES)).is_none() {
+            return bad(format!("{zones} --zone-size-mib {}: the device would be over 2^64 bytes", self.zone_size_bytes >> 20));
+        }
+        zonekit_device::emu::check_zone_memory(&g).map_err(|e| LabError::Usage(format!("{zones}: {e}")))?;
         if self.node_size_bytes as u64 % BLOCK_BYTES != 0 || self.node_size_bytes == 0 {
             return bad(format!("node size {} bytes is not a positive multiple of the {BLOCK_BYTES}-byte block", self.node_size_bytes));
         }
@@ -379,6 +399,30 @@ pub fn run_tree(spec: &TreeSpec, progress: &mut dyn FnMut(u64, u64)) -> Result<T
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zone_counts_are_refused_by_flag_not_wrapped() {
+        let refused = |sequential_zones: u32, conventional_zones: u32| {
+            let spec = TreeSpec { sequential_zones, conventional_zones, ..TreeSpec::default() };
+            match spec.validate() {
+                Err(LabError::Usage(m)) => m,
+                other => panic!("{sequential_zones} + {conventional_zones}: {other:?}"),
+            }
+        };
+        // 4294967295 + 1 wrapped to a device of zero zones; 1 + 4294967295 to one of 39 zones
+        // with 4294967295 conventional; 100000000 aborted allocating the zone tables.
+        for (s, c) in [(u32::MAX, 1), (40, u32::MAX), (100_000_000, 1), (0, 1)] {
+            let m = refused(s, c);
+            assert!(m.contains(&format!("--sequential-zones {s} --conventional-zones {c}")), "{m}");
+        }
+        // A million zones is still a run.
+        assert!(TreeSpec { sequential_zones: (1 << 20) - 1, ..TreeSpec::default() }.validate().is_ok());
+        let m = match (TreeSpec { zone_size_bytes: 1 << 62, sequential_zones: 1000, ..TreeSpec::default() }).validate() {
+            Err(LabError::Usage(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert!(m.contains("over 2^64 bytes"), "{m}");
+    }
 
     #[test]
     fn mixes_parse() {

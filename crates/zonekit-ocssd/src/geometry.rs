@@ -16,10 +16,12 @@ use crate::{OcError, Result};
 
 /// The host interface's sector: every page is a whole number of them.
 pub const SECTOR_BYTES: u32 = 4096;
-const MAX_PAGE_BYTES: u32 = 1 << 20;
-const MAX_PUS: u64 = 1 << 16;
-const MAX_BLOCKS: u64 = 1 << 22;
-const MAX_PAGES: u64 = 1 << 26;
+/// Limits [`OcGeometry::validate`] holds a geometry to (the maps and wear counters are per
+/// page and per block, in memory: they stay within a few hundred MiB).
+pub const MAX_PAGE_BYTES: u32 = 1 << 20;
+pub const MAX_PUS: u64 = 1 << 16;
+pub const MAX_BLOCKS: u64 = 1 << 22;
+pub const MAX_PAGES: u64 = 1 << 26;
 
 /// Channels × LUNs × blocks × pages of an open-channel SSD.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]

@@ -88,11 +88,22 @@ pub struct Ring {
 }
 
 impl Ring {
+    /// The most storage nodes a ring takes: far beyond the clusters traces are sharded over,
+    /// and few enough that their points stay small.
+    pub const NODES_MAX: u32 = 1 << 20;
+    /// The most points (nodes × virtual nodes): 8 bytes each, 256 MiB in all.
+    pub const POINTS_MAX: u64 = 1 << 25;
+
     /// `nodes` storage nodes, `virtual_nodes` points each, volumes placed in chunks of
     /// `chunk_blocks` blocks.
     pub fn new(nodes: u32, virtual_nodes: u32, chunk_blocks: u64) -> Result<Ring, SpecError> {
         if nodes == 0 || virtual_nodes == 0 || chunk_blocks == 0 {
             return Err("a ring needs at least one node, one virtual node and a positive chunk size".into());
+        }
+        // Refused before the points are allocated (4294967295 nodes aborted the allocator).
+        let points = nodes as u64 * virtual_nodes as u64;
+        if nodes > Ring::NODES_MAX || points > Ring::POINTS_MAX {
+            return Err(format!("{nodes} nodes of {virtual_nodes} virtual nodes: at most {} nodes and {} points", Ring::NODES_MAX, Ring::POINTS_MAX).into());
         }
         let mut points: Vec<(u32, u32)> =
             (0..nodes).flat_map(|n| (0..virtual_nodes).map(move |v| (murmur3_32(&[n.to_le_bytes(), v.to_le_bytes()].concat(), 0x00C0_FFEE), n))).collect();
@@ -115,6 +126,16 @@ impl Ring {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rings_beyond_the_limits_are_refused_before_allocation() {
+        // 4294967295 nodes × 128 points used to abort allocating 4 GiB of them.
+        for (nodes, virtual_nodes) in [(u32::MAX, 128), (1 << 21, 1), (1 << 20, 64)] {
+            let e = Ring::new(nodes, virtual_nodes, 256).unwrap_err();
+            assert!(e.to_string().contains(&format!("{nodes} nodes")), "{e}");
+        }
+        assert_eq!(Ring::new(1 << 10, 128, 256).unwrap().nodes(), 1 << 10);
+    }
 
     #[test]
     fn murmur3_matches_reference_vectors() {

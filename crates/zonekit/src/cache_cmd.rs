@@ -194,7 +194,11 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let device = match a.device.as_str() {
         "zns" if conventional_flags => usage!("--bucket-kib, --op and --erase-unit-kib apply to --device conventional only"),
         "conventional" if zns_flags => usage!("--zone-mib and --zones-per-bucket apply to --device zns only"),
-        "zns" => DeviceKind::Zoned { zone_bytes: mib(a.zone_mib.unwrap_or(8), "--zone-mib")?, zones_per_bucket: a.zones_per_bucket.unwrap_or(1) },
+        "zns" => {
+            let (zone_mib, zones_per_bucket) = (a.zone_mib.unwrap_or(8), a.zones_per_bucket.unwrap_or(1));
+            check_zoned_cache(a.cache_mib, zone_mib, zones_per_bucket)?;
+            DeviceKind::Zoned { zone_bytes: mib(zone_mib, "--zone-mib")?, zones_per_bucket }
+        }
         "conventional" => DeviceKind::Conventional {
             bucket_bytes: kib(a.bucket_kib.unwrap_or(1024), "--bucket-kib")?,
             op: a.op.unwrap_or(0.07),
@@ -277,6 +281,33 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The ZNS cache's shape from its flags, each refused by name: whole zones of at least 1 MiB
+/// in the cache, whole buckets of at least one zone, and the three buckets the cache needs.
+/// Counted in u64, so no product or count wraps (524289 zones a bucket wrapped to one).
+fn check_zoned_cache(cache_mib: u64, zone_mib: u64, zones_per_bucket: u32) -> Result<()> {
+    if cache_mib == 0 {
+        return Ok(()); // The lab names --cache-mib 0.
+    }
+    if zone_mib == 0 {
+        usage!("--zone-mib 0: a zone needs at least 1 MiB");
+    }
+    if cache_mib % zone_mib != 0 {
+        usage!("--zone-mib {zone_mib}: the {cache_mib} MiB cache (--cache-mib) is not a whole number of {zone_mib} MiB zones");
+    }
+    if zones_per_bucket == 0 {
+        usage!("--zones-per-bucket 0: a bucket needs at least one zone");
+    }
+    let zones = cache_mib / zone_mib;
+    if zones > u32::MAX as u64 {
+        usage!("--cache-mib {cache_mib} --zone-mib {zone_mib}: {zones} zones; a device has at most {}", u32::MAX);
+    }
+    let buckets = zones / zones_per_bucket as u64;
+    if buckets < 3 {
+        usage!("--cache-mib {cache_mib} --zone-mib {zone_mib} --zones-per-bucket {zones_per_bucket}: {zones} zones make {buckets} buckets of {zones_per_bucket} zones; the cache needs at least 3");
+    }
+    Ok(())
+}
+
 fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let threads = crate::experiment_run::threads(a.threads)?;
     let exp = CacheExperiment { scale: a.scale, passes: a.passes, seed: a.seed, threads, out: a.out.clone() };
@@ -285,4 +316,30 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", a.out.display());
     crate::report_cmd::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zoned_cache_flags_are_refused_by_name() {
+        let refused = |cache_mib: u64, zone_mib: u64, zones_per_bucket: u32| check_zoned_cache(cache_mib, zone_mib, zones_per_bucket).unwrap_err().to_string();
+        for (cache, zone, per, flag) in [
+            (512, 0, 1, "--zone-mib 0"),
+            (512, 3, 1, "--zone-mib 3"),
+            (512, 8, 0, "--zones-per-bucket 0"),
+            (512, 8, 100, "--cache-mib 512 --zone-mib 8 --zones-per-bucket 100"),
+            (8, 8, 1, "--cache-mib 8 --zone-mib 8 --zones-per-bucket 1"),
+            // 524289 × 32 TiB wrapped to a bucket of one zone.
+            (33_554_432, 33_554_432, 524_289, "--zones-per-bucket 524289"),
+            (512, 8, 524_289, "--zones-per-bucket 524289"),
+            (1 << 40, 1, 1, "--cache-mib 1099511627776 --zone-mib 1"),
+        ] {
+            let m = refused(cache, zone, per);
+            assert!(m.contains(flag), "{cache} {zone} {per}: {m}");
+        }
+        check_zoned_cache(512, 8, 1).unwrap();
+        check_zoned_cache(24, 8, 1).unwrap();
+    }
 }

@@ -198,7 +198,8 @@ impl GeometryArgs {
             || behavior.is_some()
     }
 
-    /// The preset (default `tiny`) with the flags applied, validated.
+    /// The preset (default `tiny`) with the flags applied, validated. A value out of range is
+    /// a usage error naming its flag; the device layer's own check stays behind them.
     pub fn resolve(&self) -> Result<ResolvedDevice> {
         let a = self;
         let base = find_preset(a.preset.as_deref().unwrap_or("tiny"))?;
@@ -215,20 +216,23 @@ impl GeometryArgs {
             g.active_zones_max = c.active_zones_max.map_or(g.active_zones_max, limit);
         }
         if let Some(bs) = a.block_size {
+            if !bs.is_power_of_two() || bs < 512 {
+                usage!("--block-size {bs}: not a power of two of at least 512");
+            }
             // Keep zone sizes in bytes when only the block size changes.
             let (size, cap) = (g.zone_size_bytes(), g.zone_capacity_bytes());
             g.block_size_bytes = bs;
-            if bs > 0 {
-                // (A block size that is not a power of two is refused by the geometry check below.)
-                if bs.is_power_of_two() && (size % bs as u64 != 0 || cap % bs as u64 != 0) {
-                    usage!("--block-size {bs}: the zone size ({size} bytes) and capacity ({cap} bytes) must be whole numbers of blocks");
-                }
-                g.zone_size_blocks = size / bs as u64;
-                g.zone_capacity_blocks = cap / bs as u64;
+            if size % bs as u64 != 0 || cap % bs as u64 != 0 {
+                usage!("--block-size {bs}: the zone size ({size} bytes) and capacity ({cap} bytes) must be whole numbers of blocks");
             }
+            g.zone_size_blocks = size / bs as u64;
+            g.zone_capacity_blocks = cap / bs as u64;
         }
         let block_bytes = g.block_size_bytes.max(1) as u64;
         let mib_blocks = |flag: &str, mib: u64| -> Result<u64> {
+            if mib == 0 {
+                usage!("{flag} 0: a zone needs at least one block");
+            }
             let Some(bytes) = mib.checked_mul(1 << 20) else { usage!("{flag} {mib}: too large (over 2^64 bytes)") };
             if bytes % block_bytes != 0 {
                 usage!("{flag} {mib}: not a whole number of {block_bytes}-byte blocks");
@@ -243,18 +247,72 @@ impl GeometryArgs {
         }
         if let Some(cap) = a.zone_capacity_mib {
             g.zone_capacity_blocks = mib_blocks("--zone-capacity-mib", cap)?;
+            if g.zone_capacity_blocks > g.zone_size_blocks {
+                usage!("--zone-capacity-mib {cap}: zone capacity ({cap} MiB) exceeds zone size ({} MiB)", g.zone_size_bytes() >> 20);
+            }
+        }
+        if a.zones == Some(0) {
+            usage!("--zones 0: the device has zero zones");
         }
         g.zone_count = a.zones.unwrap_or(g.zone_count);
         g.conventional_zone_count = a.conventional.unwrap_or(g.conventional_zone_count);
+        if g.conventional_zone_count > g.zone_count {
+            match (a.conventional, a.zones) {
+                (Some(c), _) => usage!("--conventional {c}: {c} conventional zones on a device of {} zones", g.zone_count),
+                (None, Some(z)) => usage!("--zones {z}: {} conventional zones on a device of {z} zones", g.conventional_zone_count),
+                (None, None) => {}
+            }
+        }
         g.open_zones_max = a.open_max.map_or(g.open_zones_max, limit);
         g.active_zones_max = a.active_max.map_or(g.active_zones_max, limit);
+        if let (Some(open), Some(active)) = (g.open_zones_max, g.active_zones_max) {
+            if open > active {
+                match (a.open_max, a.active_max) {
+                    (Some(_), _) => usage!("--open-max {open}: max open zones ({open}) exceeds max active zones ({active})"),
+                    (None, Some(_)) => usage!("--active-max {active}: max open zones ({open}) exceeds max active zones ({active})"),
+                    (None, None) => {}
+                }
+            }
+        }
+        if g.zone_size_blocks.checked_mul(g.zone_count as u64).and_then(|b| b.checked_mul(g.block_size_bytes as u64)).is_none() {
+            usage!("{}: {} zones of {} blocks of {} bytes are over 2^64 bytes", self.size_flags(), g.zone_count, g.zone_size_blocks, g.block_size_bytes);
+        }
+        // Before anything is allocated: a count the zone tables cannot hold would abort.
+        zonekit_device::emu::check_zone_memory(&g).map_err(|e| crate::Usage(format!("{}: {e}", self.size_flags())))?;
         let behavior = match a.behavior {
             Some(BehaviorName::Qemu) => ZoneBehavior::QEMU_NVME,
             Some(BehaviorName::NullBlk) => ZoneBehavior::NULL_BLK,
             None => base.behavior,
         };
-        g.validate().map_err(|e| crate::Usage(e.to_string()))?;
+        g.validate().map_err(|e| {
+            crate::Usage(match &a.config {
+                Some(path) => format!("{}: {e}", path.display()),
+                None => e.to_string(),
+            })
+        })?;
         Ok(ResolvedDevice { geometry: g, behavior, is_preset: g == base.geometry, preset: base })
+    }
+
+    /// The flags (or config, or preset) that set the device's size, as given: what a message
+    /// about the size names, e.g. `--zones 4294967295`.
+    pub fn size_flags(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(z) = self.zones {
+            parts.push(format!("--zones {z}"));
+        }
+        if let Some(m) = self.zone_size_mib {
+            parts.push(format!("--zone-size-mib {m}"));
+        }
+        if let Some(b) = self.block_size {
+            parts.push(format!("--block-size {b}"));
+        }
+        if let Some(c) = &self.config {
+            parts.push(format!("--config {}", c.display()));
+        }
+        if parts.is_empty() {
+            parts.push(format!("--preset {}", self.preset.as_deref().unwrap_or("tiny")));
+        }
+        parts.join(" ")
     }
 }
 
@@ -268,9 +326,11 @@ fn create(a: CreateArgs) -> Result<ExitCode> {
     let preset_name = if is_preset { base.name } else { "" };
     if exists {
         // Never under a process using it: replace takes the old image's exclusive lock first.
-        FileDevice::replace(&a.path, g, behavior, preset_name, crate::open::lock_wait()).with_context(|| format!("not replacing {}", a.path.display()))?;
+        FileDevice::replace(&a.path, g, behavior, preset_name, crate::open::lock_wait())
+            .map_err(|e| too_large(e, &a, &g))
+            .with_context(|| format!("not replacing {}", a.path.display()))?;
     } else {
-        FileDevice::create(&a.path, g, behavior, preset_name)?;
+        FileDevice::create(&a.path, g, behavior, preset_name).map_err(|e| too_large(e, &a, &g))?;
     }
     println!(
         "created {}: {} zones of {} MiB ({} MiB capacity), {} conventional, {} B blocks",
@@ -282,6 +342,23 @@ fn create(a: CreateArgs) -> Result<ExitCode> {
         g.block_size_bytes
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// An image larger than its file system allows a file to be (EFBIG) is the request's fault:
+/// name the flags that sized it; any other error passes through.
+fn too_large(e: zonekit_device::DeviceError, a: &CreateArgs, g: &Geometry) -> anyhow::Error {
+    match &e {
+        zonekit_device::DeviceError::Io { error, .. } if error.raw_os_error() == Some(libc::EFBIG) => crate::Usage(format!(
+            "{}: an image of {} zones of {} MiB ({} bytes) is larger than the file system holding {} allows a file to be",
+            a.geometry.size_flags(),
+            g.zone_count,
+            g.zone_size_bytes() >> 20,
+            g.total_blocks() * g.block_size_bytes as u64,
+            a.path.display()
+        ))
+        .into(),
+        _ => e.into(),
+    }
 }
 
 fn fmt_limit(v: Option<u32>) -> String {
@@ -405,4 +482,39 @@ fn run_conformance(a: ConformanceArgs) -> Result<ExitCode> {
     }
     println!("{} passed, {} failed, {} skipped", report.passed(), report.failed(), report.skipped());
     Ok(if report.failed() == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(args: GeometryArgs) -> String {
+        let e = args.resolve().err().expect("refused");
+        assert!(e.is::<crate::Usage>(), "{e}");
+        e.to_string()
+    }
+
+    #[test]
+    fn out_of_range_geometry_flags_are_refused_by_name() {
+        // These reached the device layer, which named neither the flag nor (for --zones 0)
+        // the value: "invalid geometry: the device has zero zones".
+        for (args, flag) in [
+            (GeometryArgs { zones: Some(0), ..GeometryArgs::default() }, "--zones 0:"),
+            (GeometryArgs { conventional: Some(u32::MAX), ..GeometryArgs::default() }, "--conventional 4294967295:"),
+            (GeometryArgs { zones: Some(2), conventional: Some(3), ..GeometryArgs::default() }, "--conventional 3:"),
+            (GeometryArgs { zone_size_mib: Some(0), ..GeometryArgs::default() }, "--zone-size-mib 0:"),
+            (GeometryArgs { zone_size_mib: Some(4), zone_capacity_mib: Some(8), ..GeometryArgs::default() }, "--zone-capacity-mib 8:"),
+            (GeometryArgs { block_size: Some(3000), ..GeometryArgs::default() }, "--block-size 3000:"),
+            (GeometryArgs { open_max: Some(20), active_max: Some(10), ..GeometryArgs::default() }, "--open-max 20:"),
+            (GeometryArgs { zones: Some(4096), zone_size_mib: Some(1 << 40), ..GeometryArgs::default() }, "--zones 4096 --zone-size-mib 1099511627776:"),
+        ] {
+            let m = refusal(args);
+            assert!(m.starts_with(flag), "{flag} {m}");
+        }
+        if zonekit_base::mem::total_memory_bytes().is_some_and(|m| m < zonekit_device::emu::zone_memory_bytes(u32::MAX as u64)) {
+            let m = refusal(GeometryArgs { zones: Some(u32::MAX), ..GeometryArgs::default() });
+            assert!(m.starts_with("--zones 4294967295:") && m.contains("memory"), "{m}");
+        }
+        assert_eq!(GeometryArgs { zones: Some(16), ..GeometryArgs::default() }.resolve().unwrap().geometry.zone_count, 16);
+    }
 }

@@ -81,6 +81,51 @@ pub struct ExperimentArgs {
     out: PathBuf,
 }
 
+impl GeometryArgs {
+    /// The geometry the flags describe, each dimension checked against its flag: the same
+    /// limits as [`OcGeometry::validate`], which stays behind them, but named.
+    fn geometry(&self) -> Result<OcGeometry> {
+        use zonekit_ocssd::geometry::{MAX_BLOCKS, MAX_PAGES, MAX_PAGE_BYTES, MAX_PUS, SECTOR_BYTES};
+        for (flag, v) in [("--channels", self.channels), ("--luns", self.luns), ("--blocks-per-lun", self.blocks_per_lun), ("--pages-per-block", self.pages_per_block)] {
+            if v == 0 {
+                usage!("{flag} 0: every dimension of the device must be at least 1");
+            }
+        }
+        if self.pages_per_block > u16::MAX as u32 {
+            usage!("--pages-per-block {}: at most {}", self.pages_per_block, u16::MAX);
+        }
+        let (sector_kib, page_kib_max) = (SECTOR_BYTES / 1024, MAX_PAGE_BYTES / 1024);
+        if self.page_kib == 0 || self.page_kib % sector_kib != 0 || self.page_kib > page_kib_max {
+            usage!("--page-kib {}: a page must be a positive multiple of {SECTOR_BYTES} bytes ({sector_kib} KiB), at most {page_kib_max} KiB", self.page_kib);
+        }
+        // Products in u64: no dimension can wrap.
+        let pus = self.channels as u64 * self.luns as u64;
+        if pus > MAX_PUS {
+            usage!("--channels {} --luns {}: {pus} parallel units; at most {MAX_PUS} parallel units", self.channels, self.luns);
+        }
+        let blocks = pus * self.blocks_per_lun as u64;
+        if blocks > MAX_BLOCKS {
+            usage!(
+                "--blocks-per-lun {}: {blocks} blocks on {pus} parallel units (--channels {} --luns {}); at most {MAX_BLOCKS} blocks",
+                self.blocks_per_lun,
+                self.channels,
+                self.luns
+            );
+        }
+        let pages = blocks * self.pages_per_block as u64;
+        if pages > MAX_PAGES {
+            usage!("--pages-per-block {}: {pages} pages on {blocks} blocks; at most {MAX_PAGES} pages", self.pages_per_block);
+        }
+        Ok(OcGeometry {
+            channels: self.channels,
+            luns_per_channel: self.luns,
+            blocks_per_lun: self.blocks_per_lun,
+            pages_per_block: self.pages_per_block,
+            page_bytes: self.page_kib * 1024,
+        })
+    }
+}
+
 pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
     match cmd {
         OcssdCommand::Run(a) => run_cmd(*a),
@@ -107,14 +152,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if a.input.sample.is_some() || a.input.nodes.is_some() || a.input.window.is_some() {
         usage!("--sample, --nodes and --window select blocks, not whole requests: an FTL replay needs the requests as issued");
     }
-    let g = &a.geometry;
-    let geometry = OcGeometry {
-        channels: g.channels,
-        luns_per_channel: g.luns,
-        blocks_per_lun: g.blocks_per_lun,
-        pages_per_block: g.pages_per_block,
-        page_bytes: g.page_kib.checked_mul(1024).ok_or_else(|| crate::Usage(format!("--page-kib {}: at most 1024", g.page_kib)))?,
-    };
+    let geometry = a.geometry.geometry()?;
     let spec = OcssdSpec {
         ftl: a.ftl.clone(),
         params: parse_params(&a.params)?,
@@ -153,4 +191,33 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     println!("\nresults: {}/results.csv, series.csv, summary.md and charts", a.out.display());
     crate::report_cmd::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_dimension_is_refused_by_its_flag() {
+        let thesis = || GeometryArgs { channels: 8, luns: 4, blocks_per_lun: 16, pages_per_block: 32, page_kib: 32 };
+        assert_eq!(thesis().geometry().unwrap(), OcGeometry::THESIS);
+        for (args, flag) in [
+            (GeometryArgs { channels: 0, ..thesis() }, "--channels 0"),
+            (GeometryArgs { luns: 0, ..thesis() }, "--luns 0"),
+            (GeometryArgs { blocks_per_lun: 0, ..thesis() }, "--blocks-per-lun 0"),
+            (GeometryArgs { pages_per_block: 0, ..thesis() }, "--pages-per-block 0"),
+            (GeometryArgs { channels: u32::MAX, ..thesis() }, "--channels 4294967295"),
+            (GeometryArgs { channels: 65536, luns: 65536, ..thesis() }, "--channels 65536 --luns 65536"),
+            (GeometryArgs { blocks_per_lun: u32::MAX, ..thesis() }, "--blocks-per-lun 4294967295"),
+            (GeometryArgs { pages_per_block: u32::MAX, ..thesis() }, "--pages-per-block 4294967295"),
+            (GeometryArgs { blocks_per_lun: 4096, pages_per_block: 65535, ..thesis() }, "--pages-per-block 65535"),
+            (GeometryArgs { page_kib: 0, ..thesis() }, "--page-kib 0"),
+            (GeometryArgs { page_kib: 6, ..thesis() }, "--page-kib 6"),
+            (GeometryArgs { page_kib: 2048, ..thesis() }, "--page-kib 2048"),
+            (GeometryArgs { page_kib: 4_194_304, ..thesis() }, "--page-kib 4194304"),
+        ] {
+            let e = args.geometry().unwrap_err();
+            assert!(e.is::<crate::Usage>() && e.to_string().starts_with(flag), "{flag}: {e}");
+        }
+    }
 }

@@ -260,8 +260,19 @@ fn serve_nbd(a: NbdArgs) -> Result<ExitCode> {
             zonekit_device::open_path(path).with_context(|| format!("opening {}", path.display()))?.device
         }
         None => {
-            let ResolvedDevice { geometry, behavior, .. } = a.geometry.resolve()?;
-            Box::new(MemDevice::new(geometry, behavior, StorageMode::Data)?)
+            let ResolvedDevice { geometry: g, behavior, .. } = a.geometry.resolve()?;
+            // The FTL's slots are u32: refuse a larger device before its zones are allocated.
+            let blocks = g.zone_count as u64 * g.zone_capacity_blocks;
+            if blocks > zonekit_ftl::engine::PHYSICAL_BLOCKS_MAX {
+                usage!(
+                    "{}: {} zones of {} blocks are {blocks} blocks; the FTL maps at most {}",
+                    a.geometry.size_flags(),
+                    g.zone_count,
+                    g.zone_capacity_blocks,
+                    zonekit_ftl::engine::PHYSICAL_BLOCKS_MAX
+                );
+            }
+            Box::new(MemDevice::new(g, behavior, StorageMode::Data)?)
         }
     };
     let spec = VolumeSpec {
@@ -272,7 +283,8 @@ fn serve_nbd(a: NbdArgs) -> Result<ExitCode> {
         trigger: zonekit_ftl::GcTrigger::from_name(&a.gc_trigger).expect("clap checked the name"),
         gc_threshold: a.gc_threshold,
     };
-    let what = a.device.as_ref().map_or("the memory device".to_string(), |p| p.display().to_string());
+    // A memory device is named by the flags that sized it, so a refusal names them.
+    let what = a.device.as_ref().map_or_else(|| format!("the memory device ({})", a.geometry.size_flags()), |p| p.display().to_string());
     let volume = Volume::open(dev, &spec).map_err(|e| match e {
         VolumeError::Usage(m) => anyhow::Error::new(crate::Usage(format!("{what}: {m}"))),
         e => anyhow::Error::new(e).context(format!("opening the volume on {what}")),

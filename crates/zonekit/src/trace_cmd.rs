@@ -69,6 +69,9 @@ pub struct InputArgs {
     pub block_size: u64,
 }
 
+/// Virtual nodes a storage node has on the sharding ring.
+const RING_POINTS_PER_NODE: u32 = 128;
+
 impl InputArgs {
     pub fn format(&self) -> Result<Option<Format>> {
         if self.format.as_deref() != Some("delimited") {
@@ -117,11 +120,14 @@ impl InputArgs {
             if node >= nodes {
                 usage!("--node {node} is not one of --nodes {nodes} (0..{})", nodes.saturating_sub(1));
             }
-            let chunk_blocks = (self.chunk_mib << 20) / self.block_size.max(1);
+            // Checked, not shifted: `<< 20` dropped the high bits (17592186044417 MiB was 1 MiB).
+            let Some(chunk_bytes) = self.chunk_mib.checked_mul(1 << 20) else { usage!("--chunk-mib {}: too large (over 2^64 bytes)", self.chunk_mib) };
+            let chunk_blocks = chunk_bytes / self.block_size.max(1);
             if chunk_blocks == 0 {
-                usage!("--chunk-mib must be at least one block");
+                usage!("--chunk-mib {}: must be at least one block", self.chunk_mib);
             }
-            input.filters.node = Some((Ring::new(nodes, 128, chunk_blocks).map_err(|e| crate::Usage(e.to_string()))?, node));
+            let ring = Ring::new(nodes, RING_POINTS_PER_NODE, chunk_blocks).map_err(|e| crate::Usage(format!("--nodes {nodes}: {e}")))?;
+            input.filters.node = Some((ring, node));
         }
         if let Some(w) = &self.window {
             let parse = |s: &str| s.parse::<f64>().ok().filter(|v| *v >= 0.0);

@@ -47,7 +47,7 @@ const MAGIC: &[u8; 16] = b"ZONEKIT-EMU-DEV\0";
 const VERSION: u32 = 1;
 const HEADER_BYTES: u64 = 4096;
 const HEADER_CRC_AT: usize = 124;
-const RECORD_BYTES: usize = 32;
+pub(crate) const RECORD_BYTES: usize = 32;
 const RECORD_CRC_AT: usize = 28;
 const DATA_ALIGN_BYTES: u64 = 1 << 20;
 const PRESET_NAME_BYTES: usize = 32;
@@ -321,6 +321,7 @@ fn open_locked(path: &Path, write: bool, exclusive: bool, wait: Option<Duration>
 
 fn check_create(geometry: &Geometry, preset: &str) -> Result<()> {
     geometry.validate()?;
+    super::check_zone_memory(geometry)?;
     if preset.len() > PRESET_NAME_BYTES {
         return Err(DeviceError::InvalidArgument(format!("preset name {preset:?} is longer than {PRESET_NAME_BYTES} bytes")));
     }
@@ -422,6 +423,9 @@ impl FileDevice {
             return Err(bad(format!("image is truncated: {len} bytes, the geometry needs {}", header.image_len())));
         }
         let geometry = header.geometry;
+        // A header's zone count is read from the file: refuse one whose tables could not fit
+        // before allocating them (a damaged or hostile image must not abort the process).
+        super::check_zone_memory(&geometry).map_err(|e| bad(e.to_string()))?;
         let mut raw = vec![0u8; geometry.zone_count as usize * RECORD_BYTES];
         file.read_exact_at(&mut raw, header.records_offset).map_err(|e| DeviceError::io(format!("{}: read zone records", path.display()), e))?;
         let records = raw.chunks_exact(RECORD_BYTES).enumerate().map(|(z, r)| decode_record(z as u32, r)).collect::<std::result::Result<Vec<_>, _>>().map_err(bad)?;

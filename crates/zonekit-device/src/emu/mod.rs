@@ -29,6 +29,43 @@ pub use mem::{MemMedia, StorageMode};
 pub use zones::DurableZone;
 use zones::{WriteTarget, ZoneTable};
 
+/// Memory an emulator holds per zone before any data is written, on either medium (an upper
+/// bound): the zone's entry in the state table, its durable record, its wear counter (two while
+/// the device is built) and dirty flag, and the larger of a memory zone's buffer header and a
+/// file image's encoded record with its decoding (held while an image is opened).
+pub const ZONE_MEMORY_BYTES: u64 = (zones::ZONE_BYTES
+    + std::mem::size_of::<ZoneRecord>()
+    + 2 * std::mem::size_of::<u64>()
+    + std::mem::size_of::<bool>()
+    + max(std::mem::size_of::<Vec<u8>>(), file::RECORD_BYTES + std::mem::size_of::<ZoneRecord>())) as u64;
+
+const fn max(a: usize, b: usize) -> usize {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// Memory the zone tables of an emulated device of `zone_count` zones take (data not counted).
+pub fn zone_memory_bytes(zone_count: u64) -> u64 {
+    zone_count.saturating_mul(ZONE_MEMORY_BYTES)
+}
+
+/// Refuses, before anything is allocated, a geometry whose zone tables alone need more memory
+/// than the machine has ([`zonekit_base::mem::total_memory_bytes`]); the allocator would abort
+/// the process instead. Where the memory size cannot be read, nothing is refused.
+pub fn check_zone_memory(geometry: &Geometry) -> Result<()> {
+    let needed = zone_memory_bytes(geometry.zone_count as u64);
+    match zonekit_base::mem::total_memory_bytes() {
+        Some(total) if needed > total => Err(DeviceError::InvalidGeometry(format!(
+            "{} zones need {needed} bytes of memory for their tables ({ZONE_MEMORY_BYTES} a zone); the machine has {total}",
+            geometry.zone_count
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// A zone as it is persisted: its durable state and its wear.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct ZoneRecord {
@@ -248,6 +285,7 @@ impl MemDevice {
     /// A fresh in-memory device with every sequential zone Empty.
     pub fn new(geometry: Geometry, behavior: ZoneBehavior, mode: StorageMode) -> Result<MemDevice> {
         geometry.validate()?;
+        check_zone_memory(&geometry)?;
         let table = ZoneTable::new(geometry, behavior);
         let media = MemMedia::new(&table, mode);
         Ok(Emulator::from_parts(table, media, vec![0; geometry.zone_count as usize]))
@@ -269,5 +307,41 @@ impl MemDevice {
         for z in self.dirty_zones.drain(..) {
             self.dirty[z as usize] = false;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn huge() -> Geometry {
+        Geometry {
+            block_size_bytes: 4096,
+            zone_size_blocks: 256,
+            zone_capacity_blocks: 256,
+            zone_count: u32::MAX,
+            conventional_zone_count: 0,
+            open_zones_max: None,
+            active_zones_max: None,
+        }
+    }
+
+    #[test]
+    fn zone_tables_larger_than_memory_are_refused_before_allocation() {
+        if zonekit_base::mem::total_memory_bytes().is_none_or(|m| m >= zone_memory_bytes(u32::MAX as u64)) {
+            return; // A machine with memory for these tables: nothing to refuse.
+        }
+        // Allocating these tables used to abort the process ("memory allocation of ... failed").
+        for mode in [StorageMode::Data, StorageMode::MetadataOnly] {
+            let e = MemDevice::new(huge(), ZoneBehavior::default(), mode).err().expect("refused");
+            assert!(e.to_string().contains("4294967295 zones need") && e.to_string().contains("memory"), "{e}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.zk");
+        let e = FileDevice::create(&path, huge(), ZoneBehavior::default(), "").err().expect("refused");
+        assert!(e.to_string().contains("memory"), "{e}");
+        assert!(!path.exists());
+        // A small device is unaffected.
+        MemDevice::new(Geometry { zone_count: 8, ..huge() }, ZoneBehavior::default(), StorageMode::Data).unwrap();
     }
 }

@@ -16,6 +16,9 @@ struct Zone {
     implicit_open_seq: u64,
 }
 
+/// Bytes of one zone's entry in the table (for [`super::ZONE_MEMORY_BYTES`]).
+pub(crate) const ZONE_BYTES: usize = std::mem::size_of::<Zone>();
+
 /// A zone's state as it is persisted: exact, open states included.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct DurableZone {

@@ -169,8 +169,43 @@ impl FromStr for Workload {
     }
 }
 
+/// The most blocks a workload may address: the block keys' range (`blocks::BLOCK_BITS`), so a
+/// block's byte offset (`block × 4096`) never wraps a u64.
+const BLOCKS_MAX: u64 = 1 << crate::blocks::BLOCK_BITS;
+/// The most writes a single-block workload may make: its virtual clock (`i × GAP_US`) stays
+/// within a u64.
+const WRITES_MAX: u64 = u64::MAX / GAP_US;
+
+/// Refuses `key=value` beyond `max`, naming the key.
+fn at_most(key: &str, value: u64, max: u64, why: &str) -> Result<(), SpecError> {
+    if value > max {
+        return Err(format!("{key}={value}: at most {max} ({why})").into());
+    }
+    Ok(())
+}
+
 impl Workload {
     fn validate(&self) -> Result<(), SpecError> {
+        // Ranges first, so no generator computes an offset or a time that wraps
+        // (`uniform:blocks=9e18` wrote offsets of block × 4096 mod 2^64).
+        const BLOCK_RANGE: &str = "the block keys' range, 2^40";
+        const CLOCK: &str = "the virtual clock's range";
+        match self {
+            Workload::Zipf { blocks, writes, .. } | Workload::Uniform { blocks, writes } | Workload::HotCold { blocks, writes, .. } => {
+                at_most("blocks", *blocks, BLOCKS_MAX, BLOCK_RANGE)?;
+                at_most("writes", *writes, WRITES_MAX, CLOCK)?;
+            }
+            Workload::Ycsb { keys, ops, .. } => {
+                at_most("keys", *keys, BLOCKS_MAX, BLOCK_RANGE)?;
+                at_most("ops", *ops, WRITES_MAX, CLOCK)?;
+            }
+            Workload::Cloud(c) => {
+                at_most("blocks", c.total_blocks, BLOCKS_MAX, BLOCK_RANGE)?;
+                // Each volume keeps its own state, and volume ids are below 2^24.
+                at_most("volumes", c.volumes as u64, crate::blocks::MAX_VOLUME as u64 + 1, "the volume ids' range, 2^24")?;
+            }
+            Workload::Hpc { .. } => {}
+        }
         match self {
             Workload::Zipf { blocks, alpha, .. } => {
                 Zipf::new(*blocks, *alpha)?;
@@ -249,6 +284,26 @@ mod tests {
             let e = bad.parse::<Workload>().unwrap_err();
             assert!(e.to_string().contains(needle), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn counts_that_would_wrap_an_offset_or_a_clock_are_refused_by_key() {
+        // blocks=9e18 used to generate offsets of block × 4096 mod 2^64.
+        for (spec, key) in [
+            ("uniform:blocks=9e18,writes=5", "blocks=9000000000000000000"),
+            ("zipf:blocks=2e12,writes=5", "blocks=2000000000000"),
+            ("hotcold:blocks=1M,writes=9e18", "writes=9000000000000000000"),
+            ("ycsb:keys=9e18,ops=5", "keys=9000000000000000000"),
+            ("ycsb:keys=1K,ops=1e18", "ops=1000000000000000000"),
+            ("cloud:volumes=8,blocks=9e18,writes=5", "blocks=9000000000000000000"),
+            ("cloud:volumes=4294967295,blocks=9e18,writes=5", "blocks=9000000000000000000"),
+            ("cloud:volumes=20M,blocks=2G,writes=5", "volumes=20000000"),
+        ] {
+            let e = spec.parse::<Workload>().map(|w| w.to_string()).unwrap_err();
+            assert!(e.to_string().starts_with(key), "{spec}: {e}");
+        }
+        let w: Workload = "uniform:blocks=1099511627776,writes=3".parse().unwrap();
+        assert!(w.records(1).unwrap().all(|r| r.offset_bytes < 1 << 52));
     }
 
     #[test]
