@@ -312,12 +312,37 @@ fn cache_error(context: &str) -> impl Fn(CacheError) -> LabError + '_ {
 }
 
 /// Builds the cache a spec describes.
+/// Memory per cached block, about: the slot tables (18 B) and the index and its tombstones
+/// (hash maps of ~12 B entries kept under 3/4 full, once each block was cached).
+const CACHE_TABLE_BYTES_PER_BLOCK: u64 = 18 + 2 * 16;
+
+/// Refuses a cache whose tables (and, holding data, its blocks) would not fit the machine's
+/// memory, before any is allocated: within the documented limits, a 32 TiB cache aborted
+/// the process in the allocator.
+fn check_cache_memory(spec: &CacheSpec) -> Result<()> {
+    let Some(total) = zonekit_base::mem::total_memory_bytes() else { return Ok(()) };
+    let tables = (spec.cache_bytes / BLOCK).saturating_mul(CACHE_TABLE_BYTES_PER_BLOCK);
+    let needed = tables.saturating_add(if spec.data { spec.cache_bytes } else { 0 });
+    if needed > total {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        return Err(LabError::Usage(format!(
+            "a {:.1} GiB cache needs about {:.1} GiB of memory for its tables{}; this machine has {:.1} GiB",
+            gib(spec.cache_bytes),
+            gib(needed),
+            if spec.data { " and its data" } else { "" },
+            gib(total)
+        )));
+    }
+    Ok(())
+}
+
 pub fn build_cache(spec: &CacheSpec) -> Result<Cache<AnyDevice>> {
     let w = &spec.workload;
     let context = "cache";
     if spec.cache_bytes == 0 {
         return Err(LabError::Usage("the cache needs at least one bucket (--cache-mib 0)".into()));
     }
+    check_cache_memory(spec)?;
     let device = match spec.device {
         DeviceKind::Zoned { zone_bytes, zones_per_bucket } => {
             if zone_bytes == 0 || zone_bytes % BLOCK != 0 || spec.cache_bytes % zone_bytes != 0 {

@@ -66,6 +66,8 @@ fn out_of_range_counts_and_sizes_name_their_flag() {
         (vec!["tree", "run", "--records", "1K", "--sequential-zones", "100000000"], "--sequential-zones 100000000"),
         // cache run: zones of 0 or 3 MiB, buckets of 0 zones, too few buckets, a wrapped bucket.
         (vec!["cache", "run", "--zone-mib", "0"], "--zone-mib 0"),
+        // Inside the documented data limit, but tables beyond any machine's memory (aborted).
+        (vec!["cache", "run", "--cache-mib", "33554432", "--data-mib", "67108864", "--records", "1000", "--operations", "1000"], "of memory for its tables"),
         (vec!["cache", "run", "--zone-mib", "3"], "--zone-mib 3"),
         (vec!["cache", "run", "--zones-per-bucket", "0"], "--zones-per-bucket 0"),
         (vec!["cache", "run", "--zones-per-bucket", "100"], "--zones-per-bucket 100"),
