@@ -5,22 +5,62 @@
 //! ([`VolumeDevice`]). The journal lives in one of two halves of those zones: a half starts
 //! with a snapshot of the whole mapping, then holds batches of records, each (block, LBA).
 //! A commit flushes the device (the data a record points to is durable first), appends the
-//! records of every placement since the last commit, and flushes again. Commits happen at
-//! every flush of the volume and before the FTL erases any zone (its observer), so nothing
-//! durable ever points into an erased zone. When a half is full, the other half is reset and
-//! takes a fresh snapshot. Opening reads both halves, takes the one whose snapshot is whole
-//! and newest, applies its records in sequence up to the first torn or missing block, rebuilds
-//! the FTL with [`Ftl::restore`], and starts a fresh snapshot in the other half (so nothing
-//! is ever appended after a torn block).
+//! records of every placement since the last commit and a *seal*, and flushes again. Commits
+//! happen at every flush of the volume and before the FTL erases any zone (its observer), so
+//! nothing durable ever points into an erased zone. When a commit does not fit in its half,
+//! the other half is reset and takes a fresh snapshot (sealed too), which covers the commit.
+//! Opening reads both halves, takes the one whose snapshot is whole and newest, applies its
+//! records in sequence up to the end or a torn tail (the records of a commit a crash
+//! interrupted point to data flushed before them, so those that reached the device are safe to
+//! apply), rebuilds the FTL with [`Ftl::restore`], and starts a fresh snapshot in the other
+//! half (so nothing is ever appended after a torn block).
+//!
+//! # Torn tail or corruption
+//!
+//! Journal blocks are appended one at a time, in order, and a crash stops the writer, so a
+//! crash damages only the end of a half: the blocks of a commit that did not complete, at most
+//! one of them torn (bad magic, version or CRC) with nothing written behind it. So a damaged
+//! block is a torn tail only when no intact block follows it in its half; an intact block after
+//! it means committed blocks follow the damage, and replaying up to it would silently drop them
+//! (the volume would serve old data for every block they moved). The seal makes this rule hold
+//! for the newest commit too: it is a records block without entries, with the next sequence
+//! number, appended after every commit's records and after every snapshot, before the final
+//! flush. So damage to any block of an acknowledged commit or snapshot has an intact block (at
+//! least the seal) behind it, while a commit a crash tore has no seal. Damage to the newest
+//! seal alone loses nothing (everything before it is whole) and is taken as a torn tail. Without seals a
+//! flipped byte in the newest commit's last block was indistinguishable from a crash while
+//! writing it, and the commit was dropped without a word.
+//!
+//! That damage, a sequence number that is not the next one, a volume size other than the
+//! snapshot's, a block of the wrong kind for its place, and blocks in a zone of a half after a
+//! partly written one are [`VolumeError::Corrupt`], naming the zone, block and LBA: the open
+//! fails and writes nothing (it only reads until it has decided). A device that persisted a
+//! commit's blocks out of order and tore one in the middle would be refused too: refusing is
+//! the side that never serves stale data. Two things are not damage: blocks in a half after an
+//! *empty* zone, which a crash between a snapshot's zone resets leaves of the half's previous
+//! use (that half has no snapshot; the other is taken); and damage in the half not taken when
+//! every intact block in it is older than the taken half's snapshot (nothing in it is needed
+//! any more, and the open resets it). The recovered mapping is also checked against the data
+//! zones before anything is written: every block inside the volume, below the write pointer of
+//! a sequential data zone, no two at one LBA.
+//!
+//! Journals written before seals existed have none (the format version stayed 1: a seal is an
+//! ordinary records block, so earlier builds read sealed journals too). Damage with intact
+//! blocks after it is detected in them as well, but damage to the newest commit's last block,
+//! or to the last block of the snapshot an open wrote, still looks like a torn tail and loses
+//! that commit. The first open by a build with seals writes a sealed snapshot, and every
+//! commit after it is sealed.
 //!
 //! Journal block (the device's block size, little endian): magic `ZKVJ`, version u16, kind
 //! u8 (1 snapshot, 2 records), reserved u8, sequence u64, snapshot's first sequence u64,
 //! snapshot's block count u32, entries u32, volume blocks u64, CRC-32 u32 (of the block with
-//! this field zeroed), reserved u32; then entries of (block u64, LBA u64).
+//! this field zeroed), reserved u32; then entries of (block u64, LBA u64). Records blocks
+//! carry 0 as the snapshot's first sequence and block count; a seal is a records block with
+//! no entries.
 
 use std::sync::{Arc, Mutex};
 
-use zonekit_device::{DeviceError, DeviceStats, Geometry, Lba, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZonedDevice};
+use zonekit_device::{DeviceError, DeviceStats, Geometry, Lba, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZoneType, ZonedDevice};
 use zonekit_ftl::placement::{self, Params, PolicyEnv};
 use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig, FtlError, FtlObserver, FtlStats, GcTrigger};
 
@@ -260,41 +300,57 @@ impl Journal {
         }
     }
 
-    /// Appends one journal block in the current half; `false` when the half is full.
-    fn append<D: ZonedDevice>(&mut self, dev: &mut D, block: &[u8]) -> Result<bool, DeviceError> {
+    /// Appends one journal block in the current half (whose [`Journal::room`] the caller
+    /// checked).
+    fn append<D: ZonedDevice>(&mut self, dev: &mut D, block: &[u8]) -> Result<(), DeviceError> {
         let (mut zone, mut used) = self.cursor;
         if used == self.layout.zone_capacity_blocks {
-            if zone + 1 == self.layout.zones(self.half).end {
-                return Ok(false);
-            }
+            assert!(zone + 1 < self.layout.zones(self.half).end, "a journal append past the end of its half");
             (zone, used) = (zone + 1, 0);
         }
         dev.append(ZoneId(zone), block)?;
         self.cursor = (zone, used + 1);
-        Ok(true)
+        Ok(())
     }
 
-    /// Resets the other half and writes the whole mapping there; it becomes current.
+    /// Blocks still free in the current half.
+    fn room(&self) -> u64 {
+        let (zone, used) = self.cursor;
+        let zones_after = (self.layout.zones(self.half).end - zone - 1) as u64;
+        self.layout.zone_capacity_blocks - used + zones_after * self.layout.zone_capacity_blocks
+    }
+
+    /// Appends the seal that ends every commit and snapshot: a records block without entries
+    /// (see the module doc's "Torn tail or corruption").
+    fn seal<D: ZonedDevice>(&mut self, dev: &mut D) -> Result<(), DeviceError> {
+        let b = encode(&self.layout, KIND_RECORDS, self.seq, (0, 0), self.volume_blocks, &[]);
+        self.append(dev, &b)?;
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// Resets the other half and writes the whole mapping there, sealed; it becomes current.
     fn snapshot<D: ZonedDevice>(&mut self, dev: &mut D) -> Result<(), DeviceError> {
         let other = 1 - self.half;
-        for z in self.layout.zones(other) {
-            dev.manage(ZoneAction::Reset, ZoneId(z))?;
-        }
         let entries: Vec<(u64, u64)> = self.keys.iter().zip(&self.lbas).map(|(&k, &l)| (k, l)).collect();
         let per = self.layout.entries_per_block();
         let blocks = entries.len().div_ceil(per).max(1) as u32;
+        if blocks as u64 + 1 > self.layout.zones_per_half as u64 * self.layout.zone_capacity_blocks {
+            return Err(DeviceError::InvalidArgument("the journal's half cannot hold a snapshot".into()));
+        }
+        for z in self.layout.zones(other) {
+            dev.manage(ZoneAction::Reset, ZoneId(z))?;
+        }
         let first = self.seq;
         self.half = other;
         self.cursor = (self.layout.halves[other], 0);
         for i in 0..blocks as usize {
             let chunk = &entries[(i * per).min(entries.len())..((i + 1) * per).min(entries.len())];
             let b = encode(&self.layout, KIND_SNAPSHOT, self.seq, (first, blocks), self.volume_blocks, chunk);
+            self.append(dev, &b)?;
             self.seq += 1;
-            if !self.append(dev, &b)? {
-                return Err(DeviceError::InvalidArgument("the journal's half cannot hold a snapshot".into()));
-            }
         }
-        Ok(())
+        self.seal(dev)
     }
 
     /// Makes every placement so far durable (see the module doc).
@@ -305,16 +361,18 @@ impl Journal {
         }
         let dirty = std::mem::take(&mut self.dirty);
         let per = self.layout.entries_per_block();
-        for chunk in dirty.chunks(per) {
-            let entries: Vec<(u64, u64)> = chunk.iter().map(|&id| (self.keys[id as usize], self.lbas[id as usize])).collect();
-            let b = encode(&self.layout, KIND_RECORDS, self.seq, (0, 0), self.volume_blocks, &entries);
-            if self.append(dev, &b)? {
+        if dirty.len().div_ceil(per) as u64 + 1 > self.room() {
+            // The records and their seal do not fit the half: a snapshot in the other one
+            // covers everything.
+            self.snapshot(dev)?;
+        } else {
+            for chunk in dirty.chunks(per) {
+                let entries: Vec<(u64, u64)> = chunk.iter().map(|&id| (self.keys[id as usize], self.lbas[id as usize])).collect();
+                let b = encode(&self.layout, KIND_RECORDS, self.seq, (0, 0), self.volume_blocks, &entries);
+                self.append(dev, &b)?;
                 self.seq += 1;
-            } else {
-                // The half is full: a snapshot in the other one covers everything.
-                self.snapshot(dev)?;
-                break;
             }
+            self.seal(dev)?;
         }
         for id in dirty {
             self.is_dirty[id as usize] = false;
@@ -339,42 +397,111 @@ impl<D: ZonedDevice> FtlObserver<VolumeDevice<D>> for Observer {
 
 /// The durable mapping read back from a journal half.
 struct Recovered {
+    /// The sequence number of the half's snapshot (its first block).
+    first_seq: u64,
+    /// One past the sequence number of the last block applied.
     seq: u64,
     volume_blocks: u64,
     mapping: Vec<(u64, u64)>,
 }
 
-/// Reads one half: its snapshot (must be whole) and the records after it, in sequence.
-fn read_half<D: ZonedDevice>(dev: &mut D, layout: &Layout, half: usize) -> Result<Option<Recovered>, VolumeError> {
-    let mut blocks = Vec::new();
+/// Damage in a half that is not a torn tail.
+struct Damage {
+    zone: u32,
+    block: u64,
+    lba: u64,
+    reason: String,
+    /// The highest sequence number of an intact block in the half: a whole half whose snapshot
+    /// is newer supersedes the damage.
+    newest_seq: u64,
+}
+
+impl Damage {
+    fn into_error(self) -> VolumeError {
+        VolumeError::Corrupt(format!("zone {} block {} (LBA {}): {}; the volume was not opened and nothing was written", self.zone, self.block, self.lba, self.reason))
+    }
+}
+
+/// What one half of the journal holds.
+enum Half {
+    /// No whole snapshot: never written, reset, left so by a crash during its resets, or a
+    /// snapshot a crash tore before its seal.
+    Unusable,
+    Whole(Recovered),
+    Corrupt(Damage),
+}
+
+/// Reads one half (and only reads): its snapshot and the records after it, in sequence, up
+/// to a torn tail; tells a torn tail from corruption (see the module doc).
+fn read_half<D: ZonedDevice>(dev: &mut D, layout: &Layout, half: usize) -> Result<Half, DeviceError> {
+    // Every written block of the half in zone order: (zone, block in zone, decoded if intact).
+    let mut blocks: Vec<(u32, u64, Option<JournalBlock>)> = Vec::new();
+    // How many of them lie in the zones up to the first one that is not full, and the first
+    // zone with blocks after that one.
+    let (mut in_order, mut short, mut stray) = (None, None, None);
     let mut buf = vec![0u8; layout.block_bytes];
-    'zones: for z in layout.zones(half) {
-        let d = dev.zone(ZoneId(z))?;
-        for i in 0..d.written_blocks().min(layout.zone_capacity_blocks) {
+    for z in layout.zones(half) {
+        let written = dev.zone(ZoneId(z))?.written_blocks().min(layout.zone_capacity_blocks);
+        if short.is_some() && written > 0 && stray.is_none() {
+            stray = Some(z);
+        }
+        for i in 0..written {
             dev.read(Lba(z as u64 * layout.zone_size_blocks + i), &mut buf)?;
-            match decode(&buf) {
-                Some(b) => blocks.push(b),
-                None => break 'zones,
-            }
+            blocks.push((z, i, decode(&buf)));
+        }
+        if written < layout.zone_capacity_blocks && short.is_none() {
+            (short, in_order) = (Some(z), Some(blocks.len()));
         }
     }
-    let Some(head) = blocks.first() else { return Ok(None) };
-    if head.kind != KIND_SNAPSHOT || head.snapshot_first != head.seq {
-        return Ok(None);
+    let newest_seq = blocks.iter().filter_map(|b| b.2.as_ref().map(|j| j.seq)).max().unwrap_or(0);
+    let lba = |zone: u32, block: u64| zone as u64 * layout.zone_size_blocks + block;
+    let corrupt = |(zone, block): (u32, u64), reason: String| Ok(Half::Corrupt(Damage { zone, block, lba: lba(zone, block), reason, newest_seq }));
+    let in_order = in_order.unwrap_or(blocks.len());
+    if let (Some(short), Some(stray)) = (short, stray) {
+        // Zones fill in order, and a snapshot resets all of them before it writes any: blocks
+        // after an empty zone are what a crash during those resets left of the half's previous
+        // use, blocks after a partly written one are not the journal's.
+        if in_order == 0 {
+            return Ok(Half::Unusable);
+        }
+        return corrupt((stray, 0), format!("the zone holds blocks, but zone {short} before it in the journal is not full"));
+    }
+    let blocks = &blocks[..in_order];
+    // A crash leaves at most one torn block, at the end: an intact block after a damaged one
+    // was written later, so committed blocks follow the damage.
+    let end = blocks.iter().position(|b| b.2.is_none()).unwrap_or(blocks.len());
+    if let Some(later) = blocks[end..].iter().find(|b| b.2.is_some()) {
+        let (zone, block, _) = blocks[end];
+        return corrupt(
+            (zone, block),
+            format!("bad magic, version or checksum, but zone {} block {} after it is intact: committed journal blocks follow the damage", later.0, later.1),
+        );
+    }
+    let Some((_, _, Some(head))) = blocks.first() else { return Ok(Half::Unusable) };
+    let at = |b: &(u32, u64, Option<JournalBlock>)| (b.0, b.1);
+    if head.kind != KIND_SNAPSHOT || head.snapshot_first != head.seq || head.snapshot_blocks == 0 {
+        return corrupt(at(&blocks[0]), format!("the half starts with block {} of kind {}, not with a snapshot", head.seq, head.kind));
     }
     let (first, count, volume_blocks) = (head.seq, head.snapshot_blocks as u64, head.volume_blocks);
     let mut map: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     let mut order = Vec::new();
     let mut seq = first;
-    for b in &blocks {
-        if b.seq != seq || b.volume_blocks != volume_blocks {
-            break;
+    for b in &blocks[..end] {
+        let j = b.2.as_ref().expect("blocks before `end` are intact");
+        if j.seq != seq {
+            return corrupt(at(b), format!("sequence number {} where {seq} belongs", j.seq));
+        }
+        if j.volume_blocks != volume_blocks {
+            return corrupt(at(b), format!("a volume of {} blocks, but the half's snapshot says {volume_blocks}", j.volume_blocks));
         }
         let in_snapshot = seq < first + count;
-        if in_snapshot != (b.kind == KIND_SNAPSHOT) {
-            break;
+        if in_snapshot && (j.kind != KIND_SNAPSHOT || (j.snapshot_first, j.snapshot_blocks as u64) != (first, count)) {
+            return corrupt(at(b), format!("block {seq} of kind {} is not part {} of the snapshot of {count} blocks from {first}", j.kind, seq - first));
         }
-        for &(block, lba) in &b.entries {
+        if !in_snapshot && j.kind != KIND_RECORDS {
+            return corrupt(at(b), format!("block {seq} of kind {} after the snapshot, where only records belong", j.kind));
+        }
+        for &(block, lba) in &j.entries {
             if map.insert(block, lba).is_none() {
                 order.push(block);
             }
@@ -382,10 +509,54 @@ fn read_half<D: ZonedDevice>(dev: &mut D, layout: &Layout, half: usize) -> Resul
         seq += 1;
     }
     if seq < first + count {
-        return Ok(None); // the snapshot itself is torn
+        return Ok(Half::Unusable); // a crash tore the snapshot itself
     }
     let mapping = order.into_iter().map(|b| (b, map[&b])).collect();
-    Ok(Some(Recovered { seq, volume_blocks, mapping }))
+    Ok(Half::Whole(Recovered { first_seq: first, seq, volume_blocks, mapping }))
+}
+
+/// Picks the half to recover from: the whole one with the newer snapshot. Damage in the other
+/// half is ignored only when all of its intact blocks are older than that snapshot (the open
+/// resets that half); otherwise it is the error.
+fn choose(halves: [Half; 2]) -> Result<Option<(Recovered, usize)>, VolumeError> {
+    Ok(match halves {
+        [Half::Unusable, Half::Unusable] => None,
+        [Half::Whole(a), Half::Whole(b)] if b.seq > a.seq => Some((b, 1)),
+        [Half::Whole(a), Half::Whole(_) | Half::Unusable] => Some((a, 0)),
+        [Half::Unusable, Half::Whole(b)] => Some((b, 1)),
+        [Half::Corrupt(d), Half::Whole(w)] if d.newest_seq < w.first_seq => Some((w, 1)),
+        [Half::Whole(w), Half::Corrupt(d)] if d.newest_seq < w.first_seq => Some((w, 0)),
+        [Half::Corrupt(d), _] | [_, Half::Corrupt(d)] => return Err(d.into_error()),
+    })
+}
+
+/// Checks a recovered mapping against the data zones, before anything is written: every block
+/// inside the volume, at an LBA below the write pointer of a sequential data zone, no two at
+/// one LBA ([`Ftl::restore`] would find some of this only after sealing the zones).
+fn check_mapping(mapping: &[(u64, u64)], zones: &[ZoneDescriptor], layout: &Layout, volume_blocks: u64) -> Result<(), VolumeError> {
+    let mut taken = std::collections::HashSet::with_capacity(mapping.len());
+    for &(block, lba) in mapping {
+        let bad = |why: String| Err(VolumeError::Corrupt(format!("the mapping puts block {block} at LBA {lba}, {why}; the volume was not opened and nothing was written")));
+        if block >= volume_blocks {
+            return bad(format!("but the volume has {volume_blocks} blocks"));
+        }
+        let (zone, offset) = (lba / layout.zone_size_blocks, lba % layout.zone_size_blocks);
+        let Some(d) = zones.get(zone as usize).filter(|_| zone < layout.halves[0] as u64) else {
+            return bad("outside the data zones".into());
+        };
+        let readable = match d.state {
+            ZoneState::Full => d.capacity_blocks,
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Closed => d.written_blocks(),
+            _ => 0,
+        };
+        if d.zone_type != ZoneType::SequentialWriteRequired || offset >= readable {
+            return bad(format!("where zone {zone} ({:?}) holds nothing written", d.state));
+        }
+        if !taken.insert(lba) {
+            return bad("where another block of the mapping is".into());
+        }
+    }
+    Ok(())
 }
 
 /// A random-write volume of `blocks()` blocks over a zoned device.
@@ -409,17 +580,12 @@ impl<D: ZonedDevice + Send + 'static> Volume<D> {
         let data_geometry = Geometry { zone_count: layout.halves[0], ..g };
         let zones = dev.report_all(ZoneFilter::All)?;
         let written = zones.iter().any(|z| z.state != ZoneState::Empty && z.state != ZoneState::NotWritePointer);
+        // Everything up to the FTL's restore only reads: a refused open writes nothing.
         let halves = [read_half(&mut dev, &layout, 0)?, read_half(&mut dev, &layout, 1)?];
-        let (recovered, half) = match halves {
-            [None, None] => {
-                if written {
-                    return Err(VolumeError::Usage("the device holds data but no volume journal (reset every zone to create a volume on it)".into()));
-                }
-                (None, 1)
-            }
-            [Some(a), Some(b)] if b.seq > a.seq => (Some(b), 1),
-            [Some(a), _] => (Some(a), 0),
-            [None, Some(b)] => (Some(b), 1),
+        let (recovered, half) = match choose(halves)? {
+            Some((r, half)) => (Some(r), half),
+            None if written => return Err(VolumeError::Usage("the device holds data but no volume journal (reset every zone to create a volume on it)".into())),
+            None => (None, 1),
         };
         let data_blocks = (layout.halves[0] - g.conventional_zone_count) as u64 * g.zone_capacity_blocks;
         let volume_blocks = match &recovered {
@@ -435,10 +601,10 @@ impl<D: ZonedDevice + Send + 'static> Volume<D> {
         let victim = victim::create(&spec.victim, 1).map_err(|e| VolumeError::Usage(e.to_string()))?;
         let config = FtlConfig { gc_threshold: spec.gc_threshold, capacity: CapacityMode::Fixed, trigger: spec.trigger, store_data: true };
         let vdev = VolumeDevice { inner: dev, geometry: data_geometry };
-        let mapping: Vec<(u64, Lba)> = recovered.as_ref().map_or(Vec::new(), |r| r.mapping.iter().map(|&(b, l)| (b, Lba(l))).collect());
-        if let Some(&(block, _)) = mapping.iter().find(|(b, _)| *b >= volume_blocks) {
-            return Err(VolumeError::Corrupt(format!("block {block} is beyond the volume's {volume_blocks} blocks")));
+        if let Some(r) = &recovered {
+            check_mapping(&r.mapping, &zones, &layout, volume_blocks)?;
         }
+        let mapping: Vec<(u64, Lba)> = recovered.as_ref().map_or(Vec::new(), |r| r.mapping.iter().map(|&(b, l)| (b, Lba(l))).collect());
         let mut ftl = match &recovered {
             Some(_) => Ftl::restore(vdev, placement, victim, config, &mapping)?,
             None => Ftl::new(vdev, placement, victim, config, volume_blocks as usize)?,
