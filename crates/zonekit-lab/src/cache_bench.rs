@@ -402,19 +402,34 @@ fn record_blocks(w: &Ycsb, i: u64) -> (u64, u64) {
 impl Ycsb {
     fn validate(&self, cache_bytes: u64) -> Result<()> {
         if self.records == 0 || self.threads == 0 || self.operations == 0 {
-            return Err(LabError::Usage("records, threads and operations must be at least 1".into()));
+            return Err(LabError::Usage(format!("--records {}, --threads {}, --operations {}: each must be at least 1", self.records, self.threads, self.operations)));
         }
         if self.data_bytes / self.records < self.record_bytes {
-            return Err(LabError::Usage(format!("{} records of {} bytes do not fit {} bytes of data", self.records, self.record_bytes, self.data_bytes)));
+            return Err(LabError::Usage(format!(
+                "--records {} --data-mib {}: {} records of {} bytes do not fit {} bytes of data",
+                self.records,
+                self.data_bytes >> 20,
+                self.records,
+                self.record_bytes,
+                self.data_bytes
+            )));
         }
         if self.data_bytes > MAX_DATA_BYTES {
-            return Err(LabError::Usage(format!("a data set of {} bytes: at most {MAX_DATA_BYTES} (64 TiB)", self.data_bytes)));
+            return Err(LabError::Usage(format!("--data-mib {}: a data set of {} bytes; at most {MAX_DATA_BYTES} (64 TiB)", self.data_bytes >> 20, self.data_bytes)));
         }
         if cache_bytes >= self.data_bytes {
-            return Err(LabError::Usage(format!("a {cache_bytes}-byte cache is not smaller than the {}-byte data set", self.data_bytes)));
+            return Err(LabError::Usage(format!(
+                "--cache-mib {} --data-mib {}: a {cache_bytes}-byte cache is not smaller than the {}-byte data set",
+                cache_bytes >> 20,
+                self.data_bytes >> 20,
+                self.data_bytes
+            )));
         }
         if !(0.0..=1.0).contains(&self.update_fraction) || !(0.0..1.0).contains(&self.warmup_fraction) {
-            return Err(LabError::Usage("update share must be in [0, 1] and warm-up share in [0, 1)".into()));
+            return Err(LabError::Usage(format!(
+                "--update-fraction {} --warmup-fraction {}: the update share must be in [0, 1] and the warm-up share in [0, 1)",
+                self.update_fraction, self.warmup_fraction
+            )));
         }
         Ok(())
     }

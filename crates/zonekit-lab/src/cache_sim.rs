@@ -51,7 +51,7 @@ fn make(policy: &str, params: &Params, capacity_blocks: usize) -> Result<(Box<dy
         return Err(LabError::Usage("the cache must hold at least one block (--cache-blocks)".into()));
     }
     if capacity_blocks > CAPACITY_MAX {
-        return Err(LabError::Usage(format!("a cache of {capacity_blocks} blocks is more than the {CAPACITY_MAX} an item cache may hold")));
+        return Err(LabError::Usage(format!("--cache-blocks {capacity_blocks}: more than the {CAPACITY_MAX} blocks an item cache may hold")));
     }
     let info = row(policy)?;
     let reader = ParamReader::new(info, params)?;

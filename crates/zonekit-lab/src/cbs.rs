@@ -72,7 +72,7 @@ impl CbsNode {
     /// same spec, which results name.
     pub fn workload(&self, scale: f64) -> Result<Workload> {
         if !(scale > 0.0 && scale <= 1.0) {
-            return Err(LabError::Usage(format!("scale {scale}: expected a share of the node's size in (0, 1]")));
+            return Err(LabError::Usage(format!("--scale {scale}: expected a share of the node's size in (0, 1]")));
         }
         let writes = (self.written_gib * BLOCKS_PER_GIB * scale).round() as u64;
         let target = self.wss_gib * BLOCKS_PER_GIB * scale;

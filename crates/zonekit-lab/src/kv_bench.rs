@@ -275,12 +275,13 @@ impl KvBench {
         if self.keys.is_empty() || self.keys.iter().any(|k| !(*k > 0.0 && k.is_finite())) {
             return Err(LabError::Usage("--keys: key counts are millions of keys and must be positive".into()));
         }
-        if !self.report_only && !self.plugin.exists() {
-            return Err(LabError::Usage(format!("plugin {} not found; build it with `bash plugin/build`", self.plugin.display())));
-        }
+        // The flags first: a typo is named whether or not the plugin is built yet.
         geometry(&self.device, self.zone_size_mib)?;
         if self.repeats == 0 {
             return Err(LabError::Usage("--repeats: at least 1".into()));
+        }
+        if !self.report_only && !self.plugin.exists() {
+            return Err(LabError::Usage(format!("plugin {} not found; build it with `bash plugin/build`", self.plugin.display())));
         }
         if self.repeats > 1 {
             if self.keys.len() != 1 {

@@ -187,9 +187,14 @@ impl TreeSpec {
         }
         zonekit_device::emu::check_zone_memory(&g).map_err(|e| LabError::Usage(format!("{zones}: {e}")))?;
         if self.node_size_bytes as u64 % BLOCK_BYTES != 0 || self.node_size_bytes == 0 {
-            return bad(format!("node size {} bytes is not a positive multiple of the {BLOCK_BYTES}-byte block", self.node_size_bytes));
+            return bad(format!("--node-size-bytes {}: node size {} bytes is not a positive multiple of the {BLOCK_BYTES}-byte block", self.node_size_bytes, self.node_size_bytes));
         }
-        self.config().validate().map_err(|e| LabError::Usage(e.to_string()))
+        // A value larger than a node holds no record (and sized a buffer past memory).
+        if self.value_size_bytes == 0 || self.value_size_bytes > self.node_size_bytes {
+            return bad(format!("--value-size-bytes {}: values of 1 to {} bytes fit a {}-byte node", self.value_size_bytes, self.node_size_bytes, self.node_size_bytes));
+        }
+        let flags = format!("--node-size-bytes {} --value-size-bytes {} --inner-entries-max {}", self.node_size_bytes, self.value_size_bytes, self.inner_entries_max);
+        self.config().validate().map_err(|e| LabError::Usage(format!("{flags}: {e}")))
     }
 
     fn config(&self) -> TreeConfig {

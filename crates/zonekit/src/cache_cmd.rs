@@ -212,6 +212,19 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if a.sampler == "none" && !a.sampler_params.is_empty() {
         usage!("--sampler-param: the none sampler takes no parameters");
     }
+    // The samplers' tables take several bytes per byte of budget: a budget past the machine's
+    // memory aborted in the allocator.
+    if let (Some(bytes), Some(total)) = (a.sampler_bytes, zonekit_base::mem::total_memory_bytes()) {
+        if bytes > total / 8 {
+            usage!("--sampler-bytes {bytes}: the sampler's tables would not fit this machine's {:.1} GiB (at most {} bytes)", total as f64 / (1u64 << 30) as f64, total / 8);
+        }
+    }
+    if a.write_points == 0 {
+        usage!("--write-points 0: at least 1");
+    }
+    if a.chunk_kib == 0 || a.chunk_kib % 4 != 0 {
+        usage!("--chunk-kib {}: a positive whole number of 4 KiB blocks", a.chunk_kib);
+    }
     let operations = a.operations.unwrap_or(a.records.saturating_mul(2));
     let cache_bytes = mib(a.cache_mib, "--cache-mib")?;
     let admission = match (a.admission.as_str(), a.ghost_blocks) {
@@ -226,7 +239,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         cache_bytes,
         eviction: a.eviction.clone(),
         sampler: a.sampler.clone(),
-        sampler_params: parse_params(&a.sampler_params)?,
+        sampler_params: crate::replay_cmd::parse_params_of("--sampler-param", &a.sampler_params)?,
         budget: SamplerBudget { memory_bytes: a.sampler_bytes.unwrap_or(16384), chunk_bytes: kib(a.chunk_kib, "--chunk-kib")? },
         config: CacheConfig {
             mode: write_mode(&a.mode).map_err(lab)?,
@@ -249,6 +262,14 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         data: false,
     };
     let bar = crate::progress::Progress::bar(operations, "operations");
+    // The cache refuses a shape it cannot build in its own words: named here by the flags
+    // that shape it.
+    let shape_flags =
+        format!("--cache-mib {} --sampler {} --sampler-bytes {} --chunk-kib {} --write-points {}", a.cache_mib, a.sampler, spec.budget.memory_bytes, a.chunk_kib, a.write_points);
+    let cache_error = |e: zonekit_lab::LabError| match e {
+        zonekit_lab::LabError::Usage(m) if !m.contains("--") => anyhow::Error::new(crate::Usage(format!("{shape_flags}: {m}"))),
+        e => lab(e),
+    };
     let report = match &a.trace {
         Some(path) => {
             if !path.exists() {
@@ -256,9 +277,9 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
             }
             let input = zonekit_trace::input::Input::path(path, None, false);
             let backing = a.data_mib.map(|m| mib(m, "--data-mib")).transpose()?;
-            run_cache_trace("trace", &spec, &input, backing, &mut |_| {}).map_err(lab)?
+            run_cache_trace("trace", &spec, &input, backing, &mut |_| {}).map_err(cache_error)?
         }
-        None => run_cache("ycsb", &spec, &mut |done, _| bar.set_position(done)).map_err(lab)?.0,
+        None => run_cache("ycsb", &spec, &mut |done, _| bar.set_position(done)).map_err(cache_error)?.0,
     };
     bar.finish_and_clear();
     if a.json {

@@ -306,6 +306,16 @@ impl GeometryArgs {
         if let Some(b) = self.block_size {
             parts.push(format!("--block-size {b}"));
         }
+        for (flag, v) in [
+            ("--zone-capacity-mib", self.zone_capacity_mib),
+            ("--conventional", self.conventional.map(u64::from)),
+            ("--open-max", self.open_max.map(u64::from)),
+            ("--active-max", self.active_max.map(u64::from)),
+        ] {
+            if let Some(v) = v {
+                parts.push(format!("{flag} {v}"));
+            }
+        }
         if let Some(c) = &self.config {
             parts.push(format!("--config {}", c.display()));
         }

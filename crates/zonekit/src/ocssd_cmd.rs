@@ -163,7 +163,16 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         timing: Timing::parse(&a.timing).map_err(|e| crate::Usage(e.to_string()))?,
     };
     let bar = crate::progress::Progress::counter("");
-    let run = run_ocssd(&spec, &mut |written| bar.set_message(&format!("{} MB written", written / 1_000_000))).map_err(lab)?;
+    // An FTL that refuses the geometry or its parameters is named by the flags that set them.
+    let run = run_ocssd(&spec, &mut |written| bar.set_message(&format!("{} MB written", written / 1_000_000))).map_err(|e| match e {
+        zonekit_lab::LabError::Ocssd { context, error } if matches!(*error, zonekit_ocssd::OcError::Geometry(_) | zonekit_ocssd::OcError::Config(_)) => {
+            anyhow::Error::new(crate::Usage(format!(
+                "--ftl {} --channels {} --luns {} --blocks-per-lun {} --pages-per-block {} --page-kib {}: {context}: {error}",
+                a.ftl, a.geometry.channels, a.geometry.luns, a.geometry.blocks_per_lun, a.geometry.pages_per_block, a.geometry.page_kib
+            )))
+        }
+        e => lab(e),
+    })?;
     bar.finish_and_clear();
     crate::trace_cmd::report_skipped(&spec.input);
     if run.request_mb_per_sec.is_empty() {

@@ -95,11 +95,16 @@ impl FtlArgs {
 }
 
 pub fn parse_params(list: &[String]) -> Result<Params> {
+    parse_params_of("--param", list)
+}
+
+/// KEY=VALUE pairs given with `flag` (named in a refusal).
+pub fn parse_params_of(flag: &str, list: &[String]) -> Result<Params> {
     let mut p = Params::new();
     for kv in list {
-        let (k, v) = kv.split_once('=').ok_or_else(|| Usage(format!("--param {kv:?}: expected key=value")))?;
+        let (k, v) = kv.split_once('=').ok_or_else(|| Usage(format!("{flag} {kv:?}: expected key=value")))?;
         if let Some(first) = p.insert(k.to_string(), v.to_string()) {
-            return Err(Usage(format!("--param {k}: given twice ({k}={first} and {kv})")).into());
+            return Err(Usage(format!("{flag} {k}: given twice ({k}={first} and {kv})")).into());
         }
     }
     Ok(p)

@@ -188,11 +188,13 @@ fn arm<D: ZonedDevice>(dev: &mut FaultyDevice<D>, a: &UblkArgs) {
 fn serve_ublk(a: UblkArgs) -> Result<ExitCode> {
     let (base, preset) = emulator(&a)?;
     let g = *base.geometry();
-    ublk::check_geometry(&g, a.max_io_kib << 10).map_err(|e| crate::Usage(e.to_string()))?;
+    let Some(max_io_bytes) = a.max_io_kib.checked_mul(1024) else { usage!("--max-io-kib {}: over 4 GiB", a.max_io_kib) };
+    let what = a.image.as_ref().map_or_else(|| a.geometry.size_flags(), |p| p.display().to_string());
+    ublk::check_geometry(&g, max_io_bytes).map_err(|e| crate::Usage(format!("{what} --max-io-kib {}: {e}", a.max_io_kib)))?;
     let options = UblkOptions {
         dev_id: a.id.map_or(-1, |id| id as i32),
         queue_depth: a.queue_depth,
-        max_io_bytes: a.max_io_kib << 10,
+        max_io_bytes,
         stats_path: a.stats.clone(),
         stats_interval: Duration::from_millis(a.stats_interval_ms),
         pace: a.pace,
@@ -275,6 +277,12 @@ fn serve_nbd(a: NbdArgs) -> Result<ExitCode> {
             Box::new(MemDevice::new(g, behavior, StorageMode::Data)?)
         }
     };
+    if !(0.0..1.0).contains(&a.gc_threshold) {
+        usage!("--gc-threshold {}: a share of free space in [0, 1)", a.gc_threshold);
+    }
+    if !(a.utilization > 0.0 && a.utilization < 1.0) {
+        usage!("--utilization {}: must be between 0 and 1", a.utilization);
+    }
     let spec = VolumeSpec {
         placement: a.placement.clone(),
         placement_params: crate::replay_cmd::parse_params(&a.params)?,

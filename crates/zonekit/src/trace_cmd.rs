@@ -116,6 +116,9 @@ impl InputArgs {
             let t: u32 = t.parse().map_err(|_| bad("T is not a number"))?;
             input.filters.sample = Some(Shards::new(p, t, 0).map_err(|e| bad(&e.to_string()))?);
         }
+        if !self.block_size.is_power_of_two() || self.block_size < 512 {
+            usage!("--block-size {}: a power of two of at least 512 bytes", self.block_size);
+        }
         if let (Some(nodes), Some(node)) = (self.nodes, self.node) {
             if node >= nodes {
                 usage!("--node {node} is not one of --nodes {nodes} (0..{})", nodes.saturating_sub(1));
@@ -292,7 +295,21 @@ pub(crate) fn report_skipped(input: &Input) {
 
 /// A run over no records prints zeros that read like results: it is refused instead.
 pub(crate) fn nothing_left(input: &Input, what: &str) -> anyhow::Error {
-    let after = if input.filters.drops_blocks() { " after the filters" } else { "" };
+    let f = &input.filters;
+    let mut flags = Vec::new();
+    if let Some(v) = &f.split.volumes {
+        flags.push(format!("--volume {}", v.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")));
+    }
+    if f.relative_window_us.is_some() {
+        flags.push("--window".into());
+    }
+    if f.sample.is_some() {
+        flags.push("--sample".into());
+    }
+    if f.node.is_some() {
+        flags.push("--nodes/--node".into());
+    }
+    let after = if flags.is_empty() { String::new() } else { format!(" after the filters ({})", flags.join(" ")) };
     anyhow::anyhow!("{}: no {what}{after}: nothing to report", input.describe())
 }
 

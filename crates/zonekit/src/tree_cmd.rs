@@ -191,6 +191,10 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
 fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let sections = a.sections.iter().map(|s| Section::parse(s)).collect::<Result<Vec<_>, _>>().map_err(lab)?;
     let threads = crate::experiment_run::threads(a.threads)?;
+    // Before the runs are listed: their record counts are the paper's times the scale.
+    if !(a.scale > 0.0 && a.scale <= 4.0) {
+        return Err(Usage(format!("--scale {} is out of range: (0, 4]", a.scale)).into());
+    }
     let exp = TreeExperiment { scale: a.scale, sections, seed: a.seed, threads, out: a.out.clone() };
     let runs = exp.specs().len() as u64;
     let bar = crate::progress::Progress::bar(runs, "runs");

@@ -107,6 +107,13 @@ pub fn create(a: CreateArgs) -> Result<ExitCode> {
             anyhow::bail!("{} already holds a tree of {} records: create would replace it (add --force to replace it)", a.device.display(), tree.stats().records);
         }
     }
+    if a.value_size_bytes == 0 || a.value_size_bytes > a.node_size_bytes {
+        return Err(Usage(format!(
+            "--value-size-bytes {}: values of 1 to {} bytes fit a {}-byte node (--node-size-bytes)",
+            a.value_size_bytes, a.node_size_bytes, a.node_size_bytes
+        ))
+        .into());
+    }
     let device = crate::open::open_read_write(&a.device)?.device;
     let config = TreeConfig { node_size_bytes: a.node_size_bytes, value_size_bytes: a.value_size_bytes, durable: true, ..TreeConfig::default() };
     config.validate().map_err(|e| Usage(format!("--node-size-bytes {} --value-size-bytes {}: {e}", a.node_size_bytes, a.value_size_bytes)))?;
