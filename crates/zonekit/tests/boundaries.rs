@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[allow(dead_code)] // the shared helpers this test does not use
 mod common;
 use common::ok;
 
