@@ -2,11 +2,14 @@
 //! resumable, shardable across machines, and summarised as tables and charts.
 //!
 //! Files in the output directory:
-//! - `results.csv`: one row per grid point, in grid order, with the settings fingerprint as
-//!   the last column. Rows are appended as runs finish (so an interrupted sweep resumes) and
-//!   the file is rewritten in grid order at the end; a row is reused only when its point and
-//!   its settings fingerprint both match. Rows of other grids or settings are moved to
-//!   `results.previous.csv`, never reported and never lost.
+//! - `results.csv`: one row per grid point, in grid order, with the settings fingerprint and
+//!   then a check (a fingerprint of every other cell of the row) as the last columns. Rows are
+//!   appended as runs finish (so an interrupted sweep resumes) and the file is rewritten in grid
+//!   order at the end; a row is reused only when its point and its settings fingerprint both
+//!   match and its check holds. Rows of other grids or settings, and damaged rows, are moved to
+//!   `results.previous.csv`, never reported and never lost (a damaged cell — a WAF with a
+//!   digit changed — used to be reused as a result). `sweep merge` and the summaries refuse a
+//!   damaged row, naming its line.
 //! - `speed.csv`: wall-clock speed of each run (kept apart so `results.csv` is a pure
 //!   function of the grid: shards merge into the same bytes one process writes).
 //! - `shard.json` (shards only): which slice of which grid the directory holds.
@@ -28,7 +31,7 @@ use crate::replay::{replay_staged, ReplayReport, ReplaySpec, TempDir};
 use crate::stage::{stage, with_future, Staged};
 
 /// The columns of `results.csv`.
-pub const RESULTS_HEADER: [&str; 16] = [
+pub const RESULTS_HEADER: [&str; 17] = [
     "workload",
     "placement",
     "victim",
@@ -45,6 +48,7 @@ pub const RESULTS_HEADER: [&str; 16] = [
     "gp_p05",
     "gp_p95",
     "settings",
+    "check",
 ];
 const SPEED_HEADER: [&str; 5] = ["workload", "placement", "victim", "params", "blocks_per_s"];
 // Column indices of `results.csv` rows (and of [`load_results`]'s), for the summaries here
@@ -58,6 +62,31 @@ pub const C_GC_GIB: usize = 6;
 pub const C_GC_COUNT: usize = 7;
 pub const C_VS_ZBOPT: usize = 8;
 pub const C_SETTINGS: usize = 15;
+pub const C_CHECK: usize = 16;
+
+/// A row with its check appended (see the module doc).
+pub(crate) fn sealed(mut cells: Vec<String>) -> Vec<String> {
+    let check = fingerprint(&cells.join(","));
+    cells.push(check);
+    cells
+}
+
+/// Whether a row's last cell is the check of the others.
+pub(crate) fn seal_holds(row: &[String]) -> bool {
+    row.split_last().is_some_and(|(check, cells)| *check == fingerprint(&cells.join(",")))
+}
+
+/// `rows` of `path` if every one's check holds, else the first damaged one's line.
+fn verified(path: &Path, rows: Vec<Vec<String>>) -> Result<Vec<Vec<String>>> {
+    match rows.iter().position(|r| !seal_holds(r)) {
+        Some(i) => Err(LabError::Results {
+            path: path.into(),
+            line: i + 2,
+            reason: "the row does not match its check: the file is damaged (rerun the sweep: it recomputes the row)".into(),
+        }),
+        None => Ok(rows),
+    }
+}
 
 /// One named input of a sweep: a trace file or a generated workload.
 #[derive(Clone, Debug)]
@@ -246,7 +275,7 @@ impl Sweep {
         let mut set_aside = Vec::new();
         for row in previous {
             let key = row_key(&row);
-            if wanted.contains(&key) {
+            if wanted.contains(&key) && seal_holds(&row) {
                 done.insert(key, row);
             } else {
                 set_aside.push(row);
@@ -381,7 +410,7 @@ fn row_key(row: &[String]) -> (String, String, String, String, String) {
 fn result_row(job: &Job, r: &ReplayReport) -> Vec<String> {
     let q = r.reclaimed_gp_q1_median_q3.unwrap_or([0.0; 3]);
     let (workload, placement, victim, params, settings) = job.key();
-    vec![
+    sealed(vec![
         workload,
         placement,
         victim,
@@ -398,7 +427,7 @@ fn result_row(job: &Job, r: &ReplayReport) -> Vec<String> {
         format!("{:.2}", gp_quantile(&r.gp_histogram, 0.05).unwrap_or(0.0)),
         format!("{:.2}", gp_quantile(&r.gp_histogram, 0.95).unwrap_or(0.0)),
         settings,
-    ]
+    ])
 }
 
 /// Creates `out` and proves it writable before any run starts.
@@ -466,7 +495,8 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<()> {
         let path = dir.join("shard.json");
         let text = std::fs::read_to_string(&path).map_err(|e| LabError::Usage(format!("{}: {e} (not a shard directory of `zonekit sweep --shard`?)", path.display())))?;
         let m: ShardManifest = serde_json::from_str(&text).map_err(|e| LabError::Results { path: path.clone(), line: 1, reason: e.to_string() })?;
-        let rows = read_rows(&dir.join("results.csv"), &RESULTS_HEADER)?;
+        let path = dir.join("results.csv");
+        let rows = verified(&path, read_rows(&path, &RESULTS_HEADER)?)?;
         if let Some((first, _)) = shards.values().next() {
             if first.grid != m.grid || first.shard.count != m.shard.count {
                 return Err(LabError::Usage(format!("{}: a shard of another sweep (grid or shard count differs)", dir.display())));
@@ -497,7 +527,7 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<()> {
 
 /// A sweep's results with GC count relative to ZB-OPT on the same workload and victim filled in.
 pub fn load_results(results: &Path) -> Result<Vec<Vec<String>>> {
-    let mut rows = read_rows(results, &RESULTS_HEADER)?;
+    let mut rows = verified(results, read_rows(results, &RESULTS_HEADER)?)?;
     let oracle = placement::zbopt::ZBOPT.name;
     let zbopt: BTreeMap<(String, String), f64> =
         rows.iter().filter(|r| r[C_PLACEMENT] == oracle).map(|r| ((r[C_WORKLOAD].clone(), r[C_VICTIM].clone()), r[C_GC_COUNT].parse::<f64>().unwrap_or(0.0))).collect();
@@ -505,6 +535,8 @@ pub fn load_results(results: &Path) -> Result<Vec<Vec<String>>> {
         if let Some(&z) = zbopt.get(&(r[C_WORKLOAD].clone(), r[C_VICTIM].clone())) {
             if z > 0.0 {
                 r[C_VS_ZBOPT] = format!("{:.3}", r[C_GC_COUNT].parse::<f64>().unwrap_or(0.0) / z);
+                r.pop();
+                *r = sealed(std::mem::take(r));
             }
         }
     }

@@ -562,7 +562,7 @@ impl TreeExperiment {
 }
 
 /// Columns of `results.csv`: the settings of a run, then what it measured.
-pub const RESULTS_HEADER: [&str; 27] = [
+pub const RESULTS_HEADER: [&str; 28] = [
     "section",
     "tree",
     "workload",
@@ -590,6 +590,8 @@ pub const RESULTS_HEADER: [&str; 27] = [
     "records_at_end",
     "deletes_missing",
     "run_zone_resets",
+    // A fingerprint of the other cells: a damaged row is recomputed, not reused.
+    "check",
 ];
 const SETTINGS_COLUMNS: usize = 13;
 
@@ -629,7 +631,7 @@ fn result_row(section: Section, o: &TreeOutcome) -> Vec<String> {
         o.run.deletes_missing.to_string(),
         o.run.zone_resets.to_string(),
     ]);
-    row
+    crate::sweep::sealed(row)
 }
 
 /// Runs the experiment (reusing rows of an earlier `results.csv` with identical settings),
@@ -642,7 +644,9 @@ pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &st
     crate::sweep::prepare_out(&exp.out)?;
     let results_path = exp.out.join("results.csv");
     let previous: Vec<Vec<String>> = match std::fs::read_to_string(&results_path) {
-        Ok(text) => text.lines().skip(1).map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>()).filter(|r| r.len() == RESULTS_HEADER.len()).collect(),
+        Ok(text) => {
+            text.lines().skip(1).map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>()).filter(|r| r.len() == RESULTS_HEADER.len() && crate::sweep::seal_holds(r)).collect()
+        }
         Err(_) => Vec::new(),
     };
     let specs = exp.specs();

@@ -513,3 +513,29 @@ fn flipped_bytes_in_every_persistent_format_are_detected_or_harmless() {
     }
     eprintln!("fs image: {fs_flips} flips, {fs_detected} detected, the rest harmless; 40 binary trace and 20 replay stream flips (ZK_SEED={seed})");
 }
+
+/// A resumable `results.csv` with a damaged cell: the rerun recomputes the row instead of
+/// reporting the damaged value (it used to be reused, exit 0), keeps the damaged row in
+/// `results.previous.csv`, and the summaries refuse the damaged file naming its line.
+#[test]
+fn a_damaged_row_of_a_resumable_results_file_is_recomputed_not_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // One shard of one: the directory `sweep merge` takes.
+    let sweep =
+        ["sweep", "--workloads", "zipf:blocks=5K,alpha=0.9,writes=40K", "--placements", "sepbit,nosep", "--victims", "greedy", "--preset", "tiny", "--shard", "0/1", "--out", "s"];
+    run(d, &sweep);
+    run(d, &["sweep", "merge", "--out", "m0", "s"]);
+    let clean = std::fs::read_to_string(d.join("s/results.csv")).unwrap();
+    let line = clean.lines().nth(1).unwrap();
+    let cells: Vec<&str> = line.split(',').collect();
+    // The WAF of the first row, one digit changed: a plausible number.
+    let waf = cells[4];
+    let damaged_waf = format!("{}{}", &waf[..waf.len() - 1], if waf.ends_with('9') { '8' } else { '9' });
+    let damaged = clean.replacen(line, &line.replacen(waf, &damaged_waf, 1), 1);
+    std::fs::write(d.join("s/results.csv"), &damaged).unwrap();
+    refused(d, &["sweep", "merge", "--out", "m", "s"], "s/results.csv:2: the row does not match its check", 0).unwrap_or_else(|e| panic!("{e}"));
+    run(d, &sweep);
+    assert_eq!(std::fs::read_to_string(d.join("s/results.csv")).unwrap(), clean, "the damaged row was reused");
+    assert!(std::fs::read_to_string(d.join("s/results.previous.csv")).unwrap().contains(&damaged_waf), "the damaged row was lost");
+}
