@@ -60,11 +60,18 @@ fn experiment_writes_tables_and_charts_and_resumes_only_same_settings() {
     let results = std::fs::read_to_string(d.join("out/results.csv")).unwrap();
     let rows = results.lines().count() - 1;
     assert_eq!(rows, 12 + 12 + 10, "{results}");
-    // Mark one row: a rerun under the same settings keeps it, a rerun with another seed does not.
+    // Mark one row: a rerun under the same settings keeps it (when its check vouches for it:
+    // a changed cell alone is damage, and recomputed), a rerun with another seed does not.
     let mut lines: Vec<String> = results.lines().map(str::to_string).collect();
-    let fields: Vec<&str> = lines[1].split(',').collect();
-    let mut changed: Vec<String> = fields.iter().map(|s| s.to_string()).collect();
+    let mut changed: Vec<String> = lines[1].split(',').map(str::to_string).collect();
     changed[13] = "424242".into();
+    lines[1] = changed.join(",");
+    std::fs::write(d.join("out/results.csv"), lines.join("\n") + "\n").unwrap();
+    ok(&args, d);
+    assert!(!std::fs::read_to_string(d.join("out/results.csv")).unwrap().contains(",424242,"), "a damaged row was reused");
+    changed.pop();
+    let check = fnv1a(&changed.join(","));
+    changed.push(check);
     lines[1] = changed.join(",");
     std::fs::write(d.join("out/results.csv"), lines.join("\n") + "\n").unwrap();
     ok(&args, d);
@@ -73,6 +80,12 @@ fn experiment_writes_tables_and_charts_and_resumes_only_same_settings() {
     let rerun = std::fs::read_to_string(d.join("out/results.csv")).unwrap();
     assert!(!rerun.contains(",424242,"), "a row computed under seed 1 was reported for seed 2");
     assert_eq!(rerun.lines().count() - 1, rows);
+}
+
+/// The rows' check: FNV-1a, 64 bits, as 16 hex digits (`zonekit_lab::sweep`'s fingerprint).
+fn fnv1a(text: &str) -> String {
+    let h = text.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01B3));
+    format!("{h:016x}")
 }
 
 /// xorshift64*, seeded from `ZK_SEED` (printed on failure).
