@@ -10,6 +10,6 @@ fuzz_target!(|data: &[u8]| {
     let (mapping, lines) = text.split_once('\n').unwrap_or((&text, ""));
     if let Ok(d) = Delimited::parse(mapping, Some(','), false) {
         let input = Box::new(std::io::Cursor::new(lines.as_bytes().to_vec()));
-        let _ = format::from_reader(input, Path::new("fuzz"), &Format::Delimited(d), &ReadOptions { lenient: true }).take(10_000).count();
+        let _ = format::from_reader(input, Path::new("fuzz"), &Format::Delimited(d), &ReadOptions { lenient: true, ..ReadOptions::default() }).take(10_000).count();
     }
 });

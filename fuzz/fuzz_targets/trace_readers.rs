@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
     let lenient = selector & 0x80 != 0;
     let path = Path::new("fuzz-input");
     let Ok(input) = format::decompress_reader(Box::new(std::io::Cursor::new(bytes.to_vec())), path) else { return };
-    let records = format::from_reader(input, path, fmt, &ReadOptions { lenient });
+    let records = format::from_reader(input, path, fmt, &ReadOptions { lenient, ..ReadOptions::default() });
     if let Ok(split) = Splitter::new(records, SplitOptions::default()) {
         for block in split.take(100_000) {
             if block.is_err() && !lenient {
