@@ -1,9 +1,9 @@
 //! A file system whose device bytes were mutated (metadata log and data zones): mount, fsck
-//! and reading every file either succeed or fail with an error; none of them panics. And a
-//! mutated committed metadata block followed by an intact last batch is corruption: the mount
-//! must fail rather than come up "clean" with a different file table. (Damage that reaches
-//! into the last batch is not checked: with its blocks damaged too, nothing on the device tells
-//! it from a multi-block batch a crash tore, which recovery must accept as a torn tail.)
+//! and reading every file either succeed or fail with an error; none of them panics. A
+//! mutated committed metadata block — the newest batch's included — with the seal behind it
+//! intact is corruption: the mount must fail rather than come up with a different file table.
+//! And when fsck says clean, every file is there and reads back what was written, or its read
+//! fails: never other bytes in silence.
 #![no_main]
 use std::sync::OnceLock;
 
@@ -23,10 +23,10 @@ fn geometry() -> Geometry {
     }
 }
 
-/// The written blocks of every zone of a small file system with a few files, and how many
-/// blocks of metadata zone 0 precede the last batch, built once.
-fn reference() -> &'static (Vec<Vec<Vec<u8>>>, usize) {
-    static ZONES: OnceLock<(Vec<Vec<Vec<u8>>>, usize)> = OnceLock::new();
+/// The written blocks of every zone of a small file system with a few files, the last batch a
+/// delete (then its seal), built once.
+fn reference() -> &'static Vec<Vec<Vec<u8>>> {
+    static ZONES: OnceLock<Vec<Vec<Vec<u8>>>> = OnceLock::new();
     ZONES.get_or_init(|| {
         let dev = MemDevice::new(geometry(), ZoneBehavior::QEMU_NVME, StorageMode::Data).unwrap();
         let mut fs = Zfs::mkfs(dev, FsConfig::default()).unwrap();
@@ -36,7 +36,6 @@ fn reference() -> &'static (Vec<Vec<Vec<u8>>>, usize) {
             fs.append(&name, &vec![i as u8 + 1; *len]).unwrap();
             fs.sync(&name).unwrap();
         }
-        let before_last_batch = fs.device_mut().zone(ZoneId(0)).unwrap().written_blocks() as usize;
         fs.delete("f2").unwrap();
         let mut dev = fs.into_device();
         let g = *dev.geometry();
@@ -50,12 +49,12 @@ fn reference() -> &'static (Vec<Vec<Vec<u8>>>, usize) {
             }
             zones.push(blocks);
         }
-        (zones, before_last_batch)
+        zones
     })
 }
 
 fuzz_target!(|data: &[u8]| {
-    let (reference_zones, before_last_batch) = reference();
+    let reference_zones = reference();
     let mut zones = reference_zones.clone();
     let written: Vec<(usize, usize)> = zones.iter().enumerate().flat_map(|(z, blocks)| (0..blocks.len()).map(move |b| (z, b))).collect();
     // Each 5 bytes: which written block (u16), which byte of it (u16), what to xor in.
@@ -64,10 +63,10 @@ fuzz_target!(|data: &[u8]| {
         let at = u16::from_le_bytes([m[2], m[3]]) as usize % 4096;
         zones[z][b][at] ^= m[4].max(1);
     }
-    // Zone 0 holds the log (no roll-over in so small a file system; block 0 is its header).
-    // Compared after all mutations: two flips of one bit cancel.
-    let last = *before_last_batch;
-    let hit_committed_metadata = zones[0][..last] != reference_zones[0][..last] && zones[0][last..] == reference_zones[0][last..];
+    // Zone 0 holds the log (no roll-over in so small a file system; block 0 is its header, the
+    // last block the newest batch's seal). Compared after all mutations: two flips cancel.
+    let seal = reference_zones[0].len() - 1;
+    let hit_committed_metadata = zones[0][..seal] != reference_zones[0][..seal] && zones[0][seal] == reference_zones[0][seal];
     let mut dev = MemDevice::new(geometry(), ZoneBehavior::QEMU_NVME, StorageMode::Data).unwrap();
     for (z, blocks) in zones.iter().enumerate() {
         for block in blocks {
@@ -77,25 +76,47 @@ fuzz_target!(|data: &[u8]| {
     let mounted = Zfs::mount_read_only(dev, FsConfig::default());
     if hit_committed_metadata {
         if let Ok(fs) = &mounted {
-            let changed: Vec<(usize, Vec<usize>)> = (0..*before_last_batch)
+            let changed: Vec<(usize, Vec<usize>)> = (0..seal)
                 .filter(|&b| zones[0][b] != reference_zones[0][b])
                 .map(|b| (b, (0..4096).filter(|&i| zones[0][b][i] != reference_zones[0][b][i]).collect()))
                 .collect();
             let files: Vec<String> = fs.table().files().map(|f| f.name.clone()).collect();
-            panic!("a mutated committed metadata block (not the last batch) mounted: changed (block, bytes) {changed:?} of {before_last_batch} (zone 0 holds {}); files {files:?}", zones[0].len());
+            panic!("a mutated committed metadata block mounted: changed (block, bytes) {changed:?} before the seal at block {seal}; files {files:?}");
         }
     }
     let Ok(mut fs) = mounted else { return };
-    let _ = fs.fsck();
+    let clean = fs.fsck().is_ok_and(|problems| problems.is_empty());
     let names: Vec<String> = fs.table().files().map(|f| f.name.clone()).collect();
+    if clean {
+        assert_eq!(names, ["f0", "f1", "f3"], "fsck says clean with other files");
+    }
     let mut buf = vec![0u8; 8192];
     for name in names {
+        let expected: Option<(u8, usize)> = match name.as_str() {
+            "f0" => Some((1, 5_000)),
+            "f1" => Some((2, 70_000)),
+            "f3" => Some((4, 130_000)),
+            _ => None,
+        };
         let mut offset = 0;
-        while let Ok(n) = fs.read_at(&name, offset, &mut buf) {
-            if n == 0 {
-                break;
+        let mut whole = true;
+        loop {
+            match fs.read_at(&name, offset, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if let Some((byte, _)) = expected {
+                        assert!(buf[..n].iter().all(|&b| b == byte), "{name}: other bytes than written read back without an error at {offset}");
+                    }
+                    offset += n as u64;
+                }
+                Err(_) => {
+                    whole = false;
+                    break;
+                }
             }
-            offset += n as u64;
+        }
+        if clean && whole {
+            assert_eq!(Some(offset as usize), expected.map(|(_, len)| len), "{name}: fsck says clean but the file is {offset} bytes");
         }
     }
 });

@@ -45,9 +45,10 @@
 //! Torn tail or corruption: blocks are appended one at a time, in order, and a crash stops the
 //! writer, so a crash damages only the end of the zone: uncommitted blocks after the last
 //! `Commit`, and at most a torn (bad magic, CRC or length) block after them with nothing written
-//! behind it. So a bad block is a torn tail only when no intact log block (right magic, CRC and
-//! length) follows it in the zone; an intact block after it means committed batches follow the
-//! damage, and replaying up to it would silently drop them. The seal is what makes this rule
+//! behind it. So a bad block is a torn tail only when it is the zone's last written block: an
+//! intact block after it means committed batches follow the damage, and replaying up to it
+//! would silently drop them; two bad blocks at the end are not what a crash leaves either
+//! (several damaged blocks could otherwise swallow whole sealed batches as one "torn tail"). The seal is what makes this rule
 //! hold for the newest batch too: [`MetaLog::commit`] returns only after the batch *and* its
 //! seal are on the device, so damage to any block of an acknowledged batch has an intact block
 //! (at least the seal) behind it, while a batch torn by a crash has no seal. Damage to a seal
@@ -453,12 +454,16 @@ impl MetaLog {
             dev.read(Lba(start + b), &mut block)?;
             if !intact(&block) {
                 // A torn block is the last thing a crash leaves; anything intact after it was
-                // written later, so this damage is not a torn tail.
+                // written later, so this damage is not a torn tail. Nor are two damaged blocks:
+                // blocks are appended one at a time, so a crash tears at most the last.
                 for later in b + 1..written {
                     dev.read(Lba(start + later), &mut block)?;
                     if intact(&block) {
                         return Err(corrupt(b, format!("bad magic, length or checksum, but block {later} after it is intact: committed records follow the damage")));
                     }
+                }
+                if b + 1 < written {
+                    return Err(corrupt(b, format!("bad magic, length or checksum in the {} blocks from here to the end: a crash tears at most the last block", written - b)));
                 }
                 break;
             }

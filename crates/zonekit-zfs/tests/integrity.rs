@@ -29,6 +29,8 @@ struct Watched<D> {
     stats: DeviceStats,
     /// (block, byte within the block) to flip on every read that covers it.
     flip: Option<(Lba, usize)>,
+    /// A second place to flip (two faults).
+    flip_too: Option<(Lba, usize)>,
     deny_mutations: bool,
     /// Writes, appends, zone management and flushes attempted.
     mutations: Rc<Cell<u64>>,
@@ -42,6 +44,7 @@ impl<D> Clone for Watched<D> {
             geometry: self.geometry,
             stats: self.stats.clone(),
             flip: self.flip,
+            flip_too: self.flip_too,
             deny_mutations: self.deny_mutations,
             mutations: self.mutations.clone(),
         }
@@ -51,7 +54,7 @@ impl<D> Clone for Watched<D> {
 impl<D: ZonedDevice> Watched<D> {
     fn new(inner: D, deny_mutations: bool) -> Watched<D> {
         let geometry = *inner.geometry();
-        Watched { inner: Rc::new(RefCell::new(inner)), geometry, stats: DeviceStats::default(), flip: None, deny_mutations, mutations: Rc::new(Cell::new(0)) }
+        Watched { inner: Rc::new(RefCell::new(inner)), geometry, stats: DeviceStats::default(), flip: None, flip_too: None, deny_mutations, mutations: Rc::new(Cell::new(0)) }
     }
 
     fn mutate(&mut self, what: &str) -> zonekit_device::Result<()> {
@@ -75,7 +78,7 @@ impl<D: ZonedDevice> ZonedDevice for Watched<D> {
     }
     fn read(&mut self, lba: Lba, buf: &mut [u8]) -> zonekit_device::Result<()> {
         self.inner.borrow_mut().read(lba, buf)?;
-        if let Some((at, byte)) = self.flip {
+        for (at, byte) in self.flip.into_iter().chain(self.flip_too) {
             let blocks = (buf.len() / BLOCK_BYTES) as u64;
             if at.0 >= lba.0 && at.0 < lba.0 + blocks {
                 buf[(at.0 - lba.0) as usize * BLOCK_BYTES + byte] ^= 0x40;
@@ -257,6 +260,13 @@ fn damage_to_the_newest_committed_batch_is_corruption_not_a_torn_tail() {
             assert!(matches!(e, LogError::Corrupt { zone: 0, .. }), "block {block}: {e:?}");
             assert_eq!(dev.mutations.get(), 0);
         }
+        // The newest batch's last block and its seal both damaged: not what a crash leaves (it
+        // tears one block at most), so corruption, not a torn tail that drops the batch.
+        let mut dev = Watched::new(six_batches(last_batch_blocks, None), false);
+        dev.flip = Some((meta_block(&dev, seal - 1), 100));
+        dev.flip_too = Some((meta_block(&dev, seal), 100));
+        let e = names_after_open(&mut dev).err().unwrap_or_else(|| panic!("the newest batch ({last_batch_blocks} blocks) and its seal damaged mounted"));
+        assert!(matches!(e, LogError::Corrupt { zone: 0, .. }), "{e:?}");
         // Damage to the seal alone loses nothing.
         let mut dev = Watched::new(six_batches(last_batch_blocks, None), false);
         dev.flip = Some((meta_block(&dev, seal), 100));
