@@ -20,7 +20,8 @@
 //! Journal blocks are appended one at a time, in order, and a crash stops the writer, so a
 //! crash damages only the end of a half: the blocks of a commit that did not complete, at most
 //! one of them torn (bad magic, version or CRC) with nothing written behind it. So a damaged
-//! block is a torn tail only when no intact block follows it in its half; an intact block after
+//! block is a torn tail only when it is the half's last written block (two damaged blocks at
+//! the end could swallow a whole sealed commit, and a crash leaves one); an intact block after
 //! it means committed blocks follow the damage, and replaying up to it would silently drop them
 //! (the volume would serve old data for every block they moved). The seal makes this rule hold
 //! for the newest commit too: it is a records block without entries, with the next sequence
@@ -476,6 +477,11 @@ fn read_half<D: ZonedDevice>(dev: &mut D, layout: &Layout, half: usize) -> Resul
             (zone, block),
             format!("bad magic, version or checksum, but zone {} block {} after it is intact: committed journal blocks follow the damage", later.0, later.1),
         );
+    }
+    // Nor are two damaged blocks at the end: they could swallow a whole sealed commit.
+    if blocks.len() - end > 1 {
+        let (zone, block, _) = blocks[end];
+        return corrupt((zone, block), format!("bad magic, version or checksum in the {} blocks from here to the end: a crash tears at most the last block", blocks.len() - end));
     }
     let Some((_, _, Some(head))) = blocks.first() else { return Ok(Half::Unusable) };
     let at = |b: &(u32, u64, Option<JournalBlock>)| (b.0, b.1);

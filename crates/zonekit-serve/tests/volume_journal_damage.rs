@@ -386,6 +386,24 @@ fn damage_to_the_newest_commits_last_records_block_is_detected() {
     assert!(m.contains(&format!("zone {} block {}", target.zone, target.index)), "{m}");
 }
 
+/// The newest commit's last records block and the seal after it, both damaged: a crash tears
+/// one block at most, so this is corruption, not a torn tail that drops the commit.
+#[test]
+fn damage_to_the_newest_commit_and_its_seal_together_is_detected() {
+    let seed = seed();
+    let (image, flushed) = written_volume(seed);
+    let journal = image.journal();
+    let records = journal.iter().filter(|b| b.kind == 2 && b.entries > 0).max_by_key(|b| b.seq).copied().unwrap();
+    let seal = journal.iter().max_by_key(|b| b.seq).copied().unwrap();
+    assert_eq!(seal.seq, records.seq + 1, "the newest block is the newest commit's seal");
+    let dev = image.build(|zones| {
+        zones[records.zone as usize][records.byte_range().start + 100] ^= 0x10;
+        zones[seal.zone as usize][seal.byte_range().start + 20] ^= 0x10;
+    });
+    let m = open_damaged(dev, &flushed, &format!("ZK_SEED={seed}")).expect_err("a damaged newest commit and seal went unnoticed");
+    assert!(m.contains(&format!("zone {} block {}", records.zone, records.index)), "{m}");
+}
+
 #[test]
 fn a_sequence_gap_or_another_volume_size_after_intact_blocks_is_corruption() {
     let seed = seed();
