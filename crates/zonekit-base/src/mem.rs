@@ -42,6 +42,12 @@ pub fn total_memory_bytes() -> Option<u64> {
     mem_total_bytes(&std::fs::read_to_string("/proc/meminfo").ok()?)
 }
 
+/// The machine's memory in bytes if `needed_bytes` is more than it, else `None` (also where
+/// the memory cannot be read): the test every size check makes before allocating.
+pub fn beyond_memory(needed_bytes: u64) -> Option<u64> {
+    total_memory_bytes().filter(|&total| needed_bytes > total)
+}
+
 /// `MemTotal` of a `/proc/meminfo` text, in bytes (the file gives kB).
 fn mem_total_bytes(meminfo: &str) -> Option<u64> {
     let line = meminfo.lines().find_map(|l| l.strip_prefix("MemTotal:"))?;

@@ -320,10 +320,9 @@ const CACHE_TABLE_BYTES_PER_BLOCK: u64 = 18 + 2 * 16;
 /// memory, before any is allocated: within the documented limits, a 32 TiB cache aborted
 /// the process in the allocator.
 fn check_cache_memory(spec: &CacheSpec) -> Result<()> {
-    let Some(total) = zonekit_base::mem::total_memory_bytes() else { return Ok(()) };
     let tables = (spec.cache_bytes / BLOCK).saturating_mul(CACHE_TABLE_BYTES_PER_BLOCK);
     let needed = tables.saturating_add(if spec.data { spec.cache_bytes } else { 0 });
-    if needed > total {
+    if let Some(total) = zonekit_base::mem::beyond_memory(needed) {
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         return Err(LabError::Usage(format!(
             "a {:.1} GiB cache needs about {:.1} GiB of memory for its tables{}; this machine has {:.1} GiB",

@@ -235,7 +235,7 @@ fn sized_zone_count(flags: &str, zones: f64, g: &Geometry) -> Result<u32> {
     }
     let zone_count = zones as u32; // Fits: zones ≤ blocks < 2^32.
     let needed = zonekit_device::emu::zone_memory_bytes(zone_count as u64) + zonekit_ftl::engine::slot_memory_bytes(blocks as u64);
-    if let Some(total) = zonekit_base::mem::total_memory_bytes().filter(|&t| needed > t) {
+    if let Some(total) = zonekit_base::mem::beyond_memory(needed) {
         return Err(LabError::Usage(format!(
             "{flags}: the device would need {zone_count} zones of {zone_mib} MiB, whose tables take {needed} bytes of memory; the machine has {total}"
         )));

@@ -87,7 +87,7 @@ impl Header {
         let src = self.source.as_bytes();
         let n = src.len().min(SOURCE_BYTES);
         h[40..40 + n].copy_from_slice(&src[..n]);
-        let crc = crc32(&h[..124]);
+        let crc = crc32fast::hash(&h[..124]);
         h[124..128].copy_from_slice(&crc.to_le_bytes());
         h
     }
@@ -102,7 +102,7 @@ impl Header {
         if u32_at(8) != VERSION {
             return Err(bad(&format!("binary trace version {} (this build reads {VERSION})", u32_at(8))));
         }
-        if crc32(&h[..124]) != u32_at(124) {
+        if crc32fast::hash(&h[..124]) != u32_at(124) {
             return Err(bad("header checksum mismatch: the file is corrupt"));
         }
         let src = &h[40..40 + SOURCE_BYTES];
@@ -161,18 +161,6 @@ fn verify_window(path: &Path, checksums: &[u32], k: u64, bytes: &[u8]) -> Result
         }
         _ => Ok(()),
     }
-}
-
-/// CRC-32 (IEEE), bitwise: only headers are checksummed, so speed does not matter.
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
-        }
-    }
-    !crc
 }
 
 #[inline]
@@ -664,7 +652,7 @@ mod tests {
         bytes.truncate(HEADER_BYTES + records * RECORD_BYTES);
         let flags = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) & !FLAG_CHECKSUMS;
         bytes[32..36].copy_from_slice(&flags.to_le_bytes());
-        let crc = crc32(&bytes[..124]);
+        let crc = crc32fast::hash(&bytes[..124]);
         bytes[124..128].copy_from_slice(&crc.to_le_bytes());
         bytes
     }

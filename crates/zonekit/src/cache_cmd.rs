@@ -214,10 +214,13 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     }
     // The samplers' tables take several bytes per byte of budget: a budget past the machine's
     // memory aborted in the allocator.
-    if let (Some(bytes), Some(total)) = (a.sampler_bytes, zonekit_base::mem::total_memory_bytes()) {
-        if bytes > total / 8 {
-            usage!("--sampler-bytes {bytes}: the sampler's tables would not fit this machine's {:.1} GiB (at most {} bytes)", total as f64 / (1u64 << 30) as f64, total / 8);
-        }
+    if let Some(total) = a.sampler_bytes.and_then(|bytes| zonekit_base::mem::beyond_memory(bytes.saturating_mul(8))) {
+        usage!(
+            "--sampler-bytes {}: the sampler's tables would not fit this machine's {:.1} GiB (at most {} bytes)",
+            a.sampler_bytes.unwrap_or_default(),
+            total as f64 / (1u64 << 30) as f64,
+            total / 8
+        );
     }
     if a.write_points == 0 {
         usage!("--write-points 0: at least 1");

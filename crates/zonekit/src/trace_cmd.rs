@@ -348,7 +348,7 @@ fn block_info(input: &Input, json: bool) -> Result<ExitCode> {
     if total == 0 {
         return Err(nothing_left(input, "block accesses"));
     }
-    let span_s = if total > 0 { (t1 - t0) as f64 / 1e6 } else { 0.0 };
+    let span_s = (t1 - t0) as f64 / 1e6;
     let block = input.filters.split.block_size_bytes;
     if json {
         let v = serde_json::json!({"input": input.describe(), "block_size_bytes": block, "block_accesses": total, "writes": writes, "reads": reads, "volumes": volumes.len(), "span_s": span_s});
@@ -358,9 +358,7 @@ fn block_info(input: &Input, json: bool) -> Result<ExitCode> {
     println!("input            {}", input.describe());
     println!("block accesses   {total} of {block} B ({writes} writes, {reads} reads), after the filters");
     println!("volumes          {}", volumes.len());
-    if total > 0 {
-        println!("time span        {span_s:.3} s{}", span_warning(total, t1 - t0));
-    }
+    println!("time span        {span_s:.3} s{}", span_warning(total, t1 - t0));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,6 +7,10 @@ use std::process::{Command, Output};
 use zonekit_trace::fixture::Compression;
 use zonekit_trace::format::Format;
 
+#[allow(dead_code)] // the shared helpers this suite does not use
+mod common;
+use common::limited;
+
 fn zonekit(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(cwd).output().expect("run zonekit")
 }
@@ -879,14 +883,6 @@ fn fs_flipped_data_byte_fails_cat_and_fsck() {
 }
 
 // ---- fs put and cat in bounded memory ----------------------------------------------------
-
-/// zonekit under an address-space limit of `kib` KiB (`ulimit -v`): a command that held a
-/// whole source or file in memory fails instead of taking the machine's memory.
-fn limited(kib: u64, args: &[&str], cwd: &Path) -> Command {
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c").arg(format!("ulimit -v {kib}; exec \"$0\" \"$@\"")).arg(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(cwd);
-    cmd
-}
 
 fn zonekit_limited(kib: u64, args: &[&str], cwd: &Path) -> Output {
     limited(kib, args, cwd).output().unwrap()

@@ -3,9 +3,11 @@
 //! reached the device layer ("invalid geometry: the device has zero zones"), wrapped in u32 or
 //! u64 arithmetic, or aborted allocating zone tables for billions of zones.
 
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
+
+#[allow(dead_code)] // the shared helpers these tests do not use
+mod common;
 
 /// Address space a refusal may use: every case must be refused before its tables are
 /// allocated, and an old binary that tries aborts here instead of taking the machine's memory.
@@ -13,19 +15,7 @@ const ADDRESS_SPACE_BYTES: u64 = 4 << 30;
 
 /// Runs zonekit and checks the refusal: exit status 2, no panic or abort, `names` in the message.
 fn refused(d: &Path, args: &[&str], names: &str) -> Result<(), String> {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_zonekit"));
-    command.args(args).current_dir(d);
-    // SAFETY: setrlimit is async-signal-safe; the child only sets its own limit before exec.
-    unsafe {
-        command.pre_exec(|| {
-            let limit = libc::rlimit { rlim_cur: ADDRESS_SPACE_BYTES, rlim_max: ADDRESS_SPACE_BYTES };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let out = command.output().expect("run zonekit");
+    let out = common::limited(ADDRESS_SPACE_BYTES >> 10, args, d).output().expect("run zonekit");
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("panicked") || stderr.contains("memory allocation") || out.status.code().is_none() {
         return Err(format!("zonekit {args:?} panicked or aborted ({:?}): {stderr}", out.status));

@@ -6,6 +6,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+#[allow(dead_code)] // the shared helpers this suite does not use
+mod common;
+
 /// Seed of the generated rows; a failure prints it (`ZK_SEED=<n>` reruns that case).
 fn seed() -> u64 {
     std::env::var("ZK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED)
@@ -355,12 +358,10 @@ fn killed_gc_is_all_or_nothing() {
     eprintln!("killed puts during GC (ZK_SEED={seed}): {done} done, {undone} undone");
 }
 
-/// Runs zonekit under a virtual-memory limit (`ulimit -v`, KiB): what a bounded reader needs
-/// fits, a reader that holds its input whole aborts.
+/// Runs zonekit under a virtual-memory limit (KiB): what a bounded reader needs fits, a
+/// reader that holds its input whole aborts.
 fn zonekit_limited(d: &Path, limit_kib: u64, args: &[&str]) -> std::process::Output {
-    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
-    let script = format!("ulimit -v {limit_kib}; exec '{}' {}", env!("CARGO_BIN_EXE_zonekit"), quoted.join(" "));
-    Command::new("sh").args(["-c", &script]).current_dir(d).output().expect("run zonekit under sh")
+    common::limited(limit_kib, args, d).output().expect("run zonekit under sh")
 }
 
 /// The trace input every command shares (issue 31): bounded reads, malformed lines named,

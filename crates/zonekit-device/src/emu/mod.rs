@@ -57,12 +57,12 @@ pub fn zone_memory_bytes(zone_count: u64) -> u64 {
 /// the process instead. Where the memory size cannot be read, nothing is refused.
 pub fn check_zone_memory(geometry: &Geometry) -> Result<()> {
     let needed = zone_memory_bytes(geometry.zone_count as u64);
-    match zonekit_base::mem::total_memory_bytes() {
-        Some(total) if needed > total => Err(DeviceError::InvalidGeometry(format!(
+    match zonekit_base::mem::beyond_memory(needed) {
+        Some(total) => Err(DeviceError::InvalidGeometry(format!(
             "{} zones need {needed} bytes of memory for their tables ({ZONE_MEMORY_BYTES} a zone); the machine has {total}",
             geometry.zone_count
         ))),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 

@@ -36,3 +36,13 @@ pub fn sync_free_tempdir() -> tempfile::TempDir {
     }
     tempfile::tempdir().unwrap()
 }
+
+/// `zonekit args` in `cwd` under an address-space limit of `kib` KiB (`ulimit -v`): a command
+/// that held a whole input in memory, or sized a table past the machine, fails here instead of
+/// taking the machine's memory.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn limited(kib: u64, args: &[&str], cwd: &Path) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(format!("ulimit -v {kib}; exec \"$0\" \"$@\"")).arg(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(cwd);
+    cmd
+}
