@@ -117,6 +117,7 @@ impl Counters {
             resets_per_zone: resets.clone(),
             model,
             engine: None,
+            request_log: None,
         }
     }
 }
@@ -153,6 +154,9 @@ pub struct Snapshot {
     /// The engine's own counters (an FTL volume's user and GC blocks, journal commits).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub engine: Option<serde_json::Value>,
+    /// The request log's totals (`--trace-out`), in the final snapshot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_log: Option<crate::request_log::LogSummary>,
 }
 
 impl Snapshot {

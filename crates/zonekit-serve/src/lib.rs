@@ -8,6 +8,7 @@
 //! - [`counters`]: what a server counts while it runs (operations, bytes, errors by errno,
 //!   service-time histogram, the device's own counters), as a JSON snapshot written
 //!   atomically while serving and at exit.
+//! - [`request_log`]: `--trace-out`, every read and write served as a binary trace.
 //! - [`timed`], [`served`]: a device under the flash timing model with the model's clock on
 //!   the wall clock, so a server can report modelled latencies and pace completions to them.
 //! - [`ublk`] (Linux): `zonekit serve ublk` — a host-managed zoned `/dev/ublkbN` through the
@@ -15,6 +16,7 @@
 
 pub mod counters;
 pub mod nbd;
+pub mod request_log;
 pub mod served;
 mod signals;
 pub mod target;

@@ -15,7 +15,10 @@ use std::sync::{Arc, Mutex};
 
 use zonekit_device::ZonedDevice;
 
+use zonekit_trace::record::Op;
+
 use crate::counters::{Counters, Kind};
+use crate::request_log::RequestLog;
 use crate::volume::Volume;
 
 pub const MAX_PAYLOAD: u32 = 32 << 20;
@@ -112,11 +115,21 @@ pub struct Export<D: ZonedDevice + Send + 'static> {
     pub name: String,
     pub volume: Mutex<Volume<D>>,
     pub counters: Mutex<Counters>,
+    /// The request log (`--trace-out`), written while the volume's lock is held so its order
+    /// is the execution order.
+    pub log: Mutex<Option<RequestLog>>,
 }
 
 impl<D: ZonedDevice + Send + 'static> Export<D> {
     pub fn new(name: &str, volume: Volume<D>) -> Arc<Export<D>> {
-        Arc::new(Export { name: name.to_string(), volume: Mutex::new(volume), counters: Mutex::new(Counters::new()) })
+        Arc::new(Export { name: name.to_string(), volume: Mutex::new(volume), counters: Mutex::new(Counters::new()), log: Mutex::new(None) })
+    }
+
+    /// Logs a request that succeeded (the caller holds the volume's lock).
+    fn log(&self, op: Op, offset_bytes: u64, len_bytes: u64) {
+        if let Some(log) = self.log.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            log.record(op, offset_bytes, len_bytes);
+        }
     }
 
     fn size_bytes(&self) -> u64 {
@@ -316,7 +329,12 @@ pub fn serve_client<D: ZonedDevice + Send + 'static>(c: &mut (impl Read + Write)
                     (Kind::Read, EINVAL, 0)
                 } else {
                     payload.resize(req.length as usize, 0);
-                    let ok = volume_read(&mut export.volume.lock().unwrap_or_else(|p| p.into_inner()), req.offset, &mut payload);
+                    let mut v = export.volume.lock().unwrap_or_else(|p| p.into_inner());
+                    let ok = volume_read(&mut v, req.offset, &mut payload);
+                    if ok {
+                        export.log(Op::Read, req.offset, req.length as u64);
+                    }
+                    drop(v);
                     if ok {
                         simple_reply(c, 0, req.cookie, &payload)?;
                     } else {
@@ -337,6 +355,7 @@ pub fn serve_client<D: ZonedDevice + Send + 'static>(c: &mut (impl Read + Write)
                     let mut v = export.volume.lock().unwrap_or_else(|p| p.into_inner());
                     let ok = volume_write(&mut v, req.offset, &payload) && (req.flags & CMD_FLAG_FUA == 0 || v.flush().is_ok());
                     if ok {
+                        export.log(Op::Write, req.offset, req.length as u64);
                         0
                     } else {
                         EIO
@@ -385,6 +404,8 @@ pub struct NbdOptions {
     pub listen: Listen,
     pub stats_path: Option<std::path::PathBuf>,
     pub stats_interval: std::time::Duration,
+    /// Log every read and write served as a binary trace here ([`crate::request_log`]).
+    pub trace_out: Option<std::path::PathBuf>,
 }
 
 /// The counters now, with the volume's own.
@@ -448,6 +469,11 @@ pub fn serve<D: ZonedDevice + Send + 'static>(export: Arc<Export<D>>, options: &
             }
         });
     }
+    if let Some(path) = &options.trace_out {
+        let block_bytes = export.volume.lock().unwrap_or_else(|p| p.into_inner()).block_bytes();
+        let log = RequestLog::create(path, block_bytes as u32, &format!("zonekit serve nbd {}", export.name)).map_err(io::Error::other)?;
+        *export.log.lock().unwrap_or_else(|p| p.into_inner()) = Some(log);
+    }
     ready(&options.listen);
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         let accepted: io::Result<(Box<dyn ReadWrite>, String)> = match &listener {
@@ -471,13 +497,23 @@ pub fn serve<D: ZonedDevice + Send + 'static>(export: Arc<Export<D>>, options: &
         }
     }
     export.volume.lock().unwrap_or_else(|p| p.into_inner()).flush().map_err(|e| io::Error::other(e.to_string()))?;
-    let s = snapshot(&export);
+    // Clients still connected may run on; the log ends here, under the volume's lock.
+    let log = {
+        let _v = export.volume.lock().unwrap_or_else(|p| p.into_inner());
+        export.log.lock().unwrap_or_else(|p| p.into_inner()).take()
+    };
+    let mut s = snapshot(&export);
+    let logged = log.map(RequestLog::finish).transpose();
+    if let Ok(summary) = &logged {
+        s.request_log = summary.clone();
+    }
     if let Some(path) = &options.stats_path {
         s.write_atomically(path)?;
     }
     if let Listen::Unix(path) = &options.listen {
         let _ = std::fs::remove_file(path);
     }
+    logged.map_err(io::Error::other)?;
     Ok(s)
 }
 

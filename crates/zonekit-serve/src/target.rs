@@ -10,7 +10,10 @@ use std::time::Instant;
 
 use zonekit_device::{DeviceError, Lba, ZoneAction, ZoneDescriptor, ZoneFilter, ZoneId, ZoneType, ZonedDevice};
 
+use zonekit_trace::record::Op;
+
 use crate::counters::{Counters, Kind};
+use crate::request_log::RequestLog;
 
 /// The kernel's sector.
 pub const SECTOR_BYTES: u64 = 512;
@@ -85,6 +88,8 @@ pub struct Target<D> {
     device_sectors: u64,
     counters: Counters,
     report: Vec<ZoneDescriptor>,
+    /// The request log (`--trace-out`), when there is one.
+    log: Option<RequestLog>,
 }
 
 impl<D: ZonedDevice> Target<D> {
@@ -97,6 +102,7 @@ impl<D: ZonedDevice> Target<D> {
             device_sectors: g.zone_count as u64 * g.zone_size_bytes() / SECTOR_BYTES,
             counters: Counters::new(),
             report: Vec::new(),
+            log: None,
             dev,
         }
     }
@@ -113,6 +119,15 @@ impl<D: ZonedDevice> Target<D> {
         &self.counters
     }
 
+    /// Logs every read, write and append that succeeds from now on.
+    pub fn set_log(&mut self, log: RequestLog) {
+        self.log = Some(log);
+    }
+
+    pub fn take_log(&mut self) -> Option<RequestLog> {
+        self.log.take()
+    }
+
     /// Executes one request. `buf` holds a write's data on entry, and a read's data or a zone
     /// report on return; it must hold the request's bytes (zones × 64 for a report).
     pub fn execute(&mut self, request: Request, buf: &mut [u8]) -> Outcome {
@@ -123,6 +138,18 @@ impl<D: ZonedDevice> Target<D> {
             _ => 0,
         };
         self.counters.record(kind, bytes, outcome.result, started.elapsed().as_nanos() as u64);
+        if let Some(log) = self.log.as_mut().filter(|_| outcome.result >= 0) {
+            match request {
+                Request::Read { sector, .. } => log.record(Op::Read, sector * SECTOR_BYTES, bytes),
+                Request::Write { sector, .. } => log.record(Op::Write, sector * SECTOR_BYTES, bytes),
+                Request::Append { .. } => {
+                    if let Some(sector) = outcome.append_sector {
+                        log.record(Op::Write, sector * SECTOR_BYTES, bytes);
+                    }
+                }
+                _ => {}
+            }
+        }
         outcome
     }
 
@@ -254,6 +281,26 @@ mod tests {
         assert!(back[..8192].iter().all(|&b| b == 0xAB) && back[8192..].iter().all(|&b| b == 0xCD));
         let c = t.counters();
         assert_eq!((c.get(Kind::Write).ops, c.get(Kind::Append).bytes, c.get(Kind::Read).bytes), (1, 4096, 12288));
+    }
+
+    #[test]
+    fn the_request_log_has_appends_where_they_landed_and_no_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ublk.zkt");
+        let mut t = target();
+        t.set_log(RequestLog::create(&path, 4096, "test").unwrap());
+        let mut data = vec![0xAB; 8192];
+        t.execute(Request::Write { sector: ZONE, sectors: 16 }, &mut data);
+        t.execute(Request::Append { sector: ZONE, sectors: 8 }, &mut data[..4096]);
+        // Not at the write pointer: refused, not logged.
+        assert!(t.execute(Request::Write { sector: ZONE + 64, sectors: 8 }, &mut data[..4096]).result < 0);
+        t.execute(Request::Read { sector: ZONE, sectors: 8 }, &mut data[..4096]);
+        t.execute(Request::Flush, &mut []);
+        t.take_log().unwrap().finish().unwrap();
+        let trace = zonekit_trace::binary::BinaryTrace::open(&path).unwrap();
+        let zone_block = ZONE / 8;
+        let got: Vec<(u64, Op)> = trace.iter().map(|r| (r.io.block, r.io.op)).collect();
+        assert_eq!(got, vec![(zone_block, Op::Write), (zone_block + 1, Op::Write), (zone_block + 2, Op::Write), (zone_block, Op::Read)]);
     }
 
     #[test]

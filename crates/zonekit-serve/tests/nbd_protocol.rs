@@ -1,6 +1,7 @@
 //! The NBD server against a hand-written client: the fixed-newstyle handshake with
 //! NBD_OPT_GO, reads and writes at any byte offset, requests outside the volume refused with
-//! the connection kept, a malformed request closing only its own connection.
+//! the connection kept, a malformed request closing only its own connection, and the request
+//! log (`--trace-out`) holding what was served.
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -10,7 +11,10 @@ mod common;
 
 use zonekit_device::MemDevice;
 use zonekit_serve::nbd::{serve_client, Export};
+use zonekit_serve::request_log::RequestLog;
 use zonekit_serve::volume::{Volume, VolumeSpec};
+use zonekit_trace::binary::BinaryTrace;
+use zonekit_trace::record::Op;
 
 fn export() -> Arc<Export<MemDevice>> {
     let vol = Volume::open(common::small_device(32, Some(8)), &VolumeSpec::default()).unwrap();
@@ -147,4 +151,27 @@ fn a_malformed_request_closes_only_its_connection() {
     assert_eq!(request(&mut good, 0, 10, 0, 4096, &[]).1, vec![5; 4096]);
     request_disconnect(&mut good);
     assert_eq!(good_t.join().unwrap(), Ok(()));
+}
+
+#[test]
+fn the_request_log_holds_every_block_served_and_nothing_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("served.zkt");
+    let ex = export();
+    *ex.log.lock().unwrap() = Some(RequestLog::create(&path, 4096, "test").unwrap());
+    let (mut c, t) = connect(&ex);
+    let size = go(&mut c, "vol").unwrap();
+    // Blocks 1..=3 written (a partial block at each end), block 0 read, then refusals.
+    assert_eq!(request(&mut c, 1, 1, 4097, 10_000, &[5; 10_000]).0, 0);
+    assert_eq!(request(&mut c, 3, 2, 0, 0, &[]).0, 0);
+    assert_eq!(request(&mut c, 0, 3, 0, 4096, &[]).0, 0);
+    assert_eq!(request(&mut c, 0, 4, size - 10, 20, &[]).0, 22);
+    assert_eq!(request(&mut c, 1, 5, size, 4096, &[7; 4096]).0, 28);
+    request_disconnect(&mut c);
+    assert_eq!(t.join().unwrap(), Ok(()));
+    let summary = ex.log.lock().unwrap().take().unwrap().finish().unwrap();
+    assert_eq!((summary.requests, summary.records), (2, 4));
+    let trace = BinaryTrace::open(&path).unwrap();
+    let blocks: Vec<(u64, Op, bool)> = trace.iter().map(|r| (r.io.block, r.io.op, r.io.starts_request)).collect();
+    assert_eq!(blocks, vec![(1, Op::Write, true), (2, Op::Write, false), (3, Op::Write, false), (0, Op::Read, true)]);
 }

@@ -73,6 +73,11 @@ pub struct NbdArgs {
     stats: Option<PathBuf>,
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
     stats_interval_ms: u64,
+    /// Log every read and write served, block by block, as a Zonekit binary trace (replay it
+    /// with `zonekit cache run --trace`, `replay`, `trace analyze`). Complete when the server
+    /// stops on SIGINT or SIGTERM.
+    #[arg(long, value_name = "FILE")]
+    trace_out: Option<PathBuf>,
 }
 
 #[derive(Copy, Clone, ValueEnum)]
@@ -114,6 +119,10 @@ pub struct UblkArgs {
     stats: Option<PathBuf>,
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
     stats_interval_ms: u64,
+    /// Log every read, write and zone append served (appends where they landed), block by
+    /// block, as a Zonekit binary trace. Complete when the server stops on SIGINT or SIGTERM.
+    #[arg(long, value_name = "FILE")]
+    trace_out: Option<PathBuf>,
     /// Take this zone offline before serving (repeatable).
     #[arg(long = "offline-zone", value_name = "ZONE")]
     offline_zones: Vec<u32>,
@@ -198,6 +207,7 @@ fn serve_ublk(a: UblkArgs) -> Result<ExitCode> {
         stats_path: a.stats.clone(),
         stats_interval: Duration::from_millis(a.stats_interval_ms),
         pace: a.pace,
+        trace_out: a.trace_out.clone(),
     };
     let describe = format!(
         "{} zones of {} MiB ({} MiB capacity, {} conventional), open limit {}, active limit {}, {} B blocks{}",
@@ -251,6 +261,9 @@ fn print_summary(what: &str, s: &Snapshot) {
         s.resets_per_zone_max,
         if errors.is_empty() { String::new() } else { format!(", errors: {}", errors.join(", ")) }
     );
+    if let Some(log) = &s.request_log {
+        println!("  request log: {} requests, {} block records in {}", log.requests, log.records, log.path.display());
+    }
 }
 
 fn serve_nbd(a: NbdArgs) -> Result<ExitCode> {
@@ -303,7 +316,7 @@ fn serve_nbd(a: NbdArgs) -> Result<ExitCode> {
         (None, Some(p)) => Listen::Unix(p.clone()),
         (None, None) => Listen::Unix(PathBuf::from("zonekit-nbd.sock")),
     };
-    let options = NbdOptions { listen, stats_path: a.stats.clone(), stats_interval: Duration::from_millis(a.stats_interval_ms) };
+    let options = NbdOptions { listen, stats_path: a.stats.clone(), stats_interval: Duration::from_millis(a.stats_interval_ms), trace_out: a.trace_out.clone() };
     let export = Export::new(&a.name, volume);
     let describe = format!("{} MiB ({blocks} blocks of {block_bytes} B), {} + {}", (blocks * block_bytes as u64) >> 20, a.placement, a.victim);
     let s = zonekit_serve::nbd::serve(export, &options, |l| println!("zonekit serve nbd: {l} (export {:?}) ready: {describe}; stop with Ctrl-C or SIGTERM", a.name))?;

@@ -15,6 +15,7 @@ use zonekit_device::ZoneAction;
 
 use super::{check_geometry, UblkOptions, UblkServeError};
 use crate::counters::Snapshot;
+use crate::request_log::RequestLog;
 use crate::served::Served;
 use crate::target::{Request, Target, BLK_ZONE_BYTES, SECTOR_BYTES};
 
@@ -219,7 +220,11 @@ pub fn serve<D: Served>(device: D, options: &UblkOptions, ready: impl FnOnce(i32
         Ok(())
     };
 
-    let target = Arc::new(Mutex::new(Target::new(device)));
+    let mut target = Target::new(device);
+    if let Some(path) = &options.trace_out {
+        target.set_log(RequestLog::create(path, g.block_size_bytes, "zonekit serve ublk").map_err(UblkServeError::Config)?);
+    }
+    let target = Arc::new(Mutex::new(target));
     let done = Arc::new(AtomicBool::new(false));
     let stats = options.stats_path.clone().map(|path| {
         let (target, done, interval) = (target.clone(), done.clone(), options.stats_interval);
@@ -272,10 +277,15 @@ pub fn serve<D: Served>(device: D, options: &UblkOptions, ready: impl FnOnce(i32
     let mut t = target.lock().unwrap_or_else(|p| p.into_inner());
     // A clean stop keeps everything written (an image's write pointers are durable at flush).
     t.device_mut().flush().map_err(|e| UblkServeError::Kernel(format!("flushing the device at exit: {e}")))?;
-    let snapshot = t.counters().snapshot(t.device().stats(), t.device().model());
+    let mut snapshot = t.counters().snapshot(t.device().stats(), t.device().model());
+    let logged = t.take_log().map(RequestLog::finish).transpose();
+    if let Ok(summary) = &logged {
+        snapshot.request_log = summary.clone();
+    }
     if let Some(path) = &options.stats_path {
         snapshot.write_atomically(path).map_err(|e| UblkServeError::Kernel(format!("writing {}: {e}", path.display())))?;
     }
+    logged.map_err(UblkServeError::Config)?;
     Ok(snapshot)
 }
 

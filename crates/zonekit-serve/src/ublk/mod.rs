@@ -40,11 +40,14 @@ pub struct UblkOptions {
     /// Complete each request when the device's timing model says it completes (needs a
     /// device under a model; see [`crate::served::Served::modelled_completion`]).
     pub pace: bool,
+    /// Log every read, write and zone append served as a binary trace here
+    /// ([`crate::request_log`]).
+    pub trace_out: Option<PathBuf>,
 }
 
 impl Default for UblkOptions {
     fn default() -> Self {
-        UblkOptions { dev_id: -1, queue_depth: 64, max_io_bytes: 512 << 10, stats_path: None, stats_interval: Duration::from_secs(1), pace: false }
+        UblkOptions { dev_id: -1, queue_depth: 64, max_io_bytes: 512 << 10, stats_path: None, stats_interval: Duration::from_secs(1), pace: false, trace_out: None }
     }
 }
 
