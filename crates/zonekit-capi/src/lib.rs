@@ -1,5 +1,6 @@
 //! The C ABI of the zoned file system: what the C++ RocksDB plugin (`plugin/`) calls. No file
-//! system logic lives on the C++ side.
+//! system logic lives on the C++ side. [`ycsb`] gives the YCSB-C driver (`plugin/ycsb_c.cc`)
+//! the workloads' key chooser.
 //!
 //! A device spec names the device: a path to an emulated image or a `/dev` zoned device that
 //! holds a zonekit file system (`zonekit fs mkfs`), or `mem:PRESET` for a fresh in-memory
@@ -21,6 +22,8 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
+
+pub mod ycsb;
 
 use zonekit_device::{preset, FileDevice, MemDevice, StorageMode, ZonedDevice};
 use zonekit_zfs::fs::{FsConfig, FsError, Zfs};
