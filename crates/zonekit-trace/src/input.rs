@@ -126,16 +126,21 @@ impl Input {
 
     /// Blocks with their next-write annotation where the source has one (`NEVER` otherwise).
     /// The trace as host requests (byte offset and length), not split into blocks: for
-    /// engines that see whole requests, such as the open-channel FTLs. The time window, volume
-    /// and operation filters apply; sampling and node filters pick blocks, and a binary trace
-    /// holds blocks, not requests, so those are refused.
+    /// engines that see whole requests, such as the open-channel FTLs and the cache. The time
+    /// window, volume and operation filters apply; sampling and node filters pick blocks, so
+    /// those are refused. A binary trace's requests are rebuilt from its blocks (each request's
+    /// first block is flagged): whole blocks, so a request that covered part of a block comes
+    /// back covering all of it.
     pub fn requests(&self) -> Result<Box<dyn Iterator<Item = Result<Record>> + '_>> {
         let f = &self.filters;
         if f.sample.is_some() || f.node.is_some() || f.relative_window_us.is_some() {
             return Err(TraceError::Invalid("sampling, node and relative-window filters select blocks, not whole requests".into()));
         }
         let all: Box<dyn Iterator<Item = Result<Record>>> = match &self.source {
-            Source::Binary(path) => return Err(TraceError::Invalid(format!("{}: a binary trace holds blocks, not the original requests; give the text trace", path.display()))),
+            Source::Binary(path) => {
+                let (stream, _) = self.open_binary(path)?;
+                Box::new(RequestsOfBlocks { blocks: stream, block_bytes: self.filters.split.block_size_bytes, pending: None })
+            }
             Source::Trace { path, format, lenient } => {
                 let fmt = match format {
                     Some(f) => f.clone(),
@@ -353,5 +358,70 @@ impl BlockSource for Input {
     /// Pipelined: the analysis' passes run beside the parser.
     fn blocks(&self) -> Result<Box<dyn Iterator<Item = Result<BlockIo>> + '_>> {
         Ok(Box::new(self.records_pipelined().map(|r| r.map(|r| r.io))))
+    }
+}
+
+/// The requests of a block stream: a request starts at a block flagged as the start of one
+/// and runs on over the consecutive blocks after it of the same operation and volume.
+struct RequestsOfBlocks<I> {
+    blocks: I,
+    block_bytes: u64,
+    pending: Option<Record>,
+}
+
+impl<I: Iterator<Item = Result<BlockRecord>>> Iterator for RequestsOfBlocks<I> {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Result<Record>> {
+        loop {
+            let io = match self.blocks.next() {
+                None => return self.pending.take().map(Ok),
+                Some(Err(e)) => return Some(Err(e)),
+                Some(Ok(r)) => r.io,
+            };
+            let offset_bytes = io.block * self.block_bytes;
+            if let Some(p) = self.pending.as_mut() {
+                if !io.starts_request && io.op == p.op && io.volume == p.volume && offset_bytes == p.offset_bytes + p.len_bytes {
+                    p.len_bytes += self.block_bytes;
+                    continue;
+                }
+            }
+            let next = Record { time_us: io.time_us, volume: io.volume, offset_bytes, len_bytes: self.block_bytes, op: io.op };
+            if let Some(done) = self.pending.replace(next) {
+                return Some(Ok(done));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::binary::BinaryWriter;
+
+    #[test]
+    fn a_binary_trace_gives_back_its_requests_in_whole_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.zkt");
+        let requests = [
+            Record { time_us: 1, volume: 0, offset_bytes: 4096, len_bytes: 3 * 4096, op: Op::Write },
+            // Right after the first, but a request of its own.
+            Record { time_us: 2, volume: 0, offset_bytes: 4 * 4096, len_bytes: 4096, op: Op::Write },
+            Record { time_us: 3, volume: 2, offset_bytes: 0, len_bytes: 2 * 4096, op: Op::Read },
+            // Part of a block: comes back whole.
+            Record { time_us: 4, volume: 0, offset_bytes: 100, len_bytes: 10, op: Op::Read },
+        ];
+        let mut w = BinaryWriter::create(&path, 4096, "test").unwrap();
+        for r in &requests {
+            let first = r.offset_bytes / 4096;
+            for block in first..(r.offset_bytes + r.len_bytes).div_ceil(4096) {
+                w.push(&BlockIo::of_request(r, block, first)).unwrap();
+            }
+        }
+        w.finish().unwrap();
+        let got: Vec<Record> = Input::path(&path, None, false).requests().unwrap().map(|r| r.unwrap()).collect();
+        let mut want = requests.to_vec();
+        want[3] = Record { offset_bytes: 0, len_bytes: 4096, ..want[3] };
+        assert_eq!(got, want);
     }
 }
