@@ -453,15 +453,11 @@ pub fn run_cache(label: &str, spec: &CacheSpec, progress: &mut dyn FnMut(u64, u6
     let mut zipf = Chooser::new(&w);
     let mut rng = Rng::new(spec.seed);
     let warmup = (w.operations as f64 * w.warmup_fraction) as u64;
-    let mut series = Vec::new();
-    let sample_every = (w.operations / 50).max(1);
-    let (mut last_reads, mut last_hits) = (0, 0);
-    let (mut last_host, mut last_gc) = cache.device().flash_writes();
+    let mut samples = Samples::new(w.operations, &cache);
     let mut counted = (0u64, 0u64, 0u64, 0u64);
     for op in 0..w.operations {
         if op == warmup {
-            let s = cache.stats();
-            counted = (s.read_blocks, s.read_block_hits, s.read_requests, s.read_request_hits);
+            counted = read_counters(&cache);
         }
         let record = zipf.next(&mut rng);
         let (block, blocks) = record_blocks(&w, record);
@@ -472,22 +468,12 @@ pub fn run_cache(label: &str, spec: &CacheSpec, progress: &mut dyn FnMut(u64, u6
         } else {
             cache.read_as(task, block, &mut buf[..bytes]).map_err(&err)?;
         }
-        if (op + 1) % sample_every == 0 {
-            let s = cache.stats();
-            let (host, gc) = cache.device().flash_writes();
-            let window_host = host - last_host;
-            series.push(CacheSample {
-                operations: op + 1,
-                hit_ratio_window: (s.read_block_hits - last_hits) as f64 / (s.read_blocks - last_reads).max(1) as f64,
-                device_waf_cumulative: if host == 0 { 1.0 } else { (host + gc) as f64 / host as f64 },
-                device_waf_window: if window_host == 0 { 1.0 } else { (window_host + gc - last_gc) as f64 / window_host as f64 },
-            });
-            (last_reads, last_hits, last_host, last_gc) = (s.read_blocks, s.read_block_hits, host, gc);
+        if samples.after(op, &cache) {
             progress(op + 1, w.operations);
         }
     }
     cache.check_invariants().map_err(&err)?;
-    Ok((report(label, spec, &cache, counted), series))
+    Ok((report(label, spec, &cache, counted), samples.series))
 }
 
 /// The report of a run; `counted` are the read counters at the end of the warm-up.
@@ -515,65 +501,207 @@ fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64
     }
 }
 
-/// Replays a block trace through the cache (no load phase, no warm-up). The backing disk is
+/// Replays a block trace through the cache (no load phase). The backing disk is
 /// `backing_bytes` (a trace beyond it is refused before anything runs) or sized to the
-/// trace's highest address; `spec.workload`'s YCSB fields are not used.
+/// trace's highest address; `spec.workload`'s YCSB fields are not used but its
+/// `warmup_fraction`: the first that share of the trace's requests warm the cache and are
+/// not counted.
 pub fn run_cache_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::input::Input, backing_bytes: Option<u64>, progress: &mut dyn FnMut(u64)) -> Result<CacheReport> {
-    let mut end = 0u64;
-    for (i, r) in input.requests().map_err(LabError::input(input))?.enumerate() {
-        let r = r.map_err(LabError::input(input))?;
-        let Some(request_end) = r.offset_bytes.checked_add(r.len_bytes).filter(|&e| e <= MAX_DATA_BYTES) else {
-            return Err(LabError::Usage(format!(
-                "{}: request {} ({} bytes at offset {}) reaches beyond any disk this model holds ({MAX_DATA_BYTES} bytes)",
-                input.describe(),
-                i + 1,
-                r.len_bytes,
-                r.offset_bytes
-            )));
-        };
-        end = end.max(request_end);
-    }
-    let reached = end.div_ceil(BLOCK) * BLOCK;
-    let data_bytes = match backing_bytes {
-        Some(b) if reached > b => return Err(LabError::Usage(format!("{}: the trace reaches byte {reached}, beyond the {b}-byte backing device", input.describe()))),
-        Some(b) => b,
-        None => reached,
-    };
+    let scan = scan_trace(input)?;
+    let data_bytes = trace_backing_bytes(input, &scan, backing_bytes)?;
     let spec = CacheSpec { workload: Ycsb { data_bytes, ..spec.workload }, ..spec.clone() };
-    if spec.cache_bytes >= data_bytes {
-        return Err(LabError::Usage(format!(
-            "the backing disk holds {data_bytes} bytes (the trace reaches {reached}): a {}-byte cache is not smaller than that",
-            spec.cache_bytes
-        )));
+    Ok(replay_trace(label, &spec, input, &scan, progress)?.0)
+}
+
+/// The backing disk for a trace: `backing_bytes`, which must hold every request, or the
+/// trace's reach.
+pub fn trace_backing_bytes(input: &zonekit_trace::input::Input, scan: &TraceScan, backing_bytes: Option<u64>) -> Result<u64> {
+    let reached = scan.end_bytes;
+    match backing_bytes {
+        Some(b) if reached > b => Err(LabError::Usage(format!("{}: the trace reaches byte {reached}, beyond the {b}-byte backing device", input.describe()))),
+        Some(b) => Ok(b),
+        None if reached == 0 => Err(LabError::Usage(format!("{}: the trace has no request of at least one byte", input.describe()))),
+        None => Ok(reached),
     }
-    let mut cache = build_cache(&spec)?;
+}
+
+/// Replays the trace `scan` describes through the cache `spec` builds (its
+/// `workload.data_bytes` is the backing disk), counting hits after the warm-up share of the
+/// requests; samples every fiftieth of the requests.
+pub fn replay_trace(
+    label: &str,
+    spec: &CacheSpec,
+    input: &zonekit_trace::input::Input,
+    scan: &TraceScan,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(CacheReport, Vec<CacheSample>)> {
+    check_warmup(spec.workload.warmup_fraction)?;
+    let mut cache = build_cache(spec)?;
     let err = cache_error(label);
+    let warmup = (scan.requests as f64 * spec.workload.warmup_fraction) as u64;
+    let mut sampler = Samples::new(scan.requests, &cache);
+    let mut counted = (0, 0, 0, 0);
     let mut buf = Vec::new();
-    for (i, r) in input.requests().map_err(LabError::input(input))?.enumerate() {
-        let r = r.map_err(LabError::input(input))?;
-        if r.len_bytes == 0 {
-            continue;
+    for (i, r) in trace_requests(input)?.enumerate() {
+        let r = r?;
+        if i as u64 == warmup {
+            counted = read_counters(&cache);
         }
-        let lba = r.offset_bytes / BLOCK;
-        let blocks = (r.offset_bytes + r.len_bytes).div_ceil(BLOCK) - lba;
-        let task = r.volume;
         // A request longer than a piece goes to the cache as consecutive pieces (which its
         // sequential-stream detection sees as one run): a length field of terabytes is then
         // not one buffer of terabytes.
-        for first in (0..blocks).step_by(TRACE_PIECE_BLOCKS as usize) {
-            let n = (blocks - first).min(TRACE_PIECE_BLOCKS);
+        for first in (0..r.blocks).step_by(TRACE_PIECE_BLOCKS as usize) {
+            let n = (r.blocks - first).min(TRACE_PIECE_BLOCKS);
             buf.resize((n * BLOCK) as usize, 0);
             match r.op {
-                zonekit_trace::record::Op::Read => cache.read_as(task, lba + first, &mut buf).map_err(&err)?,
-                zonekit_trace::record::Op::Write => cache.write_as(task, lba + first, &buf).map_err(&err)?,
+                zonekit_trace::Op::Read => cache.read_as(r.task, r.lba + first, &mut buf).map_err(&err)?,
+                zonekit_trace::Op::Write => cache.write_as(r.task, r.lba + first, &buf).map_err(&err)?,
             }
         }
+        sampler.after(i as u64, &cache);
         if i % 65536 == 0 {
             progress(i as u64);
         }
     }
+    if warmup >= scan.requests {
+        counted = read_counters(&cache);
+    }
     cache.check_invariants().map_err(&err)?;
-    Ok(report(label, &spec, &cache, (0, 0, 0, 0)))
+    Ok((report(label, spec, &cache, counted), sampler.series))
+}
+
+/// The read counters a report subtracts to leave out the warm-up.
+fn read_counters(cache: &Cache<AnyDevice>) -> (u64, u64, u64, u64) {
+    let s = cache.stats();
+    (s.read_blocks, s.read_block_hits, s.read_requests, s.read_request_hits)
+}
+
+fn check_warmup(warmup_fraction: f64) -> Result<()> {
+    if !(0.0..1.0).contains(&warmup_fraction) {
+        return Err(LabError::Usage(format!("--warmup-fraction {warmup_fraction}: the warm-up share must be in [0, 1)")));
+    }
+    Ok(())
+}
+
+/// Fifty samples of the hit ratio and the device's WAF over a run of `operations`.
+struct Samples {
+    every: u64,
+    operations: u64,
+    last_reads: u64,
+    last_hits: u64,
+    last_host: u64,
+    last_gc: u64,
+    series: Vec<CacheSample>,
+}
+
+impl Samples {
+    fn new(operations: u64, cache: &Cache<AnyDevice>) -> Samples {
+        let (last_host, last_gc) = cache.device().flash_writes();
+        Samples { every: (operations / 50).max(1), operations, last_reads: 0, last_hits: 0, last_host, last_gc, series: Vec::new() }
+    }
+
+    /// After operation `op` (0-based); returns whether it took a sample.
+    fn after(&mut self, op: u64, cache: &Cache<AnyDevice>) -> bool {
+        if (op + 1) % self.every != 0 {
+            return false;
+        }
+        let s = cache.stats();
+        let (host, gc) = cache.device().flash_writes();
+        let window_host = host - self.last_host;
+        self.series.push(CacheSample {
+            operations: op + 1,
+            hit_ratio_window: (s.read_block_hits - self.last_hits) as f64 / (s.read_blocks - self.last_reads).max(1) as f64,
+            device_waf_cumulative: if host == 0 { 1.0 } else { (host + gc) as f64 / host as f64 },
+            device_waf_window: if window_host == 0 { 1.0 } else { (window_host + gc - self.last_gc) as f64 / window_host as f64 },
+        });
+        (self.last_reads, self.last_hits, self.last_host, self.last_gc) = (s.read_blocks, s.read_block_hits, host, gc);
+        debug_assert!(op < self.operations);
+        true
+    }
+}
+
+/// One request of a replayed trace, in 4 KiB blocks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TraceRequest {
+    /// The issuing thread (the trace's volume), which picks the write point.
+    pub task: u32,
+    pub op: zonekit_trace::Op,
+    pub lba: u64,
+    pub blocks: u64,
+}
+
+/// What one pass over a trace finds: its requests and how far it reaches.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceScan {
+    /// Requests of at least one byte (the ones replayed and counted for the warm-up).
+    pub requests: u64,
+    pub read_requests: u64,
+    /// The end of the highest block any request touches, in bytes.
+    pub end_bytes: u64,
+}
+
+/// The trace's requests of at least one byte, in 4 KiB blocks. A text trace gives its
+/// requests; a binary trace (`.zkt`, what `serve nbd --trace-out` writes) holds blocks, and a
+/// request is a block that starts one and the blocks after it that continue it (same volume
+/// and operation, the next block) — its blocks, whatever their size, are mapped to the 4 KiB
+/// blocks they cover. Volumes share one address space, as one backing disk would.
+pub fn trace_requests(input: &zonekit_trace::input::Input) -> Result<Box<dyn Iterator<Item = Result<TraceRequest>> + '_>> {
+    use zonekit_trace::input::Source;
+    // A request past this is refused by name before anything runs, not wrapped.
+    let too_far = move |i: u64, offset: u64, len: u64| {
+        LabError::Usage(format!("{}: request {i} ({len} bytes at offset {offset}) reaches beyond any disk this model holds ({MAX_DATA_BYTES} bytes)", input.describe()))
+    };
+    let to_blocks = move |i: u64, task: u32, op, offset: u64, len: u64| -> Result<TraceRequest> {
+        let end = offset.checked_add(len).filter(|&e| e <= MAX_DATA_BYTES).ok_or_else(|| too_far(i, offset, len))?;
+        let lba = offset / BLOCK;
+        Ok(TraceRequest { task, op, lba, blocks: end.div_ceil(BLOCK) - lba })
+    };
+    if let Source::Binary(path) = &input.source {
+        // The stream, not `input.records()`: it owns its file, so the iterator can outlive
+        // this call's borrows (the cache path applies no filters to a trace).
+        let stream = zonekit_trace::binary::BinaryStream::open(path).map_err(LabError::input(input))?;
+        let block_bytes = stream.header().block_size_bytes as u64;
+        let mut records = stream.peekable();
+        let mut index = 0u64;
+        return Ok(Box::new(std::iter::from_fn(move || {
+            let first = match records.next()? {
+                Ok(r) => r.io,
+                Err(e) => return Some(Err(LabError::input(input)(e))),
+            };
+            let mut blocks = 1u64;
+            while let Some(Ok(next)) = records.peek() {
+                let n = next.io;
+                if n.starts_request || n.volume != first.volume || n.op != first.op || Some(n.block) != first.block.checked_add(blocks) {
+                    break;
+                }
+                blocks += 1;
+                records.next();
+            }
+            index += 1;
+            let (offset, len) = match (first.block.checked_mul(block_bytes), blocks.checked_mul(block_bytes)) {
+                (Some(o), Some(l)) => (o, l),
+                _ => return Some(Err(too_far(index, u64::MAX, u64::MAX))),
+            };
+            Some(to_blocks(index, first.volume, first.op, offset, len))
+        })));
+    }
+    let requests = input.requests().map_err(LabError::input(input))?;
+    Ok(Box::new(requests.enumerate().filter(|(_, r)| r.as_ref().map_or(true, |r| r.len_bytes > 0)).map(move |(i, r)| {
+        let r = r.map_err(LabError::input(input))?;
+        to_blocks(i as u64 + 1, r.volume, r.op, r.offset_bytes, r.len_bytes)
+    })))
+}
+
+/// One pass over the trace: how many requests, how many reads, how far it reaches.
+pub fn scan_trace(input: &zonekit_trace::input::Input) -> Result<TraceScan> {
+    let mut scan = TraceScan::default();
+    for r in trace_requests(input)? {
+        let r = r?;
+        scan.requests += 1;
+        scan.read_requests += (r.op == zonekit_trace::Op::Read) as u64;
+        scan.end_bytes = scan.end_bytes.max((r.lba + r.blocks) * BLOCK);
+    }
+    Ok(scan)
 }
 
 /// The most blocks of one trace request handed to the cache at once (16 MiB).
@@ -962,6 +1090,50 @@ mod tests {
                 DeviceKind::Conventional { .. } => assert!(r.device_waf > 1.2, "{label}: WAF {}", r.device_waf),
             }
         }
+    }
+
+    /// A binary trace: `blocks` one-block reads at scattered addresses, then the same again;
+    /// the first request is two blocks long (one request in the trace's block records).
+    fn read_twice_trace(path: &std::path::Path, blocks: u64) -> zonekit_trace::input::Input {
+        use zonekit_trace::{BlockIo, Op};
+        let mut w = zonekit_trace::binary::BinaryWriter::create(path, 4096, "test").unwrap();
+        let read = |block: u64, starts_request: bool| BlockIo { time_us: 0, volume: 0, block, op: Op::Read, starts_request };
+        for _ in 0..2 {
+            for i in 0..blocks {
+                let block = i * 7 + 1;
+                w.push(&read(block, true)).unwrap();
+                if i == 0 {
+                    w.push(&read(block + 1, false)).unwrap();
+                }
+            }
+        }
+        w.finish().unwrap();
+        zonekit_trace::input::Input::path(path, None, false)
+    }
+
+    fn trace_spec(warmup_fraction: f64) -> CacheSpec {
+        let base = tiny().base();
+        CacheSpec { device: DeviceKind::Zoned { zone_bytes: MIB, zones_per_bucket: 1 }, cache_bytes: 4 * MIB, workload: Ycsb { warmup_fraction, ..base.workload }, ..base }
+    }
+
+    #[test]
+    fn a_binary_trace_replays_by_request_and_the_warmup_is_not_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = read_twice_trace(&dir.path().join("t.zkt"), 400);
+        let scan = scan_trace(&input).unwrap();
+        // The two-block request is one request; the trace reaches block 399 × 7 + 1.
+        assert_eq!((scan.requests, scan.read_requests, scan.end_bytes), (800, 800, (399 * 7 + 2) * BLOCK));
+        // The cache holds all 401 blocks: every read of the second pass hits.
+        let all = run_cache_trace("t", &trace_spec(0.0), &input, Some(64 * MIB), &mut |_| {}).unwrap();
+        assert_eq!((all.read_blocks, all.evictions), (802, 0));
+        assert!((all.hit_ratio - 401.0 / 802.0).abs() < 1e-12, "{}", all.hit_ratio);
+        let warm = run_cache_trace("t", &trace_spec(0.5), &input, Some(64 * MIB), &mut |_| {}).unwrap();
+        assert_eq!((warm.read_blocks, warm.hit_ratio), (401, 1.0));
+        // A warm-up of 3/4 counts the last 200 requests only.
+        let later = run_cache_trace("t", &trace_spec(0.75), &input, Some(64 * MIB), &mut |_| {}).unwrap();
+        assert_eq!((later.read_blocks, later.hit_ratio), (200, 1.0));
+        let e = run_cache_trace("t", &trace_spec(1.0), &input, Some(64 * MIB), &mut |_| {}).unwrap_err().to_string();
+        assert!(e.contains("--warmup-fraction 1"), "{e}");
     }
 
     #[test]

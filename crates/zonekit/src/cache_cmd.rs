@@ -95,16 +95,20 @@ pub struct RunArgs {
     operations: Option<u64>,
     #[arg(long, default_value_t = 0.0)]
     update_fraction: f64,
-    #[arg(long, default_value_t = 0.5)]
-    warmup_fraction: f64,
+    /// Share of the requests that warm the cache before hits are counted [default: 0.5 of
+    /// the YCSB-like reads; 0 with --trace, whose hit ratio then counts every request].
+    #[arg(long)]
+    warmup_fraction: Option<f64>,
     /// Plain zipfian (hot records side by side) instead of YCSB's scrambled zipfian.
     #[arg(long)]
     clustered: bool,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Replay this block trace instead of the YCSB-like reads (no warm-up; the backing disk is
-    /// --data-mib or sized to the trace). The YCSB flags do not apply and are refused.
-    #[arg(long, conflicts_with_all = ["records", "threads", "operations", "update_fraction", "warmup_fraction", "clustered", "seed"])]
+    /// Replay this block trace (text, or a Zonekit binary trace such as `serve nbd
+    /// --trace-out` writes) instead of the YCSB-like reads; the backing disk is --data-mib or
+    /// sized to the trace. --warmup-fraction applies (default 0); the other YCSB flags do not
+    /// and are refused.
+    #[arg(long, conflicts_with_all = ["records", "threads", "operations", "update_fraction", "clustered", "seed"])]
     trace: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
@@ -258,7 +262,8 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
             threads: a.threads,
             operations,
             update_fraction: a.update_fraction,
-            warmup_fraction: a.warmup_fraction,
+            // A trace counts every request unless told: its head is data, not a load phase.
+            warmup_fraction: a.warmup_fraction.unwrap_or(if a.trace.is_some() { 0.0 } else { 0.5 }),
             scrambled: !a.clustered,
         },
         seed: a.seed,

@@ -76,6 +76,36 @@ fn run_reports_hit_ratio_waf_and_placement() {
     assert!(hit > 0.0 && hit < 1.0);
 }
 
+/// A binary trace of `blocks` scattered one-block reads, then the same reads again.
+fn read_twice_trace(path: &std::path::Path, blocks: u64) {
+    use zonekit_trace::{BlockIo, Op};
+    let mut w = zonekit_trace::binary::BinaryWriter::create(path, 4096, "test").unwrap();
+    for _ in 0..2 {
+        for i in 0..blocks {
+            w.push(&BlockIo { time_us: i, volume: (i % 4) as u32, block: i * 5 + 3, op: Op::Read, starts_request: true }).unwrap();
+        }
+    }
+    w.finish().unwrap();
+}
+
+#[test]
+fn run_on_a_binary_trace_counts_after_the_warmup() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    read_twice_trace(&d.join("t.zkt"), 300);
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = ok(&[&["cache", "run", "--trace", "t.zkt", "--cache-mib", "4", "--zone-mib", "1", "--data-mib", "16", "--json"], extra].concat(), d);
+        serde_json::from_str(&out).unwrap()
+    };
+    // By default every request counts: the first pass misses, the second hits.
+    let all = run(&[]);
+    assert_eq!((all["read_blocks"].as_u64(), all["hit_ratio"].as_f64()), (Some(600), Some(0.5)), "{all}");
+    let warm = run(&["--warmup-fraction", "0.5"]);
+    assert_eq!((warm["read_blocks"].as_u64(), warm["hit_ratio"].as_f64()), (Some(300), Some(1.0)), "{warm}");
+    let e = refused(&["cache", "run", "--trace", "t.zkt", "--cache-mib", "4", "--zone-mib", "1", "--warmup-fraction", "1"], d, 2);
+    assert!(e.contains("--warmup-fraction 1"), "{e}");
+}
+
 #[test]
 fn the_experiment_writes_every_section_and_chart() {
     let dir = tempfile::tempdir().unwrap();
