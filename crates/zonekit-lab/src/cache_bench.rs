@@ -708,63 +708,119 @@ pub fn scan_trace(input: &zonekit_trace::input::Input) -> Result<TraceScan> {
 const TRACE_PIECE_BLOCKS: u64 = 4096;
 
 /// Every block the read phase of `w` reads, in order (the same draws `run_cache` makes;
-/// updates are skipped).
-fn for_each_read_block(w: &Ycsb, seed: u64, mut f: impl FnMut(u64)) {
+/// updates are skipped), with the operation that reads it.
+fn for_each_read_block(w: &Ycsb, seed: u64, mut f: impl FnMut(u64, u64)) {
     let mut zipf = Chooser::new(w);
     let mut rng = Rng::new(seed);
-    for _ in 0..w.operations {
+    for op in 0..w.operations {
         let record = zipf.next(&mut rng);
         if w.update_fraction > 0.0 && rng.chance(w.update_fraction) {
             continue;
         }
         let (block, blocks) = record_blocks(w, record);
-        (block..block + blocks).for_each(&mut f);
+        (block..block + blocks).for_each(|b| f(op, b));
     }
 }
 
-/// The hit ratio of an item-level policy (`belady` for the bound) on the same read stream,
-/// with the cache's capacity in blocks, after the same warm-up.
-pub fn item_hit_ratio(policy_name: &str, w: &Ycsb, cache_bytes: u64, seed: u64) -> Result<f64> {
+/// The blocks a run reads, in order, and how many of the first are read during its warm-up:
+/// what the item-level references and the static bounds are computed on.
+#[derive(Clone, Debug, Default)]
+pub struct ReadStream {
+    pub blocks: Vec<u64>,
+    pub warmup_blocks: usize,
+}
+
+impl ReadStream {
+    /// The read phase of `w`: blocks of the operations before its warm-up share are warm-up.
+    pub fn of_workload(w: &Ycsb, seed: u64) -> ReadStream {
+        let warmup_ops = (w.operations as f64 * w.warmup_fraction) as u64;
+        let mut stream = ReadStream { blocks: Vec::with_capacity(w.operations as usize), warmup_blocks: 0 };
+        for_each_read_block(w, seed, |op, block| {
+            stream.blocks.push(block);
+            stream.warmup_blocks += (op < warmup_ops) as usize;
+        });
+        stream
+    }
+
+    /// Every block of the trace's read requests (the sequential cutoff, which the bucket cache
+    /// applies, is not: these are item-level references); blocks of the first
+    /// `warmup_fraction` of its requests (reads and writes) are warm-up, as in
+    /// [`replay_trace`].
+    pub fn of_trace(input: &zonekit_trace::input::Input, scan: &TraceScan, warmup_fraction: f64) -> Result<ReadStream> {
+        let warmup = (scan.requests as f64 * warmup_fraction) as u64;
+        let mut stream = ReadStream::default();
+        for (i, r) in trace_requests(input)?.enumerate() {
+            let r = r?;
+            if r.op == zonekit_trace::Op::Read {
+                stream.blocks.extend(r.lba..r.lba + r.blocks);
+                if (i as u64) < warmup {
+                    stream.warmup_blocks = stream.blocks.len();
+                }
+            }
+        }
+        Ok(stream)
+    }
+}
+
+/// The hit ratio of an item-level policy (`belady` for the bound) on a read stream, with the
+/// cache's capacity in blocks, counted after the stream's warm-up.
+pub fn item_hit_ratio(policy_name: &str, stream: &ReadStream, cache_bytes: u64) -> Result<f64> {
     let (info, params) = policy::find(ITEM_POLICIES, "item policy", policy_name)?;
     let capacity = (cache_bytes / BLOCK) as usize;
     let mut cache = (info.make)(&ParamReader::new(info, &params)?, capacity).map_err(|e| LabError::Usage(e.to_string()))?;
-    let mut stream = Vec::with_capacity(w.operations as usize);
-    for_each_read_block(w, seed, |block| stream.push(block));
+    let blocks = &stream.blocks;
     // Next access of each request, for the oracle.
-    let mut next = vec![u64::MAX; stream.len()];
+    let mut next = vec![u64::MAX; blocks.len()];
     let mut seen = std::collections::HashMap::new();
-    for i in (0..stream.len()).rev() {
-        if let Some(&j) = seen.get(&stream[i]) {
+    for i in (0..blocks.len()).rev() {
+        if let Some(&j) = seen.get(&blocks[i]) {
             next[i] = j as u64;
         }
-        seen.insert(stream[i], i);
+        seen.insert(blocks[i], i);
     }
-    let warmup = (stream.len() as f64 * w.warmup_fraction) as usize;
+    let warmup = stream.warmup_blocks;
     let mut hits = 0u64;
-    for (i, &block) in stream.iter().enumerate() {
+    for (i, &block) in blocks.iter().enumerate() {
         if cache.access(block, next[i]) && i >= warmup {
             hits += 1;
         }
     }
-    Ok(hits as f64 / (stream.len() - warmup).max(1) as f64)
+    Ok(hits as f64 / (blocks.len() - warmup).max(1) as f64)
 }
 
 /// The share of reads a static cache of `cache_bytes` could serve if it held the hottest
-/// `unit_bytes` units of the data set (the read stream's own counts): how much an address
-/// unit's history says about its blocks. At 4 KiB it is the best a block cache could do
-/// without the future; at a sampler's chunk it bounds what chunk-level placement can know.
-pub fn static_bound(w: &Ycsb, cache_bytes: u64, unit_bytes: u64, seed: u64) -> f64 {
+/// `unit_bytes` units of the data set (the read stream's own counts, warm-up included): how
+/// much an address unit's history says about its blocks. At 4 KiB it is the best a block
+/// cache could do without the future; at a sampler's chunk it bounds what chunk-level
+/// placement can know.
+pub fn static_bound(stream: &ReadStream, cache_bytes: u64, unit_bytes: u64) -> f64 {
     let mut counts: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    let mut reads = 0u64;
-    for_each_read_block(w, seed, |b| {
+    for &b in &stream.blocks {
         *counts.entry(b * BLOCK / unit_bytes).or_default() += 1;
-        reads += 1;
-    });
+    }
     let mut sorted: Vec<u64> = counts.into_values().collect();
     sorted.sort_unstable_by(|a, b| b.cmp(a));
     // Units of the cache's size: blocks fill it one by one, larger units whole.
     let units = (cache_bytes / unit_bytes.max(BLOCK)).max(1) as usize;
-    sorted.iter().take(units).sum::<u64>() as f64 / reads.max(1) as f64
+    sorted.iter().take(units).sum::<u64>() as f64 / stream.blocks.len().max(1) as f64
+}
+
+/// A trace to run the experiment on instead of the YCSB-like reads.
+#[derive(Clone, Debug)]
+pub struct TraceExperiment {
+    pub input: zonekit_trace::input::Input,
+    pub scan: TraceScan,
+    pub cache_bytes: u64,
+    pub zone_bytes: u64,
+}
+
+impl TraceExperiment {
+    /// Scans the trace once (its requests and reach size the backing disk).
+    pub fn new(input: zonekit_trace::input::Input, cache_bytes: u64, zone_bytes: u64) -> Result<TraceExperiment> {
+        let scan = scan_trace(&input)?;
+        trace_backing_bytes(&input, &scan, None)?;
+        Ok(TraceExperiment { input, scan, cache_bytes, zone_bytes })
+    }
 }
 
 /// The thesis' comparisons and ours.
@@ -777,19 +833,41 @@ pub struct CacheExperiment {
     pub seed: u64,
     pub threads: usize,
     pub out: std::path::PathBuf,
+    /// Run on this trace (its cache and zone sizes) instead of the YCSB-like reads; `scale`,
+    /// `passes` and `seed` do not apply.
+    pub trace: Option<TraceExperiment>,
+    /// Share of the reads (of a trace: of its requests) before hits count; `None`: 0.5 of
+    /// the YCSB-like reads, 0 of a trace.
+    pub warmup_fraction: Option<f64>,
 }
 
+/// The sections whose runs need the synthetic workload: `clustered` changes the key
+/// distribution, `admission` the read count.
+const SYNTHETIC_ONLY_SECTIONS: [&str; 2] = ["clustered", "admission"];
+
 impl CacheExperiment {
+    /// The synthetic experiment at `scale` with `passes`, its defaults otherwise.
+    pub fn synthetic(scale: f64, passes: f64, seed: u64, threads: usize, out: std::path::PathBuf) -> CacheExperiment {
+        CacheExperiment { scale, passes, seed, threads, out, trace: None, warmup_fraction: None }
+    }
+
     /// The thesis' set-up scaled by its zone size: 64 zones of `128 MiB × scale` (at least
     /// 1 MiB) make the cache, the data set is 8 × the cache, and records keep the thesis'
-    /// density (6.4 M per 64 GiB).
+    /// density (6.4 M per 64 GiB). On a trace: its cache and zones over a disk the size of
+    /// the trace's reach.
     fn base(&self) -> CacheSpec {
         let zone_bytes = ((128.0 * self.scale).round() as u64).max(1) * MIB;
-        let cache_bytes = 64 * zone_bytes;
-        let data_bytes = 8 * cache_bytes;
+        let mut cache_bytes = 64 * zone_bytes;
+        let mut data_bytes = 8 * cache_bytes;
         let records = (6_400_000u128 * data_bytes as u128 / (64 * GIB) as u128) as u64;
+        let mut device = DeviceKind::Zoned { zone_bytes, zones_per_bucket: 1 };
+        if let Some(t) = &self.trace {
+            cache_bytes = t.cache_bytes;
+            data_bytes = t.scan.end_bytes;
+            device = DeviceKind::Zoned { zone_bytes: t.zone_bytes, zones_per_bucket: 1 };
+        }
         CacheSpec {
-            device: DeviceKind::Zoned { zone_bytes, zones_per_bucket: 1 },
+            device,
             cache_bytes,
             eviction: "lfu".into(),
             sampler: "none".into(),
@@ -805,11 +883,28 @@ impl CacheExperiment {
                 threads: 8,
                 operations: (records as f64 * self.passes) as u64,
                 update_fraction: 0.0,
-                warmup_fraction: 0.5,
+                warmup_fraction: self.warmup_fraction.unwrap_or(if self.trace.is_some() { 0.0 } else { 0.5 }),
                 scrambled: true,
             },
             seed: self.seed,
             data: false,
+        }
+    }
+
+    /// The reads the item-level references and static bounds see: the trace's, or the
+    /// synthetic read phase's.
+    fn read_stream(&self, base: &CacheSpec) -> Result<ReadStream> {
+        match &self.trace {
+            Some(t) => ReadStream::of_trace(&t.input, &t.scan, base.workload.warmup_fraction),
+            None => Ok(ReadStream::of_workload(&base.workload, base.seed)),
+        }
+    }
+
+    /// Runs one of [`Self::specs`].
+    fn run(&self, label: &str, spec: &CacheSpec) -> Result<(CacheReport, Vec<CacheSample>)> {
+        match &self.trace {
+            Some(t) => replay_trace(label, spec, &t.input, &t.scan, &mut |_| {}),
+            None => run_cache(label, spec, &mut |_, _| {}),
         }
     }
 
@@ -877,6 +972,9 @@ impl CacheExperiment {
         for eviction in ["bcache", "fifo", "sieve", "region-fifo"] {
             out.push(("beyond", format!("ZNS-LRU ({eviction} eviction)"), CacheSpec { sampler: "lru".into(), eviction: eviction.into(), ..base.clone() }));
         }
+        if self.trace.is_some() {
+            out.retain(|(section, _, _)| !SYNTHETIC_ONLY_SECTIONS.contains(section));
+        }
         out
     }
 }
@@ -927,18 +1025,45 @@ fn write_file(out: &Path, name: &str, text: String) -> Result<()> {
     std::fs::write(&path, text).map_err(LabError::io(&path))
 }
 
+/// Refuses an experiment whose settings are out of range, each by its flag.
+fn check_experiment(exp: &CacheExperiment) -> Result<()> {
+    let base = exp.base();
+    check_warmup(base.workload.warmup_fraction)?;
+    match &exp.trace {
+        None => {
+            if !(exp.scale > 0.0 && exp.scale <= 1.0) {
+                return Err(LabError::Usage(format!("--scale {}: must be in (0, 1]", exp.scale)));
+            }
+            if !(exp.passes > 0.0 && exp.passes <= 1000.0) || base.workload.operations == 0 {
+                return Err(LabError::Usage(format!("--passes {}: must be in (0, 1000] and give at least one read", exp.passes)));
+            }
+        }
+        Some(t) => {
+            let (cache_mib, zone_mib) = (t.cache_bytes / MIB, t.zone_bytes / MIB);
+            if t.zone_bytes == 0 || t.zone_bytes % MIB != 0 || t.cache_bytes % t.zone_bytes != 0 {
+                return Err(LabError::Usage(format!("--cache-mib {cache_mib} --zone-mib {zone_mib}: the cache must be a whole number of zones of at least 1 MiB")));
+            }
+            // Every sampler's classes (at most 4) keep one open bucket each, and the cache
+            // needs two more; the conventional baseline's erase unit (16 buckets of zone/128)
+            // must be at most a sixteenth of the cache.
+            let zones = t.cache_bytes / t.zone_bytes;
+            if zones < 6 {
+                return Err(LabError::Usage(format!(
+                    "--cache-mib {cache_mib} --zone-mib {zone_mib}: {zones} zones; the experiment's samplers keep up to 4 buckets open and the cache needs 2 more: at least 6 zones"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs the experiment into `exp.out`; returns the summary.
 pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<String> {
-    if !(exp.scale > 0.0 && exp.scale <= 1.0) {
-        return Err(LabError::Usage(format!("--scale {}: must be in (0, 1]", exp.scale)));
-    }
-    if !(exp.passes > 0.0 && exp.passes <= 1000.0) || exp.base().workload.operations == 0 {
-        return Err(LabError::Usage(format!("--passes {}: must be in (0, 1000] and give at least one read", exp.passes)));
-    }
+    check_experiment(exp)?;
     std::fs::create_dir_all(&exp.out).map_err(LabError::io(&exp.out))?;
     let specs = exp.specs();
     let base = exp.base();
-    // The references: item-level policies on the same stream with the same capacity.
+    // The references: item-level policies on the same reads with the same capacity.
     let references = ["belady", "lru", "s3fifo", "sieve"];
     let total = specs.len() + references.len();
     type Slot = std::sync::Mutex<Option<Result<(CacheReport, Vec<CacheSample>)>>>;
@@ -948,11 +1073,12 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
     parallel::for_each(total, exp.threads, |i| {
         let label = if i < specs.len() {
             let (_, label, spec) = &specs[i];
-            *results[i].lock().expect("no panics while holding") = Some(run_cache(label, spec, &mut |_, _| {}));
+            *results[i].lock().expect("no panics while holding") = Some(exp.run(label, spec));
             label.clone()
         } else {
             let name = references[i - specs.len()];
-            *item_results[i - specs.len()].lock().expect("no panics while holding") = Some(item_hit_ratio(name, &base.workload, base.cache_bytes, base.seed));
+            let hit_ratio = exp.read_stream(&base).and_then(|stream| item_hit_ratio(name, &stream, base.cache_bytes));
+            *item_results[i - specs.len()].lock().expect("no panics while holding") = Some(hit_ratio);
             format!("item {name}")
         };
         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
@@ -980,26 +1106,43 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
     Ok(summary)
 }
 
+/// The summary's opening: what ran on what.
+fn describe_setup(exp: &CacheExperiment, base: &CacheSpec) -> String {
+    let w = &base.workload;
+    let zone_bytes = match base.device {
+        DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
+        DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
+    };
+    let cache = format!("Cache {} MiB ({} zones of {} MiB for ZNS)", base.cache_bytes / MIB, base.cache_bytes / zone_bytes, zone_bytes / MIB);
+    match &exp.trace {
+        Some(t) => format!(
+            "{cache} over the {} MiB the trace reaches; trace {}: {} requests ({} reads), hit ratios after the first {:.0} % of its requests.\n\n",
+            w.data_bytes / MIB,
+            t.input.describe(),
+            t.scan.requests,
+            t.scan.read_requests,
+            w.warmup_fraction * 100.0
+        ),
+        None => format!(
+            "{cache} over {} MiB of data, {} records of {} bytes, {} read operations (zipfian, YCSB scrambled), hit ratios after a {:.0} % warm-up; scale {}, seed {}.\n\n",
+            w.data_bytes / MIB,
+            w.records,
+            w.record_bytes,
+            w.operations,
+            w.warmup_fraction * 100.0,
+            exp.scale,
+            exp.seed
+        ),
+    }
+}
+
 fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSample>))], items: &[(&str, f64)]) -> Result<String> {
     let out = &exp.out;
     let rows: Vec<Vec<String>> = runs.iter().map(|(s, (r, _))| result_row(s, r)).collect();
     write_file(out, "results.csv", csv(&RESULT_COLUMNS, &rows))?;
     let base = exp.base();
-    let w = &base.workload;
     let mut text = String::from("# Seed 004: a block cache on ZNS vs conventional flash\n\n");
-    text.push_str(&format!(
-        "Cache {} MiB ({} zones of {} MiB for ZNS) over {} MiB of data, {} records of {} bytes, {} read operations (zipfian, YCSB scrambled), hit ratios after a {:.0} % warm-up; scale {}, seed {}.\n\n",
-        base.cache_bytes / MIB,
-        64,
-        base.cache_bytes / 64 / MIB,
-        w.data_bytes / MIB,
-        w.records,
-        w.record_bytes,
-        w.operations,
-        w.warmup_fraction * 100.0,
-        exp.scale,
-        exp.seed
-    ));
+    text.push_str(&describe_setup(exp, &base));
     for section in ["fig5.1", "fig4.1", "fig5.2", "fig5.3", "clustered", "beyond", "admission"] {
         let picked: Vec<&(&str, (CacheReport, Vec<CacheSample>))> = runs.iter().filter(|(s, _)| *s == section).collect();
         if picked.is_empty() {
@@ -1025,15 +1168,26 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
         text.push('\n');
     }
     text.push_str("## How much an address unit's history tells (static bound: the hottest units that fit)\n\n");
+    let streams: Vec<(&str, ReadStream)> = match &exp.trace {
+        Some(_) => vec![("trace reads", exp.read_stream(&base)?)],
+        None => [("scrambled (YCSB zipfian)", true), ("clustered (plain zipfian)", false)]
+            .into_iter()
+            .map(|(name, scrambled)| (name, ReadStream::of_workload(&Ycsb { scrambled, ..base.workload }, exp.seed)))
+            .collect(),
+    };
+    let zone_bytes = match base.device {
+        DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
+        DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
+    };
     let mut bound_rows = Vec::new();
-    for (name, scrambled) in [("scrambled (YCSB zipfian)", true), ("clustered (plain zipfian)", false)] {
-        let w = Ycsb { scrambled, ..base.workload };
+    for (name, stream) in &streams {
         let mut row = vec![name.to_string()];
-        for unit in [BLOCK, 16 * KIB, 2 * MIB, base.cache_bytes / 64] {
-            row.push(format!("{:.2} %", static_bound(&w, base.cache_bytes, unit, exp.seed) * 100.0));
+        for unit in [BLOCK, 16 * KIB, 2 * MIB, zone_bytes] {
+            row.push(format!("{:.2} %", static_bound(stream, base.cache_bytes, unit) * 100.0));
         }
         bound_rows.push(row);
     }
+    drop(streams);
     text.push_str(&markdown_table(&["keys", "4 KiB blocks", "16 KiB chunks", "2 MiB chunks", "buckets (zones)"], &bound_rows));
     text.push('\n');
     text.push_str("## Item-level references on the same reads (capacity = cache blocks)\n\n");
@@ -1056,8 +1210,9 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
         }
     }
     write_file(out, "waf.csv", csv(&["label", "operations", "waf_window", "waf_cumulative"], &waf_rows))?;
-    write_file(out, "device-waf.svg", line_chart("Conventional SSD under bcache: device WAF", "read operations", "WAF", &waf_series, false))?;
-    write_file(out, "hit-ratio-over-time.svg", line_chart("Hit ratio per window", "read operations", "hit ratio", &hit_series, false))?;
+    let x_axis = if exp.trace.is_some() { "trace requests" } else { "read operations" };
+    write_file(out, "device-waf.svg", line_chart("Conventional SSD under bcache: device WAF", x_axis, "WAF", &waf_series, false))?;
+    write_file(out, "hit-ratio-over-time.svg", line_chart("Hit ratio per window", x_axis, "hit ratio", &hit_series, false))?;
     let bars: Vec<(String, f64)> = runs.iter().filter(|(s, _)| *s == "fig5.1").map(|(_, (r, _))| (r.label.chars().take(24).collect(), r.hit_ratio * 100.0)).collect();
     write_file(out, "hit-ratio.svg", zonekit_report::bar_chart("Hit ratio (Fig. 5.1)", "%", &bars))?;
     write_file(out, "summary.md", text.clone())?;
@@ -1074,7 +1229,7 @@ mod tests {
     use super::*;
 
     fn tiny() -> CacheExperiment {
-        CacheExperiment { scale: 0.0078125, passes: 2.0, seed: 1, threads: 1, out: std::env::temp_dir() }
+        CacheExperiment::synthetic(0.0078125, 2.0, 1, 1, std::env::temp_dir())
     }
 
     #[test]
@@ -1137,12 +1292,39 @@ mod tests {
     }
 
     #[test]
+    fn the_trace_experiment_runs_every_configuration_on_the_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        // 3,000 scattered blocks read twice: a 64 MiB cache holds them all, so after a warm-up
+        // of half the requests every configuration and every reference hits every read.
+        let input = read_twice_trace(&dir.path().join("t.zkt"), 3000);
+        let mut exp = tiny();
+        exp.out = dir.path().join("out");
+        exp.warmup_fraction = Some(0.5);
+        exp.trace = Some(TraceExperiment::new(input, 64 * MIB, MIB).unwrap());
+        let specs = exp.specs();
+        assert!(specs.iter().all(|(s, _, _)| !SYNTHETIC_ONLY_SECTIONS.contains(s)));
+        assert!(specs.iter().any(|(s, _, spec)| *s == "fig5.1" && spec.device == DeviceKind::Conventional { bucket_bytes: 8 * KIB, op: 0.07, erase_unit_bytes: 128 * KIB }));
+        let summary = run_experiment(&exp, &|_, _, _| {}).unwrap();
+        assert!(summary.contains("6000 requests (6000 reads)") && !summary.contains("## clustered") && !summary.contains("## admission"), "{summary}");
+        let csv = std::fs::read_to_string(exp.out.join("results.csv")).unwrap();
+        assert_eq!(csv.lines().count(), specs.len() + 1);
+        let hit = RESULT_COLUMNS.iter().position(|c| *c == "hit_ratio").unwrap();
+        for line in csv.lines().skip(1) {
+            // From the end: the labels hold commas.
+            assert_eq!(line.rsplit(',').nth(RESULT_COLUMNS.len() - 1 - hit), Some("1.0000"), "{line}");
+        }
+        for policy in ["belady", "lru", "s3fifo", "sieve"] {
+            assert!(summary.lines().any(|l| l.starts_with(&format!("| {policy} ")) && l.contains("100.00 %")), "{policy}: {summary}");
+        }
+    }
+
+    #[test]
     fn belady_bounds_the_item_policies() {
-        let w = tiny().base().workload;
+        let stream = ReadStream::of_workload(&tiny().base().workload, 1);
         let cache = tiny().base().cache_bytes;
-        let opt = item_hit_ratio("belady", &w, cache, 1).unwrap();
+        let opt = item_hit_ratio("belady", &stream, cache).unwrap();
         for policy in ["lru", "fifo", "s3fifo", "sieve"] {
-            let h = item_hit_ratio(policy, &w, cache, 1).unwrap();
+            let h = item_hit_ratio(policy, &stream, cache).unwrap();
             assert!(h <= opt + 1e-9 && h > 0.0, "{policy}: {h} vs OPT {opt}");
         }
     }

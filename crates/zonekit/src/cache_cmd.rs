@@ -10,7 +10,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use zonekit_cache::sampler::SamplerBudget;
 use zonekit_cache::CacheConfig;
-use zonekit_lab::cache_bench::{run_cache, run_cache_trace, run_experiment, write_mode, CacheExperiment, CacheSpec, DeviceKind, Ycsb};
+use zonekit_lab::cache_bench::{run_cache, run_cache_trace, run_experiment, write_mode, CacheExperiment, CacheSpec, DeviceKind, TraceExperiment, Ycsb};
 use zonekit_lab::cache_sim::{params_for_each, report_table, simulate, validate};
 
 use crate::ocssd_cmd::parse_params;
@@ -118,14 +118,30 @@ pub struct RunArgs {
 #[derive(Args)]
 pub struct ExperimentArgs {
     /// 1 = the thesis' 8 GiB cache of 64 × 128 MiB zones over 64 GiB and 6.4 M records; smaller
-    /// scales shrink the zone and everything with it (at least 1 MiB zones).
-    #[arg(long, default_value_t = 1.0)]
-    scale: f64,
-    /// Read operations per record (the cache must cycle for eviction to matter).
-    #[arg(long, default_value_t = 2.0)]
-    passes: f64,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// scales shrink the zone and everything with it (at least 1 MiB zones) [default: 1].
+    #[arg(long)]
+    scale: Option<f64>,
+    /// Read operations per record (the cache must cycle for eviction to matter) [default: 2].
+    #[arg(long)]
+    passes: Option<f64>,
+    /// The YCSB-like reads' seed [default: 1].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Run the configurations on this block trace (text or `.zkt`) instead of the YCSB-like
+    /// reads: needs --cache-mib; --scale, --passes and --seed do not apply and are refused.
+    #[arg(long, requires = "cache_mib", conflicts_with_all = ["scale", "passes", "seed"])]
+    trace: Option<PathBuf>,
+    /// With --trace: the cache in MiB, and its zone (the ZNS bucket) in MiB [default: a
+    /// 64th of the cache, as the thesis' 64 zones]; the conventional baseline's buckets are a
+    /// 128th of the zone.
+    #[arg(long, requires = "trace")]
+    cache_mib: Option<u64>,
+    #[arg(long, requires = "trace")]
+    zone_mib: Option<u64>,
+    /// Share of the reads (with --trace: of its requests) that warm the cache before hits
+    /// count [default: 0.5; 0 with --trace].
+    #[arg(long)]
+    warmup_fraction: Option<f64>,
     /// Runs in parallel (default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -339,7 +355,23 @@ fn check_zoned_cache(cache_mib: u64, zone_mib: u64, zones_per_bucket: u32) -> Re
 
 fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let threads = crate::experiment_run::threads(a.threads)?;
-    let exp = CacheExperiment { scale: a.scale, passes: a.passes, seed: a.seed, threads, out: a.out.clone() };
+    let mut exp = CacheExperiment::synthetic(a.scale.unwrap_or(1.0), a.passes.unwrap_or(2.0), a.seed.unwrap_or(1), threads, a.out.clone());
+    exp.warmup_fraction = a.warmup_fraction;
+    if let Some(path) = &a.trace {
+        if !path.exists() {
+            usage!("--trace {}: no such file", path.display());
+        }
+        let cache_mib = a.cache_mib.expect("clap requires --cache-mib with --trace");
+        let zone_mib = match a.zone_mib {
+            Some(z) => z,
+            None if cache_mib % 64 == 0 => cache_mib / 64,
+            None => usage!("--cache-mib {cache_mib}: not 64 zones of whole MiB; name the zone with --zone-mib"),
+        };
+        let mib = |v: u64, flag: &str| v.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")));
+        let (cache_bytes, zone_bytes) = (mib(cache_mib, "--cache-mib")?, mib(zone_mib, "--zone-mib")?);
+        let input = zonekit_trace::input::Input::path(path, None, false);
+        exp.trace = Some(TraceExperiment::new(input, cache_bytes, zone_bytes).map_err(lab)?);
+    }
     let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
     print!("{summary}");
     println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", a.out.display());

@@ -119,6 +119,37 @@ fn the_experiment_writes_every_section_and_chart() {
 }
 
 #[test]
+fn the_experiment_runs_on_a_trace_and_refuses_what_does_not_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 20,000 blocks read twice: 78 MiB through a 64 MiB cache, so buckets are evicted.
+    read_twice_trace(&d.join("t.zkt"), 20_000);
+    let out = ok(&["cache", "experiment", "--trace", "t.zkt", "--cache-mib", "64", "--zone-mib", "1", "--warmup-fraction", "0.5", "--threads", "2", "--out", "te"], d);
+    for section in ["## fig5.1", "## fig4.1", "## fig5.2", "## fig5.3", "## beyond", "belady", "trace reads", "40000 requests (40000 reads)"] {
+        assert!(out.contains(section), "no {section} in {out}");
+    }
+    for section in ["## clustered", "## admission"] {
+        assert!(!out.contains(section), "{section} on a trace: {out}");
+    }
+    for file in ["results.csv", "waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
+        assert!(d.join("te").join(file).exists(), "{file}");
+    }
+    let experiment = |extra: &[&str]| refused(&[&["cache", "experiment", "--out", "te2"], extra].concat(), d, 2);
+    for flag in ["--scale", "--passes", "--seed"] {
+        let e = experiment(&["--trace", "t.zkt", "--cache-mib", "64", flag, "1"]);
+        assert!(e.contains("cannot be used with") && e.contains(flag), "{flag}: {e}");
+    }
+    assert!(experiment(&["--trace", "t.zkt"]).contains("--cache-mib"));
+    assert!(experiment(&["--cache-mib", "64"]).contains("--trace"));
+    assert!(experiment(&["--zone-mib", "1"]).contains("--trace"));
+    assert!(experiment(&["--trace", "t.zkt", "--cache-mib", "100"]).contains("--zone-mib"));
+    assert!(experiment(&["--trace", "t.zkt", "--cache-mib", "4", "--zone-mib", "1"]).contains("at least"));
+    assert!(experiment(&["--trace", "t.zkt", "--cache-mib", "64", "--zone-mib", "3"]).contains("whole number of zones"));
+    assert!(experiment(&["--trace", "missing.zkt", "--cache-mib", "64"]).contains("no such file"));
+    assert!(experiment(&["--warmup-fraction", "1.5"]).contains("--warmup-fraction 1.5"));
+}
+
+#[test]
 fn bad_cache_configurations_are_refused_with_usage_status() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
