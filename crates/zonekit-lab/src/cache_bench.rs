@@ -399,7 +399,7 @@ fn record_blocks(w: &Ycsb, i: u64) -> (u64, u64) {
 }
 
 impl Ycsb {
-    fn validate(&self, cache_bytes: u64) -> Result<()> {
+    fn validate(&self) -> Result<()> {
         if self.records == 0 || self.threads == 0 || self.operations == 0 {
             return Err(LabError::Usage(format!("--records {}, --threads {}, --operations {}: each must be at least 1", self.records, self.threads, self.operations)));
         }
@@ -416,14 +416,6 @@ impl Ycsb {
         if self.data_bytes > MAX_DATA_BYTES {
             return Err(LabError::Usage(format!("--data-mib {}: a data set of {} bytes; at most {MAX_DATA_BYTES} (64 TiB)", self.data_bytes >> 20, self.data_bytes)));
         }
-        if cache_bytes >= self.data_bytes {
-            return Err(LabError::Usage(format!(
-                "--cache-mib {} --data-mib {}: a {cache_bytes}-byte cache is not smaller than the {}-byte data set",
-                cache_bytes >> 20,
-                self.data_bytes >> 20,
-                self.data_bytes
-            )));
-        }
         if !(0.0..=1.0).contains(&self.update_fraction) || !(0.0..1.0).contains(&self.warmup_fraction) {
             return Err(LabError::Usage(format!(
                 "--update-fraction {} --warmup-fraction {}: the update share must be in [0, 1] and the warm-up share in [0, 1)",
@@ -437,7 +429,7 @@ impl Ycsb {
 /// Runs one configuration: the load (sequential, bypassing the cache), then the read phase.
 pub fn run_cache(label: &str, spec: &CacheSpec, progress: &mut dyn FnMut(u64, u64)) -> Result<(CacheReport, Vec<CacheSample>)> {
     let w = spec.workload;
-    w.validate(spec.cache_bytes)?;
+    w.validate()?;
     let mut cache = build_cache(spec)?;
     let err = cache_error(label);
     // Load: 8 MiB sequential writes, over the cutoff, so they bypass the cache.
