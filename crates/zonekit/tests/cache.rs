@@ -168,6 +168,15 @@ fn bad_cache_configurations_are_refused_with_usage_status() {
     let larger: serde_json::Value = serde_json::from_str(&larger).unwrap();
     assert_eq!(larger["evictions"], 0, "{larger}");
     assert_eq!(larger["hdd_blocks_read"], larger["cache_blocks_written"], "{larger}");
+    // Packed records: 20,000 × 1040 bytes are the data set (5079 blocks), under a 32 MiB cache.
+    let packed: serde_json::Value =
+        serde_json::from_str(&ok(&["cache", "run", "--records", "20000", "--cache-mib", "32", "--zone-mib", "1", "--layout", "packed", "--json"], d)).unwrap();
+    assert_eq!((packed["spec"]["workload"]["data_bytes"].as_u64(), packed["evictions"].as_u64()), (Some(5079 * 4096), Some(0)), "{packed}");
+    assert!(run(&["--layout", "diagonal"]).contains("--layout \"diagonal\": expected strided or packed"));
+    let e = refused(&["cache", "run", "--records", "20000", "--data-mib", "16", "--cache-mib", "32", "--zone-mib", "1", "--layout", "packed"], d, 2);
+    assert!(e.contains("--records 20000 --data-mib 16 --layout packed") && e.contains("do not fit"), "{e}");
+    assert!(refused(&["cache", "run", "--trace", "x.csv", "--layout", "packed"], d, 2).contains("cannot be used with"));
+    assert!(refused(&["cache", "experiment", "--layout", "packed", "--trace", "x.csv", "--cache-mib", "64"], d, 2).contains("cannot be used with"));
     assert!(run(&["--device", "conventional", "--bucket-kib", "300"]).contains("not a whole number of 307200-byte buckets"));
     let e = run(&["--device", "conventional", "--bucket-kib", "78"]);
     assert!(e.contains("a bucket of 79872 bytes is not a whole number of 4096-byte blocks"), "{e}");
