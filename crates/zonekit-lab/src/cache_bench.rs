@@ -880,6 +880,9 @@ pub struct CacheExperiment {
     /// The synthetic records' layout; with [`Layout::Packed`] the data set is the records'
     /// footprint (at scale 1, 6.2 GiB under the 8 GiB cache), not 8 × the cache.
     pub layout: Layout,
+    /// Open buckets per placement class in every configuration, ZNS and conventional alike
+    /// (bcache keeps a write point per task: 8 for the thesis' 8 reader threads).
+    pub write_points: u32,
 }
 
 /// The sections whose runs need the synthetic workload: `clustered` changes the key
@@ -889,7 +892,7 @@ const SYNTHETIC_ONLY_SECTIONS: [&str; 2] = ["clustered", "admission"];
 impl CacheExperiment {
     /// The synthetic experiment at `scale` with `passes`, its defaults otherwise.
     pub fn synthetic(scale: f64, passes: f64, seed: u64, threads: usize, out: std::path::PathBuf) -> CacheExperiment {
-        CacheExperiment { scale, passes, seed, threads, out, trace: None, warmup_fraction: None, layout: Layout::Strided }
+        CacheExperiment { scale, passes, seed, threads, out, trace: None, warmup_fraction: None, layout: Layout::Strided, write_points: 8 }
     }
 
     /// The thesis' set-up scaled by its zone size: 64 zones of `128 MiB × scale` (at least
@@ -924,7 +927,7 @@ impl CacheExperiment {
             sampler: "none".into(),
             sampler_params: Params::new(),
             budget,
-            config: CacheConfig::default(),
+            config: CacheConfig { write_points: self.write_points, ..CacheConfig::default() },
             workload: Ycsb {
                 records,
                 record_bytes,
@@ -969,12 +972,8 @@ impl CacheExperiment {
             DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
         };
         let bucket_bytes = (zone_bytes / 128).max(BLOCK);
-        let conventional = CacheSpec {
-            device: DeviceKind::Conventional { bucket_bytes, op: 0.07, erase_unit_bytes: 16 * bucket_bytes },
-            eviction: "bcache".into(),
-            config: CacheConfig { write_points: 8, ..base.config },
-            ..base.clone()
-        };
+        let conventional =
+            CacheSpec { device: DeviceKind::Conventional { bucket_bytes, op: 0.07, erase_unit_bytes: 16 * bucket_bytes }, eviction: "bcache".into(), ..base.clone() };
         out.push(("fig5.1", "bcache original (conventional SSD, zone/128 buckets, bcache LRU)".to_string(), conventional));
         out.push(("fig5.1", "ZNS-naive (LFU)".to_string(), base.clone()));
         // Fig. 4.1: zone-sized buckets under bcache's own rule, exact and with the stock
@@ -1030,11 +1029,12 @@ impl CacheExperiment {
 }
 
 /// Columns of `results.csv`.
-pub const RESULT_COLUMNS: [&str; 14] = [
+pub const RESULT_COLUMNS: [&str; 15] = [
     "section",
     "label",
     "device",
     "bucket_bytes",
+    "write_points",
     "eviction",
     "sampler",
     "chunk_bytes",
@@ -1057,6 +1057,7 @@ fn result_row(section: &str, r: &CacheReport) -> Vec<String> {
         r.label.clone(),
         device.into(),
         r.bucket_bytes.to_string(),
+        r.spec.config.write_points.to_string(),
         r.spec.eviction.clone(),
         r.spec.sampler.clone(),
         r.spec.budget.chunk_bytes.to_string(),
@@ -1096,16 +1097,22 @@ fn check_experiment(exp: &CacheExperiment) -> Result<()> {
             if t.zone_bytes == 0 || t.zone_bytes % MIB != 0 || t.cache_bytes % t.zone_bytes != 0 {
                 return Err(LabError::Usage(format!("--cache-mib {cache_mib} --zone-mib {zone_mib}: the cache must be a whole number of zones of at least 1 MiB")));
             }
-            // Every sampler's classes (at most 4) keep one open bucket each, and the cache
-            // needs two more; the conventional baseline's erase unit (16 buckets of zone/128)
-            // must be at most a sixteenth of the cache.
-            let zones = t.cache_bytes / t.zone_bytes;
-            if zones < 6 {
-                return Err(LabError::Usage(format!(
-                    "--cache-mib {cache_mib} --zone-mib {zone_mib}: {zones} zones; the experiment's samplers keep up to 4 buckets open and the cache needs 2 more: at least 6 zones"
-                )));
-            }
         }
+    }
+    // Every sampler's classes (at most 4) keep a bucket open per write point, and the cache
+    // needs two more.
+    let zone_bytes = match base.device {
+        DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
+        DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
+    };
+    let zones = base.cache_bytes / zone_bytes;
+    let needed = 4 * exp.write_points as u64 + 2;
+    if exp.write_points == 0 || zones < needed {
+        let shape = exp.trace.as_ref().map_or(String::new(), |t| format!("--cache-mib {} --zone-mib {} ", t.cache_bytes / MIB, t.zone_bytes / MIB));
+        return Err(LabError::Usage(format!(
+            "{shape}--write-points {}: the cache has {zones} zones; the experiment's samplers keep up to 4 classes × {} write points open and the cache needs 2 more: at least 1 write point and {needed} zones",
+            exp.write_points, exp.write_points
+        )));
     }
     Ok(())
 }
@@ -1200,6 +1207,7 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
     let base = exp.base();
     let mut text = String::from("# Seed 004: a block cache on ZNS vs conventional flash\n\n");
     text.push_str(&describe_setup(exp, &base));
+    text.push_str(&format!("Every configuration, ZNS and conventional alike, keeps {} write point(s) (open buckets) per placement class.\n\n", base.config.write_points));
     for section in ["fig5.1", "fig4.1", "fig5.2", "fig5.3", "clustered", "beyond", "admission"] {
         let picked: Vec<&(&str, (CacheReport, Vec<CacheSample>))> = runs.iter().filter(|(s, _)| *s == section).collect();
         if picked.is_empty() {
@@ -1325,7 +1333,13 @@ mod tests {
 
     fn trace_spec(warmup_fraction: f64) -> CacheSpec {
         let base = tiny().base();
-        CacheSpec { device: DeviceKind::Zoned { zone_bytes: MIB, zones_per_bucket: 1 }, cache_bytes: 4 * MIB, workload: Ycsb { warmup_fraction, ..base.workload }, ..base }
+        CacheSpec {
+            device: DeviceKind::Zoned { zone_bytes: MIB, zones_per_bucket: 1 },
+            cache_bytes: 4 * MIB,
+            workload: Ycsb { warmup_fraction, ..base.workload },
+            config: CacheConfig { write_points: 1, ..base.config },
+            ..base
+        }
     }
 
     #[test]
@@ -1403,6 +1417,18 @@ mod tests {
             // misses on the records it reads first, a few percent.
             assert!(r.hit_ratio > 0.9 && r.hit_ratio < 1.0, "{label}: {}", r.hit_ratio);
         }
+    }
+
+    #[test]
+    fn every_configuration_keeps_the_same_write_points() {
+        for write_points in [1, 8] {
+            let exp = CacheExperiment { write_points, ..tiny() };
+            for (section, label, spec) in exp.specs() {
+                assert_eq!(spec.config.write_points, write_points, "{section} {label}");
+            }
+        }
+        let e = check_experiment(&CacheExperiment { write_points: 16, ..tiny() }).unwrap_err().to_string();
+        assert!(e.contains("--write-points 16") && e.contains("66 zones"), "{e}");
     }
 
     #[test]

@@ -152,6 +152,10 @@ pub struct ExperimentArgs {
     /// count [default: 0.5; 0 with --trace].
     #[arg(long)]
     warmup_fraction: Option<f64>,
+    /// Open buckets per placement class, the same in every configuration, ZNS and
+    /// conventional (bcache keeps one per task; the thesis ran 8 reader threads).
+    #[arg(long, default_value_t = 8)]
+    write_points: u32,
     /// Runs in parallel (default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -380,6 +384,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let mut exp = CacheExperiment::synthetic(a.scale.unwrap_or(1.0), a.passes.unwrap_or(2.0), a.seed.unwrap_or(1), threads, a.out.clone());
     exp.warmup_fraction = a.warmup_fraction;
     exp.layout = Layout::parse(a.layout.as_deref().unwrap_or("strided")).map_err(lab)?;
+    exp.write_points = a.write_points;
     if let Some(path) = &a.trace {
         if !path.exists() {
             usage!("--trace {}: no such file", path.display());
