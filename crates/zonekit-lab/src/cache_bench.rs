@@ -4,7 +4,9 @@
 //!
 //! [`run_cache`] runs one configuration ([`CacheSpec`]); [`run_experiment`] runs the thesis'
 //! comparisons (Figs. 5.1–5.3 and 2.4) plus the policies caches use today and the Belady bound,
-//! and writes `results.csv`, `waf.csv`, `summary.md` and SVG charts.
+//! and writes `results.csv`, `waf.csv` (the conventional SSD's WAF per window and cumulative),
+//! `gc-waf.csv` (its WAF per garbage collection, Fig. 2.4's own sampling), `summary.md` and SVG
+//! charts. [`run_experiment`] also runs on a trace ([`CacheExperiment::trace`]).
 //!
 //! The thesis' workload does not add up (6.4 M records of 1 KiB are 6 GiB, under the 8 GiB
 //! cache, yet it speaks of 64 GiB of data and of evictions), so there are two readings
@@ -148,6 +150,8 @@ pub struct CacheSample {
     pub device_waf_cumulative: f64,
     /// Device WAF of the window's writes: (host + GC copies) / host.
     pub device_waf_window: f64,
+    /// Blocks the cache had written to the device by then.
+    pub host_blocks: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -169,15 +173,49 @@ pub struct CacheReport {
     pub hdd_blocks_read: u64,
     pub sampler_memory_bytes: u64,
     pub inserted_per_class: Vec<u64>,
+    /// The conventional SSD's garbage collections (`gc-waf.csv`); left out of the JSON.
+    #[serde(skip)]
+    pub gc_rounds: Vec<GcRound>,
 }
+
+/// One garbage collection of the conventional SSD, as the thesis' Fig. 2.4 samples it: the
+/// erase unit's live blocks copied elsewhere and the blocks it freed for host writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GcRound {
+    /// Host blocks the device had been given when it collected.
+    pub host_blocks: u64,
+    /// Erase units reclaimed: 1, or more when one host write needed several at once (their
+    /// copies are then known only together, and the row is their sum).
+    pub units: u64,
+    pub copied_blocks: u64,
+    pub freed_blocks: u64,
+}
+
+impl GcRound {
+    /// Flash writes per host write the collected space bought: (freed + copied) / freed, the
+    /// thesis' "host wrote 1 MB, GC copied 1 MB: WAF 2".
+    pub fn waf(&self) -> f64 {
+        if self.freed_blocks == 0 {
+            f64::INFINITY
+        } else {
+            (self.freed_blocks + self.copied_blocks) as f64 / self.freed_blocks as f64
+        }
+    }
+}
+
+/// The most GC rounds a run keeps (a bound on memory; the counts past it are still in the
+/// FTL's totals).
+const GC_ROUNDS_MAX: usize = 1 << 20;
 
 /// The conventional SSD: the block FTL with no separation and greedy GC on flash with spare.
 pub struct ConventionalSsd {
     ftl: Ftl<MemDevice>,
     buckets: u32,
     bucket_blocks: u64,
+    unit_blocks: u64,
     bytes_written: u64,
     clock_us: u64,
+    gc_rounds: Vec<GcRound>,
 }
 
 impl ConventionalSsd {
@@ -233,9 +271,16 @@ impl ConventionalSsd {
             buckets: u32::try_from(cache_bytes / bucket_bytes)
                 .map_err(|_| LabError::Usage(format!("a {cache_bytes}-byte cache is over {} buckets of {bucket_bytes} bytes", u32::MAX)))?,
             bucket_blocks: bucket_bytes / BLOCK,
+            unit_blocks,
             bytes_written: 0,
             clock_us: 0,
+            gc_rounds: Vec::new(),
         })
+    }
+
+    /// Every GC so far (up to [`GC_ROUNDS_MAX`]), in order.
+    pub fn gc_rounds(&self) -> &[GcRound] {
+        &self.gc_rounds
     }
 
     pub fn gc_blocks(&self) -> u64 {
@@ -265,7 +310,15 @@ impl CacheDevice for ConventionalSsd {
         for (i, block) in data.chunks(BLOCK as usize).enumerate() {
             self.clock_us += 1;
             let key = bucket as u64 * self.bucket_blocks + offset + i as u64;
+            let (units_before, copied_before) = (self.ftl.stats().gc_count, self.ftl.stats().gc_blocks);
             self.ftl.write(key, Some(block), self.clock_us, zonekit_base::NEVER).map_err(Self::engine)?;
+            // The FTL collects inside a write: what it did is the counters' change.
+            let stats = self.ftl.stats();
+            let units = stats.gc_count - units_before;
+            if units > 0 && self.gc_rounds.len() < GC_ROUNDS_MAX {
+                let copied_blocks = stats.gc_blocks - copied_before;
+                self.gc_rounds.push(GcRound { host_blocks: stats.user_blocks, units, copied_blocks, freed_blocks: units * self.unit_blocks - copied_blocks });
+            }
         }
         self.bytes_written += data.len() as u64;
         Ok(())
@@ -335,6 +388,14 @@ impl CacheDevice for AnyDevice {
 }
 
 impl AnyDevice {
+    /// The conventional SSD's GC rounds (a ZNS cache has none: eviction is a zone reset).
+    pub fn gc_rounds(&self) -> &[GcRound] {
+        match self {
+            AnyDevice::Zoned(_) => &[],
+            AnyDevice::Conventional(d) => d.gc_rounds(),
+        }
+    }
+
     /// (host blocks, GC-copied blocks) the flash has written so far.
     fn flash_writes(&self) -> (u64, u64) {
         match self {
@@ -536,6 +597,7 @@ fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64
         hdd_blocks_read: cache.hdd_stats().blocks_read,
         sampler_memory_bytes: cache.sampler().map_or(0, |s| s.memory_bytes()),
         inserted_per_class: s.inserted_per_class.clone(),
+        gc_rounds: cache.device().gc_rounds().to_vec(),
     }
 }
 
@@ -651,6 +713,7 @@ impl Samples {
             hit_ratio_window: (s.read_block_hits - self.last_hits) as f64 / (s.read_blocks - self.last_reads).max(1) as f64,
             device_waf_cumulative: if host == 0 { 1.0 } else { (host + gc) as f64 / host as f64 },
             device_waf_window: if window_host == 0 { 1.0 } else { (window_host + gc - self.last_gc) as f64 / window_host as f64 },
+            host_blocks: host,
         });
         (self.last_reads, self.last_hits, self.last_host, self.last_gc) = (s.read_blocks, s.read_block_hits, host, gc);
         debug_assert!(op < self.operations);
@@ -1232,6 +1295,12 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
         text.push_str(&markdown_table(&["configuration", "hit ratio", "device WAF", "evictions", "cache writes", "reinserted", "sampler bytes", "mean read µs"], &rows));
         text.push('\n');
     }
+    let gc_lines: Vec<String> = runs.iter().filter_map(|(_, (r, _))| gc_summary(&r.gc_rounds).map(|line| format!("- {}: {line}\n", r.label))).collect();
+    if !gc_lines.is_empty() {
+        text.push_str("## The conventional SSD's WAF per GC (Fig. 2.4: \"close to 8\"; gc-waf.csv)\n\n");
+        text.push_str(&gc_lines.concat());
+        text.push('\n');
+    }
     text.push_str("## How much an address unit's history tells (static bound: the hottest units that fit)\n\n");
     let streams: Vec<(&str, ReadStream)> = match &exp.trace {
         Some(_) => vec![("trace reads", exp.read_stream(&base)?)],
@@ -1275,6 +1344,25 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
         }
     }
     write_file(out, "waf.csv", csv(&["label", "operations", "waf_window", "waf_cumulative"], &waf_rows))?;
+    // Fig. 2.4's black line: the WAF of each GC, beside the windows' and the cumulative.
+    let mut gc_rows = Vec::new();
+    for (_, (r, series)) in runs {
+        for (i, g) in r.gc_rounds.iter().enumerate() {
+            gc_rows.push(vec![
+                r.label.clone(),
+                (i + 1).to_string(),
+                g.host_blocks.to_string(),
+                g.units.to_string(),
+                g.copied_blocks.to_string(),
+                g.freed_blocks.to_string(),
+                format!("{:.3}", g.waf()),
+            ]);
+        }
+        if !r.gc_rounds.is_empty() {
+            waf_series.push(Series { name: "per GC".into(), points: per_gc_points(&r.gc_rounds, series) });
+        }
+    }
+    write_file(out, "gc-waf.csv", csv(&["label", "gc", "host_blocks", "erase_units", "copied_blocks", "freed_blocks", "waf"], &gc_rows))?;
     let x_axis = if exp.trace.is_some() { "trace requests" } else { "read operations" };
     write_file(out, "device-waf.svg", line_chart("Conventional SSD under bcache: device WAF", x_axis, "WAF", &waf_series, false))?;
     write_file(out, "hit-ratio-over-time.svg", line_chart("Hit ratio per window", x_axis, "hit ratio", &hit_series, false))?;
@@ -1282,6 +1370,41 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
     write_file(out, "hit-ratio.svg", zonekit_report::bar_chart("Hit ratio (Fig. 5.1)", "%", &bars))?;
     write_file(out, "summary.md", text.clone())?;
     Ok(text)
+}
+
+/// Each GC's WAF placed on the samples' axis (read operations or trace requests): at the
+/// first sample by which the device had been given the GC's host blocks.
+fn per_gc_points(rounds: &[GcRound], series: &[CacheSample]) -> Vec<(f64, f64)> {
+    let Some(last) = series.last() else { return Vec::new() };
+    rounds
+        .iter()
+        .filter(|g| g.waf().is_finite())
+        .map(|g| {
+            let at = series.partition_point(|s| s.host_blocks < g.host_blocks);
+            (series.get(at).unwrap_or(last).operations as f64, g.waf())
+        })
+        .collect()
+}
+
+/// A line on the conventional SSD's GCs: how many, and their WAF (mean over all, median, and
+/// mean over the last quarter of the rounds, once the device is in steady state).
+fn gc_summary(rounds: &[GcRound]) -> Option<String> {
+    let wafs: Vec<f64> = rounds.iter().map(GcRound::waf).filter(|w| w.is_finite()).collect();
+    if wafs.is_empty() {
+        return None;
+    }
+    let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len().max(1) as f64;
+    let mut sorted = wafs.clone();
+    sorted.sort_by(f64::total_cmp);
+    let multi = rounds.iter().filter(|g| g.units > 1).count();
+    Some(format!(
+        "{} GC rounds ({} with several erase units at once); WAF per GC: mean {:.2}, median {:.2}, last quarter's mean {:.2}",
+        rounds.len(),
+        multi,
+        mean(&wafs),
+        sorted[sorted.len() / 2],
+        mean(&wafs[wafs.len() * 3 / 4..])
+    ))
 }
 
 /// Parses a write mode for the CLI.
@@ -1307,7 +1430,18 @@ mod tests {
             assert_eq!(series.len(), 50, "{label}");
             match spec.device {
                 DeviceKind::Zoned { .. } => assert_eq!(r.device_waf, 1.0),
-                DeviceKind::Conventional { .. } => assert!(r.device_waf > 1.2, "{label}: WAF {}", r.device_waf),
+                DeviceKind::Conventional { erase_unit_bytes, .. } => {
+                    assert!(r.device_waf > 1.2, "{label}: WAF {}", r.device_waf);
+                    // The rounds account for every copy the FTL made, and each for its units.
+                    assert!(!r.gc_rounds.is_empty(), "{label}: no GC");
+                    let copied: u64 = r.gc_rounds.iter().map(|g| g.copied_blocks).sum();
+                    let waf = (r.cache_blocks_written + copied) as f64 / r.cache_blocks_written as f64;
+                    assert!((waf - r.device_waf).abs() < 1e-9, "{label}: rounds say {waf}, the FTL {}", r.device_waf);
+                    for g in &r.gc_rounds {
+                        assert_eq!(g.copied_blocks + g.freed_blocks, g.units * erase_unit_bytes / BLOCK, "{g:?}");
+                        assert!(g.waf() >= 1.0, "{g:?}");
+                    }
+                }
             }
         }
     }

@@ -110,12 +110,14 @@ fn run_on_a_binary_trace_counts_after_the_warmup() {
 fn the_experiment_writes_every_section_and_chart() {
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&["cache", "experiment", "--scale", "0.0078125", "--passes", "1", "--threads", "2", "--out", "ce"], dir.path());
-    for section in ["## fig5.1", "## fig4.1", "## fig5.2", "## fig5.3", "## clustered", "## beyond", "## admission", "belady"] {
+    for section in ["## fig5.1", "## fig4.1", "## fig5.2", "## fig5.3", "## clustered", "## beyond", "## admission", "belady", "WAF per GC: mean", "8 write point(s)"] {
         assert!(out.contains(section), "no {section} in {out}");
     }
-    for file in ["results.csv", "waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
+    for file in ["results.csv", "waf.csv", "gc-waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
         assert!(dir.path().join("ce").join(file).exists(), "{file}");
     }
+    let gc = std::fs::read_to_string(dir.path().join("ce/gc-waf.csv")).unwrap();
+    assert!(gc.starts_with("label,gc,host_blocks,erase_units,copied_blocks,freed_blocks,waf") && gc.lines().count() > 1, "{gc}");
 }
 
 #[test]
@@ -131,7 +133,7 @@ fn the_experiment_runs_on_a_trace_and_refuses_what_does_not_apply() {
     for section in ["## clustered", "## admission"] {
         assert!(!out.contains(section), "{section} on a trace: {out}");
     }
-    for file in ["results.csv", "waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
+    for file in ["results.csv", "waf.csv", "gc-waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
         assert!(d.join("te").join(file).exists(), "{file}");
     }
     let experiment = |extra: &[&str]| refused(&[&["cache", "experiment", "--out", "te2"], extra].concat(), d, 2);
