@@ -221,11 +221,8 @@ impl<C: CacheDevice> Cache<C> {
         let buckets = device.buckets();
         let bucket_blocks = device.bucket_blocks();
         let block_bytes = device.block_bytes() as u64;
-        let cache_bytes = buckets as u64 * bucket_blocks * block_bytes;
-        let backing_bytes = hdd.capacity_blocks() * block_bytes;
-        if cache_bytes >= backing_bytes {
-            return Err(CacheError::Config(format!("a cache of {cache_bytes} bytes is not smaller than its {backing_bytes}-byte backing device")));
-        }
+        // A cache as large as its disk or larger is allowed (the thesis' literal setting):
+        // every block then fits and eviction may never come.
         if config.chunk_bytes < block_bytes || config.chunk_bytes % block_bytes != 0 {
             return Err(CacheError::Config(format!("sampler chunk of {} bytes: a whole number of {block_bytes}-byte blocks", config.chunk_bytes)));
         }

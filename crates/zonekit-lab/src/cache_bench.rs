@@ -4,13 +4,18 @@
 //!
 //! [`run_cache`] runs one configuration ([`CacheSpec`]); [`run_experiment`] runs the thesis'
 //! comparisons (Figs. 5.1–5.3 and 2.4) plus the policies caches use today and the Belady bound,
-//! and writes `results.csv`, `waf.csv`, `summary.md` and SVG charts.
+//! and writes `results.csv`, `waf.csv` (the conventional SSD's WAF per window and cumulative),
+//! `gc-waf.csv` (its WAF per garbage collection, Fig. 2.4's own sampling), `summary.md` and SVG
+//! charts. [`run_experiment`] also runs on a trace ([`CacheExperiment::trace`]).
 //!
 //! The thesis' workload does not add up (6.4 M records of 1 KiB are 6 GiB, under the 8 GiB
-//! cache, yet it speaks of 64 GiB of data and of evictions). We keep its record count, its
-//! 64 GiB data set and its 1:8 cache ratio: record `i` lives at byte `i × data / records`
-//! (a 10 KiB stride), a read fetches the 4 KiB block holding it, and the read phase runs long
-//! enough to cycle the cache (hit ratios are measured after a warm-up).
+//! cache, yet it speaks of 64 GiB of data and of evictions), so there are two readings
+//! ([`Layout`]). Strided, the default, keeps its record count, its 64 GiB data set and its 1:8
+//! cache ratio: record `i` lives at byte `i × data / records` (a 10 KiB stride), a read
+//! fetches the 4 KiB block holding it, and the read phase runs long enough to cycle the cache.
+//! Packed keeps the record count and size literally: records back to back (1040 bytes, 3.94 to
+//! a block), 6.2 GiB under the 8 GiB cache, which then never evicts. Hit ratios are measured
+//! after a warm-up either way.
 
 use std::path::Path;
 
@@ -62,6 +67,40 @@ pub struct Ycsb {
     /// YCSB's scrambled zipfian (hot records scattered over the data set, as YCSB's
     /// `zipfian` does) or plain zipfian (record 0 the hottest: hot records side by side).
     pub scrambled: bool,
+    pub layout: Layout,
+}
+
+/// Where records sit on the backing disk.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum Layout {
+    /// Record `i` at byte `i × data_bytes / records`: the thesis' 6.4 M records spread over
+    /// its stated 64 GiB, a 10 KiB stride, one record in each block read. The default: it
+    /// keeps the thesis' stated 1:8 cache-to-data ratio, under which eviction and placement
+    /// (the thesis' subject) matter.
+    #[default]
+    Strided,
+    /// Records back to back, `record_bytes` each, from byte 0: a key-value store's data
+    /// files hold them densely (1040-byte records, 3.94 to a 4 KiB block; a quarter of them
+    /// span two blocks and are read as both). The thesis' literal 6.4 M records then take
+    /// 6.2 GiB, under its 8 GiB cache.
+    Packed,
+}
+
+impl Layout {
+    pub fn parse(name: &str) -> Result<Layout> {
+        match name {
+            "strided" => Ok(Layout::Strided),
+            "packed" => Ok(Layout::Packed),
+            other => Err(LabError::Usage(format!("--layout {other:?}: expected strided or packed"))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Strided => "strided",
+            Layout::Packed => "packed",
+        }
+    }
 }
 
 /// The record chooser a workload asks for.
@@ -111,6 +150,8 @@ pub struct CacheSample {
     pub device_waf_cumulative: f64,
     /// Device WAF of the window's writes: (host + GC copies) / host.
     pub device_waf_window: f64,
+    /// Blocks the cache had written to the device by then.
+    pub host_blocks: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -132,15 +173,49 @@ pub struct CacheReport {
     pub hdd_blocks_read: u64,
     pub sampler_memory_bytes: u64,
     pub inserted_per_class: Vec<u64>,
+    /// The conventional SSD's garbage collections (`gc-waf.csv`); left out of the JSON.
+    #[serde(skip)]
+    pub gc_rounds: Vec<GcRound>,
 }
+
+/// One garbage collection of the conventional SSD, as the thesis' Fig. 2.4 samples it: the
+/// erase unit's live blocks copied elsewhere and the blocks it freed for host writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GcRound {
+    /// Host blocks the device had been given when it collected.
+    pub host_blocks: u64,
+    /// Erase units reclaimed: 1, or more when one host write needed several at once (their
+    /// copies are then known only together, and the row is their sum).
+    pub units: u64,
+    pub copied_blocks: u64,
+    pub freed_blocks: u64,
+}
+
+impl GcRound {
+    /// Flash writes per host write the collected space bought: (freed + copied) / freed, the
+    /// thesis' "host wrote 1 MB, GC copied 1 MB: WAF 2".
+    pub fn waf(&self) -> f64 {
+        if self.freed_blocks == 0 {
+            f64::INFINITY
+        } else {
+            (self.freed_blocks + self.copied_blocks) as f64 / self.freed_blocks as f64
+        }
+    }
+}
+
+/// The most GC rounds a run keeps (a bound on memory; the counts past it are still in the
+/// FTL's totals).
+const GC_ROUNDS_MAX: usize = 1 << 20;
 
 /// The conventional SSD: the block FTL with no separation and greedy GC on flash with spare.
 pub struct ConventionalSsd {
     ftl: Ftl<MemDevice>,
     buckets: u32,
     bucket_blocks: u64,
+    unit_blocks: u64,
     bytes_written: u64,
     clock_us: u64,
+    gc_rounds: Vec<GcRound>,
 }
 
 impl ConventionalSsd {
@@ -196,9 +271,16 @@ impl ConventionalSsd {
             buckets: u32::try_from(cache_bytes / bucket_bytes)
                 .map_err(|_| LabError::Usage(format!("a {cache_bytes}-byte cache is over {} buckets of {bucket_bytes} bytes", u32::MAX)))?,
             bucket_blocks: bucket_bytes / BLOCK,
+            unit_blocks,
             bytes_written: 0,
             clock_us: 0,
+            gc_rounds: Vec::new(),
         })
+    }
+
+    /// Every GC so far (up to [`GC_ROUNDS_MAX`]), in order.
+    pub fn gc_rounds(&self) -> &[GcRound] {
+        &self.gc_rounds
     }
 
     pub fn gc_blocks(&self) -> u64 {
@@ -228,7 +310,15 @@ impl CacheDevice for ConventionalSsd {
         for (i, block) in data.chunks(BLOCK as usize).enumerate() {
             self.clock_us += 1;
             let key = bucket as u64 * self.bucket_blocks + offset + i as u64;
+            let (units_before, copied_before) = (self.ftl.stats().gc_count, self.ftl.stats().gc_blocks);
             self.ftl.write(key, Some(block), self.clock_us, zonekit_base::NEVER).map_err(Self::engine)?;
+            // The FTL collects inside a write: what it did is the counters' change.
+            let stats = self.ftl.stats();
+            let units = stats.gc_count - units_before;
+            if units > 0 && self.gc_rounds.len() < GC_ROUNDS_MAX {
+                let copied_blocks = stats.gc_blocks - copied_before;
+                self.gc_rounds.push(GcRound { host_blocks: stats.user_blocks, units, copied_blocks, freed_blocks: units * self.unit_blocks - copied_blocks });
+            }
         }
         self.bytes_written += data.len() as u64;
         Ok(())
@@ -298,6 +388,14 @@ impl CacheDevice for AnyDevice {
 }
 
 impl AnyDevice {
+    /// The conventional SSD's GC rounds (a ZNS cache has none: eviction is a zone reset).
+    pub fn gc_rounds(&self) -> &[GcRound] {
+        match self {
+            AnyDevice::Zoned(_) => &[],
+            AnyDevice::Conventional(d) => d.gc_rounds(),
+        }
+    }
+
     /// (host blocks, GC-copied blocks) the flash has written so far.
     fn flash_writes(&self) -> (u64, u64) {
         match self {
@@ -391,7 +489,10 @@ pub fn build_cache(spec: &CacheSpec) -> Result<Cache<AnyDevice>> {
 
 /// The block holding record `i`, and how many blocks the record spans.
 fn record_blocks(w: &Ycsb, i: u64) -> (u64, u64) {
-    let stride = w.data_bytes / w.records;
+    let stride = match w.layout {
+        Layout::Strided => w.data_bytes / w.records,
+        Layout::Packed => w.record_bytes,
+    };
     let start = i * stride;
     let first = start / BLOCK;
     let last = (start + w.record_bytes - 1) / BLOCK;
@@ -399,15 +500,21 @@ fn record_blocks(w: &Ycsb, i: u64) -> (u64, u64) {
 }
 
 impl Ycsb {
-    fn validate(&self, cache_bytes: u64) -> Result<()> {
+    fn validate(&self) -> Result<()> {
         if self.records == 0 || self.threads == 0 || self.operations == 0 {
             return Err(LabError::Usage(format!("--records {}, --threads {}, --operations {}: each must be at least 1", self.records, self.threads, self.operations)));
         }
-        if self.data_bytes / self.records < self.record_bytes {
+        // Strided records each need their stride; packed ones all of them together.
+        let fits = match self.layout {
+            Layout::Strided => self.data_bytes / self.records >= self.record_bytes,
+            Layout::Packed => self.records.checked_mul(self.record_bytes).is_some_and(|bytes| bytes <= self.data_bytes),
+        };
+        if self.record_bytes == 0 || !fits {
             return Err(LabError::Usage(format!(
-                "--records {} --data-mib {}: {} records of {} bytes do not fit {} bytes of data",
+                "--records {} --data-mib {} --layout {}: {} records of {} bytes do not fit {} bytes of data",
                 self.records,
                 self.data_bytes >> 20,
+                self.layout.name(),
                 self.records,
                 self.record_bytes,
                 self.data_bytes
@@ -415,14 +522,6 @@ impl Ycsb {
         }
         if self.data_bytes > MAX_DATA_BYTES {
             return Err(LabError::Usage(format!("--data-mib {}: a data set of {} bytes; at most {MAX_DATA_BYTES} (64 TiB)", self.data_bytes >> 20, self.data_bytes)));
-        }
-        if cache_bytes >= self.data_bytes {
-            return Err(LabError::Usage(format!(
-                "--cache-mib {} --data-mib {}: a {cache_bytes}-byte cache is not smaller than the {}-byte data set",
-                cache_bytes >> 20,
-                self.data_bytes >> 20,
-                self.data_bytes
-            )));
         }
         if !(0.0..=1.0).contains(&self.update_fraction) || !(0.0..1.0).contains(&self.warmup_fraction) {
             return Err(LabError::Usage(format!(
@@ -437,7 +536,7 @@ impl Ycsb {
 /// Runs one configuration: the load (sequential, bypassing the cache), then the read phase.
 pub fn run_cache(label: &str, spec: &CacheSpec, progress: &mut dyn FnMut(u64, u64)) -> Result<(CacheReport, Vec<CacheSample>)> {
     let w = spec.workload;
-    w.validate(spec.cache_bytes)?;
+    w.validate()?;
     let mut cache = build_cache(spec)?;
     let err = cache_error(label);
     // Load: 8 MiB sequential writes, over the cutoff, so they bypass the cache.
@@ -453,15 +552,11 @@ pub fn run_cache(label: &str, spec: &CacheSpec, progress: &mut dyn FnMut(u64, u6
     let mut zipf = Chooser::new(&w);
     let mut rng = Rng::new(spec.seed);
     let warmup = (w.operations as f64 * w.warmup_fraction) as u64;
-    let mut series = Vec::new();
-    let sample_every = (w.operations / 50).max(1);
-    let (mut last_reads, mut last_hits) = (0, 0);
-    let (mut last_host, mut last_gc) = cache.device().flash_writes();
+    let mut samples = Samples::new(w.operations, &cache);
     let mut counted = (0u64, 0u64, 0u64, 0u64);
     for op in 0..w.operations {
         if op == warmup {
-            let s = cache.stats();
-            counted = (s.read_blocks, s.read_block_hits, s.read_requests, s.read_request_hits);
+            counted = read_counters(&cache);
         }
         let record = zipf.next(&mut rng);
         let (block, blocks) = record_blocks(&w, record);
@@ -472,22 +567,12 @@ pub fn run_cache(label: &str, spec: &CacheSpec, progress: &mut dyn FnMut(u64, u6
         } else {
             cache.read_as(task, block, &mut buf[..bytes]).map_err(&err)?;
         }
-        if (op + 1) % sample_every == 0 {
-            let s = cache.stats();
-            let (host, gc) = cache.device().flash_writes();
-            let window_host = host - last_host;
-            series.push(CacheSample {
-                operations: op + 1,
-                hit_ratio_window: (s.read_block_hits - last_hits) as f64 / (s.read_blocks - last_reads).max(1) as f64,
-                device_waf_cumulative: if host == 0 { 1.0 } else { (host + gc) as f64 / host as f64 },
-                device_waf_window: if window_host == 0 { 1.0 } else { (window_host + gc - last_gc) as f64 / window_host as f64 },
-            });
-            (last_reads, last_hits, last_host, last_gc) = (s.read_blocks, s.read_block_hits, host, gc);
+        if samples.after(op, &cache) {
             progress(op + 1, w.operations);
         }
     }
     cache.check_invariants().map_err(&err)?;
-    Ok((report(label, spec, &cache, counted), series))
+    Ok((report(label, spec, &cache, counted), samples.series))
 }
 
 /// The report of a run; `counted` are the read counters at the end of the warm-up.
@@ -512,131 +597,331 @@ fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64
         hdd_blocks_read: cache.hdd_stats().blocks_read,
         sampler_memory_bytes: cache.sampler().map_or(0, |s| s.memory_bytes()),
         inserted_per_class: s.inserted_per_class.clone(),
+        gc_rounds: cache.device().gc_rounds().to_vec(),
     }
 }
 
-/// Replays a block trace through the cache (no load phase, no warm-up). The backing disk is
+/// Replays a block trace through the cache (no load phase). The backing disk is
 /// `backing_bytes` (a trace beyond it is refused before anything runs) or sized to the
-/// trace's highest address; `spec.workload`'s YCSB fields are not used.
+/// trace's highest address; `spec.workload`'s YCSB fields are not used but its
+/// `warmup_fraction`: the first that share of the trace's requests warm the cache and are
+/// not counted.
 pub fn run_cache_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::input::Input, backing_bytes: Option<u64>, progress: &mut dyn FnMut(u64)) -> Result<CacheReport> {
-    let mut end = 0u64;
-    for (i, r) in input.requests().map_err(LabError::input(input))?.enumerate() {
-        let r = r.map_err(LabError::input(input))?;
-        let Some(request_end) = r.offset_bytes.checked_add(r.len_bytes).filter(|&e| e <= MAX_DATA_BYTES) else {
-            return Err(LabError::Usage(format!(
-                "{}: request {} ({} bytes at offset {}) reaches beyond any disk this model holds ({MAX_DATA_BYTES} bytes)",
-                input.describe(),
-                i + 1,
-                r.len_bytes,
-                r.offset_bytes
-            )));
-        };
-        end = end.max(request_end);
-    }
-    let reached = end.div_ceil(BLOCK) * BLOCK;
-    let data_bytes = match backing_bytes {
-        Some(b) if reached > b => return Err(LabError::Usage(format!("{}: the trace reaches byte {reached}, beyond the {b}-byte backing device", input.describe()))),
-        Some(b) => b,
-        None => reached,
-    };
+    let scan = scan_trace(input)?;
+    let data_bytes = trace_backing_bytes(input, &scan, backing_bytes)?;
     let spec = CacheSpec { workload: Ycsb { data_bytes, ..spec.workload }, ..spec.clone() };
-    if spec.cache_bytes >= data_bytes {
-        return Err(LabError::Usage(format!(
-            "the backing disk holds {data_bytes} bytes (the trace reaches {reached}): a {}-byte cache is not smaller than that",
-            spec.cache_bytes
-        )));
+    Ok(replay_trace(label, &spec, input, &scan, progress)?.0)
+}
+
+/// The backing disk for a trace: `backing_bytes`, which must hold every request, or the
+/// trace's reach.
+pub fn trace_backing_bytes(input: &zonekit_trace::input::Input, scan: &TraceScan, backing_bytes: Option<u64>) -> Result<u64> {
+    let reached = scan.end_bytes;
+    match backing_bytes {
+        Some(b) if reached > b => Err(LabError::Usage(format!("{}: the trace reaches byte {reached}, beyond the {b}-byte backing device", input.describe()))),
+        Some(b) => Ok(b),
+        None if reached == 0 => Err(LabError::Usage(format!("{}: the trace has no request of at least one byte", input.describe()))),
+        None => Ok(reached),
     }
-    let mut cache = build_cache(&spec)?;
+}
+
+/// Replays the trace `scan` describes through the cache `spec` builds (its
+/// `workload.data_bytes` is the backing disk), counting hits after the warm-up share of the
+/// requests; samples every fiftieth of the requests.
+pub fn replay_trace(
+    label: &str,
+    spec: &CacheSpec,
+    input: &zonekit_trace::input::Input,
+    scan: &TraceScan,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(CacheReport, Vec<CacheSample>)> {
+    check_warmup(spec.workload.warmup_fraction)?;
+    let mut cache = build_cache(spec)?;
     let err = cache_error(label);
+    let warmup = (scan.requests as f64 * spec.workload.warmup_fraction) as u64;
+    let mut sampler = Samples::new(scan.requests, &cache);
+    let mut counted = (0, 0, 0, 0);
     let mut buf = Vec::new();
-    for (i, r) in input.requests().map_err(LabError::input(input))?.enumerate() {
-        let r = r.map_err(LabError::input(input))?;
-        if r.len_bytes == 0 {
-            continue;
+    for (i, r) in trace_requests(input)?.enumerate() {
+        let r = r?;
+        if i as u64 == warmup {
+            counted = read_counters(&cache);
         }
-        let lba = r.offset_bytes / BLOCK;
-        let blocks = (r.offset_bytes + r.len_bytes).div_ceil(BLOCK) - lba;
-        let task = r.volume;
         // A request longer than a piece goes to the cache as consecutive pieces (which its
         // sequential-stream detection sees as one run): a length field of terabytes is then
         // not one buffer of terabytes.
-        for first in (0..blocks).step_by(TRACE_PIECE_BLOCKS as usize) {
-            let n = (blocks - first).min(TRACE_PIECE_BLOCKS);
+        for first in (0..r.blocks).step_by(TRACE_PIECE_BLOCKS as usize) {
+            let n = (r.blocks - first).min(TRACE_PIECE_BLOCKS);
             buf.resize((n * BLOCK) as usize, 0);
             match r.op {
-                zonekit_trace::record::Op::Read => cache.read_as(task, lba + first, &mut buf).map_err(&err)?,
-                zonekit_trace::record::Op::Write => cache.write_as(task, lba + first, &buf).map_err(&err)?,
+                zonekit_trace::Op::Read => cache.read_as(r.task, r.lba + first, &mut buf).map_err(&err)?,
+                zonekit_trace::Op::Write => cache.write_as(r.task, r.lba + first, &buf).map_err(&err)?,
             }
         }
+        sampler.after(i as u64, &cache);
         if i % 65536 == 0 {
             progress(i as u64);
         }
     }
+    if warmup >= scan.requests {
+        counted = read_counters(&cache);
+    }
     cache.check_invariants().map_err(&err)?;
-    Ok(report(label, &spec, &cache, (0, 0, 0, 0)))
+    Ok((report(label, spec, &cache, counted), sampler.series))
+}
+
+/// The read counters a report subtracts to leave out the warm-up.
+fn read_counters(cache: &Cache<AnyDevice>) -> (u64, u64, u64, u64) {
+    let s = cache.stats();
+    (s.read_blocks, s.read_block_hits, s.read_requests, s.read_request_hits)
+}
+
+fn check_warmup(warmup_fraction: f64) -> Result<()> {
+    if !(0.0..1.0).contains(&warmup_fraction) {
+        return Err(LabError::Usage(format!("--warmup-fraction {warmup_fraction}: the warm-up share must be in [0, 1)")));
+    }
+    Ok(())
+}
+
+/// Fifty samples of the hit ratio and the device's WAF over a run of `operations`.
+struct Samples {
+    every: u64,
+    operations: u64,
+    last_reads: u64,
+    last_hits: u64,
+    last_host: u64,
+    last_gc: u64,
+    series: Vec<CacheSample>,
+}
+
+impl Samples {
+    fn new(operations: u64, cache: &Cache<AnyDevice>) -> Samples {
+        let (last_host, last_gc) = cache.device().flash_writes();
+        Samples { every: (operations / 50).max(1), operations, last_reads: 0, last_hits: 0, last_host, last_gc, series: Vec::new() }
+    }
+
+    /// After operation `op` (0-based); returns whether it took a sample.
+    fn after(&mut self, op: u64, cache: &Cache<AnyDevice>) -> bool {
+        if (op + 1) % self.every != 0 {
+            return false;
+        }
+        let s = cache.stats();
+        let (host, gc) = cache.device().flash_writes();
+        let window_host = host - self.last_host;
+        self.series.push(CacheSample {
+            operations: op + 1,
+            hit_ratio_window: (s.read_block_hits - self.last_hits) as f64 / (s.read_blocks - self.last_reads).max(1) as f64,
+            device_waf_cumulative: if host == 0 { 1.0 } else { (host + gc) as f64 / host as f64 },
+            device_waf_window: if window_host == 0 { 1.0 } else { (window_host + gc - self.last_gc) as f64 / window_host as f64 },
+            host_blocks: host,
+        });
+        (self.last_reads, self.last_hits, self.last_host, self.last_gc) = (s.read_blocks, s.read_block_hits, host, gc);
+        debug_assert!(op < self.operations);
+        true
+    }
+}
+
+/// One request of a replayed trace, in 4 KiB blocks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TraceRequest {
+    /// The issuing thread (the trace's volume), which picks the write point.
+    pub task: u32,
+    pub op: zonekit_trace::Op,
+    pub lba: u64,
+    pub blocks: u64,
+}
+
+/// What one pass over a trace finds: its requests and how far it reaches.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceScan {
+    /// Requests of at least one byte (the ones replayed and counted for the warm-up).
+    pub requests: u64,
+    pub read_requests: u64,
+    /// The end of the highest block any request touches, in bytes.
+    pub end_bytes: u64,
+}
+
+/// The trace's requests of at least one byte, in 4 KiB blocks. A text trace gives its
+/// requests; a binary trace (`.zkt`, what `serve nbd --trace-out` writes) holds blocks, and a
+/// request is a block that starts one and the blocks after it that continue it (same volume
+/// and operation, the next block) — its blocks, whatever their size, are mapped to the 4 KiB
+/// blocks they cover. Volumes share one address space, as one backing disk would.
+pub fn trace_requests(input: &zonekit_trace::input::Input) -> Result<Box<dyn Iterator<Item = Result<TraceRequest>> + '_>> {
+    use zonekit_trace::input::Source;
+    // A request past this is refused by name before anything runs, not wrapped.
+    let too_far = move |i: u64, offset: u64, len: u64| {
+        LabError::Usage(format!("{}: request {i} ({len} bytes at offset {offset}) reaches beyond any disk this model holds ({MAX_DATA_BYTES} bytes)", input.describe()))
+    };
+    let to_blocks = move |i: u64, task: u32, op, offset: u64, len: u64| -> Result<TraceRequest> {
+        let end = offset.checked_add(len).filter(|&e| e <= MAX_DATA_BYTES).ok_or_else(|| too_far(i, offset, len))?;
+        let lba = offset / BLOCK;
+        Ok(TraceRequest { task, op, lba, blocks: end.div_ceil(BLOCK) - lba })
+    };
+    if let Source::Binary(path) = &input.source {
+        // The stream, not `input.records()`: it owns its file, so the iterator can outlive
+        // this call's borrows (the cache path applies no filters to a trace).
+        let stream = zonekit_trace::binary::BinaryStream::open(path).map_err(LabError::input(input))?;
+        let block_bytes = stream.header().block_size_bytes as u64;
+        let mut records = stream.peekable();
+        let mut index = 0u64;
+        return Ok(Box::new(std::iter::from_fn(move || {
+            let first = match records.next()? {
+                Ok(r) => r.io,
+                Err(e) => return Some(Err(LabError::input(input)(e))),
+            };
+            let mut blocks = 1u64;
+            while let Some(Ok(next)) = records.peek() {
+                let n = next.io;
+                if n.starts_request || n.volume != first.volume || n.op != first.op || Some(n.block) != first.block.checked_add(blocks) {
+                    break;
+                }
+                blocks += 1;
+                records.next();
+            }
+            index += 1;
+            let (offset, len) = match (first.block.checked_mul(block_bytes), blocks.checked_mul(block_bytes)) {
+                (Some(o), Some(l)) => (o, l),
+                _ => return Some(Err(too_far(index, u64::MAX, u64::MAX))),
+            };
+            Some(to_blocks(index, first.volume, first.op, offset, len))
+        })));
+    }
+    let requests = input.requests().map_err(LabError::input(input))?;
+    Ok(Box::new(requests.enumerate().filter(|(_, r)| r.as_ref().map_or(true, |r| r.len_bytes > 0)).map(move |(i, r)| {
+        let r = r.map_err(LabError::input(input))?;
+        to_blocks(i as u64 + 1, r.volume, r.op, r.offset_bytes, r.len_bytes)
+    })))
+}
+
+/// One pass over the trace: how many requests, how many reads, how far it reaches.
+pub fn scan_trace(input: &zonekit_trace::input::Input) -> Result<TraceScan> {
+    let mut scan = TraceScan::default();
+    for r in trace_requests(input)? {
+        let r = r?;
+        scan.requests += 1;
+        scan.read_requests += (r.op == zonekit_trace::Op::Read) as u64;
+        scan.end_bytes = scan.end_bytes.max((r.lba + r.blocks) * BLOCK);
+    }
+    Ok(scan)
 }
 
 /// The most blocks of one trace request handed to the cache at once (16 MiB).
 const TRACE_PIECE_BLOCKS: u64 = 4096;
 
 /// Every block the read phase of `w` reads, in order (the same draws `run_cache` makes;
-/// updates are skipped).
-fn for_each_read_block(w: &Ycsb, seed: u64, mut f: impl FnMut(u64)) {
+/// updates are skipped), with the operation that reads it.
+fn for_each_read_block(w: &Ycsb, seed: u64, mut f: impl FnMut(u64, u64)) {
     let mut zipf = Chooser::new(w);
     let mut rng = Rng::new(seed);
-    for _ in 0..w.operations {
+    for op in 0..w.operations {
         let record = zipf.next(&mut rng);
         if w.update_fraction > 0.0 && rng.chance(w.update_fraction) {
             continue;
         }
         let (block, blocks) = record_blocks(w, record);
-        (block..block + blocks).for_each(&mut f);
+        (block..block + blocks).for_each(|b| f(op, b));
     }
 }
 
-/// The hit ratio of an item-level policy (`belady` for the bound) on the same read stream,
-/// with the cache's capacity in blocks, after the same warm-up.
-pub fn item_hit_ratio(policy_name: &str, w: &Ycsb, cache_bytes: u64, seed: u64) -> Result<f64> {
+/// The blocks a run reads, in order, and how many of the first are read during its warm-up:
+/// what the item-level references and the static bounds are computed on.
+#[derive(Clone, Debug, Default)]
+pub struct ReadStream {
+    pub blocks: Vec<u64>,
+    pub warmup_blocks: usize,
+}
+
+impl ReadStream {
+    /// The read phase of `w`: blocks of the operations before its warm-up share are warm-up.
+    pub fn of_workload(w: &Ycsb, seed: u64) -> ReadStream {
+        let warmup_ops = (w.operations as f64 * w.warmup_fraction) as u64;
+        let mut stream = ReadStream { blocks: Vec::with_capacity(w.operations as usize), warmup_blocks: 0 };
+        for_each_read_block(w, seed, |op, block| {
+            stream.blocks.push(block);
+            stream.warmup_blocks += (op < warmup_ops) as usize;
+        });
+        stream
+    }
+
+    /// Every block of the trace's read requests (the sequential cutoff, which the bucket cache
+    /// applies, is not: these are item-level references); blocks of the first
+    /// `warmup_fraction` of its requests (reads and writes) are warm-up, as in
+    /// [`replay_trace`].
+    pub fn of_trace(input: &zonekit_trace::input::Input, scan: &TraceScan, warmup_fraction: f64) -> Result<ReadStream> {
+        let warmup = (scan.requests as f64 * warmup_fraction) as u64;
+        let mut stream = ReadStream::default();
+        for (i, r) in trace_requests(input)?.enumerate() {
+            let r = r?;
+            if r.op == zonekit_trace::Op::Read {
+                stream.blocks.extend(r.lba..r.lba + r.blocks);
+                if (i as u64) < warmup {
+                    stream.warmup_blocks = stream.blocks.len();
+                }
+            }
+        }
+        Ok(stream)
+    }
+}
+
+/// The hit ratio of an item-level policy (`belady` for the bound) on a read stream, with the
+/// cache's capacity in blocks, counted after the stream's warm-up.
+pub fn item_hit_ratio(policy_name: &str, stream: &ReadStream, cache_bytes: u64) -> Result<f64> {
     let (info, params) = policy::find(ITEM_POLICIES, "item policy", policy_name)?;
     let capacity = (cache_bytes / BLOCK) as usize;
     let mut cache = (info.make)(&ParamReader::new(info, &params)?, capacity).map_err(|e| LabError::Usage(e.to_string()))?;
-    let mut stream = Vec::with_capacity(w.operations as usize);
-    for_each_read_block(w, seed, |block| stream.push(block));
+    let blocks = &stream.blocks;
     // Next access of each request, for the oracle.
-    let mut next = vec![u64::MAX; stream.len()];
+    let mut next = vec![u64::MAX; blocks.len()];
     let mut seen = std::collections::HashMap::new();
-    for i in (0..stream.len()).rev() {
-        if let Some(&j) = seen.get(&stream[i]) {
+    for i in (0..blocks.len()).rev() {
+        if let Some(&j) = seen.get(&blocks[i]) {
             next[i] = j as u64;
         }
-        seen.insert(stream[i], i);
+        seen.insert(blocks[i], i);
     }
-    let warmup = (stream.len() as f64 * w.warmup_fraction) as usize;
+    let warmup = stream.warmup_blocks;
     let mut hits = 0u64;
-    for (i, &block) in stream.iter().enumerate() {
+    for (i, &block) in blocks.iter().enumerate() {
         if cache.access(block, next[i]) && i >= warmup {
             hits += 1;
         }
     }
-    Ok(hits as f64 / (stream.len() - warmup).max(1) as f64)
+    Ok(hits as f64 / (blocks.len() - warmup).max(1) as f64)
 }
 
 /// The share of reads a static cache of `cache_bytes` could serve if it held the hottest
-/// `unit_bytes` units of the data set (the read stream's own counts): how much an address
-/// unit's history says about its blocks. At 4 KiB it is the best a block cache could do
-/// without the future; at a sampler's chunk it bounds what chunk-level placement can know.
-pub fn static_bound(w: &Ycsb, cache_bytes: u64, unit_bytes: u64, seed: u64) -> f64 {
+/// `unit_bytes` units of the data set (the read stream's own counts, warm-up included): how
+/// much an address unit's history says about its blocks. At 4 KiB it is the best a block
+/// cache could do without the future; at a sampler's chunk it bounds what chunk-level
+/// placement can know.
+pub fn static_bound(stream: &ReadStream, cache_bytes: u64, unit_bytes: u64) -> f64 {
     let mut counts: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    let mut reads = 0u64;
-    for_each_read_block(w, seed, |b| {
+    for &b in &stream.blocks {
         *counts.entry(b * BLOCK / unit_bytes).or_default() += 1;
-        reads += 1;
-    });
+    }
     let mut sorted: Vec<u64> = counts.into_values().collect();
     sorted.sort_unstable_by(|a, b| b.cmp(a));
     // Units of the cache's size: blocks fill it one by one, larger units whole.
     let units = (cache_bytes / unit_bytes.max(BLOCK)).max(1) as usize;
-    sorted.iter().take(units).sum::<u64>() as f64 / reads.max(1) as f64
+    sorted.iter().take(units).sum::<u64>() as f64 / stream.blocks.len().max(1) as f64
+}
+
+/// A trace to run the experiment on instead of the YCSB-like reads.
+#[derive(Clone, Debug)]
+pub struct TraceExperiment {
+    pub input: zonekit_trace::input::Input,
+    pub scan: TraceScan,
+    pub cache_bytes: u64,
+    pub zone_bytes: u64,
+}
+
+impl TraceExperiment {
+    /// Scans the trace once (its requests and reach size the backing disk).
+    pub fn new(input: zonekit_trace::input::Input, cache_bytes: u64, zone_bytes: u64) -> Result<TraceExperiment> {
+        let scan = scan_trace(&input)?;
+        trace_backing_bytes(&input, &scan, None)?;
+        Ok(TraceExperiment { input, scan, cache_bytes, zone_bytes })
+    }
 }
 
 /// The thesis' comparisons and ours.
@@ -649,39 +934,93 @@ pub struct CacheExperiment {
     pub seed: u64,
     pub threads: usize,
     pub out: std::path::PathBuf,
+    /// Run on this trace (its cache and zone sizes) instead of the YCSB-like reads; `scale`,
+    /// `passes` and `seed` do not apply.
+    pub trace: Option<TraceExperiment>,
+    /// Share of the reads (of a trace: of its requests) before hits count; `None`: 0.5 of
+    /// the YCSB-like reads, 0 of a trace.
+    pub warmup_fraction: Option<f64>,
+    /// The synthetic records' layout; with [`Layout::Packed`] the data set is the records'
+    /// footprint (at scale 1, 6.2 GiB under the 8 GiB cache), not 8 × the cache.
+    pub layout: Layout,
+    /// Open buckets per placement class in every configuration, ZNS and conventional alike
+    /// (bcache keeps a write point per task: 8 for the thesis' 8 reader threads).
+    pub write_points: u32,
 }
 
+/// The sections whose runs need the synthetic workload: `clustered` changes the key
+/// distribution, `admission` the read count.
+const SYNTHETIC_ONLY_SECTIONS: [&str; 2] = ["clustered", "admission"];
+
 impl CacheExperiment {
+    /// The synthetic experiment at `scale` with `passes`, its defaults otherwise.
+    pub fn synthetic(scale: f64, passes: f64, seed: u64, threads: usize, out: std::path::PathBuf) -> CacheExperiment {
+        CacheExperiment { scale, passes, seed, threads, out, trace: None, warmup_fraction: None, layout: Layout::Strided, write_points: 8 }
+    }
+
     /// The thesis' set-up scaled by its zone size: 64 zones of `128 MiB × scale` (at least
     /// 1 MiB) make the cache, the data set is 8 × the cache, and records keep the thesis'
-    /// density (6.4 M per 64 GiB).
+    /// density (6.4 M per 64 GiB). On a trace: its cache and zones over a disk the size of
+    /// the trace's reach.
     fn base(&self) -> CacheSpec {
         let zone_bytes = ((128.0 * self.scale).round() as u64).max(1) * MIB;
-        let cache_bytes = 64 * zone_bytes;
-        let data_bytes = 8 * cache_bytes;
+        let mut cache_bytes = 64 * zone_bytes;
+        let mut data_bytes = 8 * cache_bytes;
         let records = (6_400_000u128 * data_bytes as u128 / (64 * GIB) as u128) as u64;
+        let record_bytes = 1040;
+        // The thesis' 16 KiB (4,096 chunk ids) covers an eighth of its 32,768 chunks of
+        // 2 MiB: the budget scales with the data set so the coverage stays (with packed
+        // records, with the data set the thesis states, so the budget is the thesis' 16 KiB
+        // at scale 1 whichever the layout).
+        let mut budget = SamplerBudget { memory_bytes: (16 * KIB * data_bytes / (64 * GIB)).max(64), chunk_bytes: 2 * MIB };
+        if self.layout == Layout::Packed {
+            data_bytes = (records * record_bytes).div_ceil(BLOCK) * BLOCK;
+        }
+        let mut device = DeviceKind::Zoned { zone_bytes, zones_per_bucket: 1 };
+        if let Some(t) = &self.trace {
+            cache_bytes = t.cache_bytes;
+            data_bytes = t.scan.end_bytes;
+            device = DeviceKind::Zoned { zone_bytes: t.zone_bytes, zones_per_bucket: 1 };
+            budget.memory_bytes = (16 * KIB * data_bytes / (64 * GIB)).max(64);
+        }
         CacheSpec {
-            device: DeviceKind::Zoned { zone_bytes, zones_per_bucket: 1 },
+            device,
             cache_bytes,
             eviction: "lfu".into(),
             sampler: "none".into(),
             sampler_params: Params::new(),
-            // The thesis' 16 KiB (4,096 chunk ids) covers an eighth of its 32,768 chunks of
-            // 2 MiB: the budget scales with the data set so the coverage stays.
-            budget: SamplerBudget { memory_bytes: (16 * KIB * data_bytes / (64 * GIB)).max(64), chunk_bytes: 2 * MIB },
-            config: CacheConfig::default(),
+            budget,
+            config: CacheConfig { write_points: self.write_points, ..CacheConfig::default() },
             workload: Ycsb {
                 records,
-                record_bytes: 1040,
+                record_bytes,
                 data_bytes,
                 threads: 8,
                 operations: (records as f64 * self.passes) as u64,
                 update_fraction: 0.0,
-                warmup_fraction: 0.5,
+                warmup_fraction: self.warmup_fraction.unwrap_or(if self.trace.is_some() { 0.0 } else { 0.5 }),
                 scrambled: true,
+                layout: self.layout,
             },
             seed: self.seed,
             data: false,
+        }
+    }
+
+    /// The reads the item-level references and static bounds see: the trace's, or the
+    /// synthetic read phase's.
+    fn read_stream(&self, base: &CacheSpec) -> Result<ReadStream> {
+        match &self.trace {
+            Some(t) => ReadStream::of_trace(&t.input, &t.scan, base.workload.warmup_fraction),
+            None => Ok(ReadStream::of_workload(&base.workload, base.seed)),
+        }
+    }
+
+    /// Runs one of [`Self::specs`].
+    fn run(&self, label: &str, spec: &CacheSpec) -> Result<(CacheReport, Vec<CacheSample>)> {
+        match &self.trace {
+            Some(t) => replay_trace(label, spec, &t.input, &t.scan, &mut |_| {}),
+            None => run_cache(label, spec, &mut |_, _| {}),
         }
     }
 
@@ -696,12 +1035,8 @@ impl CacheExperiment {
             DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
         };
         let bucket_bytes = (zone_bytes / 128).max(BLOCK);
-        let conventional = CacheSpec {
-            device: DeviceKind::Conventional { bucket_bytes, op: 0.07, erase_unit_bytes: 16 * bucket_bytes },
-            eviction: "bcache".into(),
-            config: CacheConfig { write_points: 8, ..base.config },
-            ..base.clone()
-        };
+        let conventional =
+            CacheSpec { device: DeviceKind::Conventional { bucket_bytes, op: 0.07, erase_unit_bytes: 16 * bucket_bytes }, eviction: "bcache".into(), ..base.clone() };
         out.push(("fig5.1", "bcache original (conventional SSD, zone/128 buckets, bcache LRU)".to_string(), conventional));
         out.push(("fig5.1", "ZNS-naive (LFU)".to_string(), base.clone()));
         // Fig. 4.1: zone-sized buckets under bcache's own rule, exact and with the stock
@@ -749,16 +1084,20 @@ impl CacheExperiment {
         for eviction in ["bcache", "fifo", "sieve", "region-fifo"] {
             out.push(("beyond", format!("ZNS-LRU ({eviction} eviction)"), CacheSpec { sampler: "lru".into(), eviction: eviction.into(), ..base.clone() }));
         }
+        if self.trace.is_some() {
+            out.retain(|(section, _, _)| !SYNTHETIC_ONLY_SECTIONS.contains(section));
+        }
         out
     }
 }
 
 /// Columns of `results.csv`.
-pub const RESULT_COLUMNS: [&str; 14] = [
+pub const RESULT_COLUMNS: [&str; 15] = [
     "section",
     "label",
     "device",
     "bucket_bytes",
+    "write_points",
     "eviction",
     "sampler",
     "chunk_bytes",
@@ -781,6 +1120,7 @@ fn result_row(section: &str, r: &CacheReport) -> Vec<String> {
         r.label.clone(),
         device.into(),
         r.bucket_bytes.to_string(),
+        r.spec.config.write_points.to_string(),
         r.spec.eviction.clone(),
         r.spec.sampler.clone(),
         r.spec.budget.chunk_bytes.to_string(),
@@ -799,18 +1139,54 @@ fn write_file(out: &Path, name: &str, text: String) -> Result<()> {
     std::fs::write(&path, text).map_err(LabError::io(&path))
 }
 
+/// Refuses an experiment whose settings are out of range, each by its flag.
+fn check_experiment(exp: &CacheExperiment) -> Result<()> {
+    let base = exp.base();
+    check_warmup(base.workload.warmup_fraction)?;
+    match &exp.trace {
+        None => {
+            if !(exp.scale > 0.0 && exp.scale <= 1.0) {
+                return Err(LabError::Usage(format!("--scale {}: must be in (0, 1]", exp.scale)));
+            }
+            if !(exp.passes > 0.0 && exp.passes <= 1000.0) || base.workload.operations == 0 {
+                return Err(LabError::Usage(format!("--passes {}: must be in (0, 1000] and give at least one read", exp.passes)));
+            }
+        }
+        Some(_) if exp.layout != Layout::Strided => {
+            return Err(LabError::Usage(format!("--layout {}: the layout shapes the YCSB-like reads; a trace has its own", exp.layout.name())));
+        }
+        Some(t) => {
+            let (cache_mib, zone_mib) = (t.cache_bytes / MIB, t.zone_bytes / MIB);
+            if t.zone_bytes == 0 || t.zone_bytes % MIB != 0 || t.cache_bytes % t.zone_bytes != 0 {
+                return Err(LabError::Usage(format!("--cache-mib {cache_mib} --zone-mib {zone_mib}: the cache must be a whole number of zones of at least 1 MiB")));
+            }
+        }
+    }
+    // Every sampler's classes (at most 4) keep a bucket open per write point, and the cache
+    // needs two more.
+    let zone_bytes = match base.device {
+        DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
+        DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
+    };
+    let zones = base.cache_bytes / zone_bytes;
+    let needed = 4 * exp.write_points as u64 + 2;
+    if exp.write_points == 0 || zones < needed {
+        let shape = exp.trace.as_ref().map_or(String::new(), |t| format!("--cache-mib {} --zone-mib {} ", t.cache_bytes / MIB, t.zone_bytes / MIB));
+        return Err(LabError::Usage(format!(
+            "{shape}--write-points {}: the cache has {zones} zones; the experiment's samplers keep up to 4 classes × {} write points open and the cache needs 2 more: at least 1 write point and {needed} zones",
+            exp.write_points, exp.write_points
+        )));
+    }
+    Ok(())
+}
+
 /// Runs the experiment into `exp.out`; returns the summary.
 pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<String> {
-    if !(exp.scale > 0.0 && exp.scale <= 1.0) {
-        return Err(LabError::Usage(format!("--scale {}: must be in (0, 1]", exp.scale)));
-    }
-    if !(exp.passes > 0.0 && exp.passes <= 1000.0) || exp.base().workload.operations == 0 {
-        return Err(LabError::Usage(format!("--passes {}: must be in (0, 1000] and give at least one read", exp.passes)));
-    }
+    check_experiment(exp)?;
     std::fs::create_dir_all(&exp.out).map_err(LabError::io(&exp.out))?;
     let specs = exp.specs();
     let base = exp.base();
-    // The references: item-level policies on the same stream with the same capacity.
+    // The references: item-level policies on the same reads with the same capacity.
     let references = ["belady", "lru", "s3fifo", "sieve"];
     let total = specs.len() + references.len();
     type Slot = std::sync::Mutex<Option<Result<(CacheReport, Vec<CacheSample>)>>>;
@@ -820,11 +1196,12 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
     parallel::for_each(total, exp.threads, |i| {
         let label = if i < specs.len() {
             let (_, label, spec) = &specs[i];
-            *results[i].lock().expect("no panics while holding") = Some(run_cache(label, spec, &mut |_, _| {}));
+            *results[i].lock().expect("no panics while holding") = Some(exp.run(label, spec));
             label.clone()
         } else {
             let name = references[i - specs.len()];
-            *item_results[i - specs.len()].lock().expect("no panics while holding") = Some(item_hit_ratio(name, &base.workload, base.cache_bytes, base.seed));
+            let hit_ratio = exp.read_stream(&base).and_then(|stream| item_hit_ratio(name, &stream, base.cache_bytes));
+            *item_results[i - specs.len()].lock().expect("no panics while holding") = Some(hit_ratio);
             format!("item {name}")
         };
         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
@@ -852,26 +1229,48 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
     Ok(summary)
 }
 
+/// The summary's opening: what ran on what.
+fn describe_setup(exp: &CacheExperiment, base: &CacheSpec) -> String {
+    let w = &base.workload;
+    let zone_bytes = match base.device {
+        DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
+        DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
+    };
+    let cache = format!("Cache {} MiB ({} zones of {} MiB for ZNS)", base.cache_bytes / MIB, base.cache_bytes / zone_bytes, zone_bytes / MIB);
+    match &exp.trace {
+        Some(t) => format!(
+            "{cache} over the {} MiB the trace reaches; trace {}: {} requests ({} reads), hit ratios after the first {:.0} % of its requests.\n\n",
+            w.data_bytes / MIB,
+            t.input.describe(),
+            t.scan.requests,
+            t.scan.read_requests,
+            w.warmup_fraction * 100.0
+        ),
+        None => format!(
+            "{cache} over {} MiB of data, {} records of {} bytes ({}), {} read operations (zipfian, YCSB scrambled), hit ratios after a {:.0} % warm-up; scale {}, seed {}.\n\n",
+            w.data_bytes / MIB,
+            w.records,
+            w.record_bytes,
+            match w.layout {
+                Layout::Strided => format!("one every {} bytes", w.data_bytes / w.records),
+                Layout::Packed => "packed back to back".to_string(),
+            },
+            w.operations,
+            w.warmup_fraction * 100.0,
+            exp.scale,
+            exp.seed
+        ),
+    }
+}
+
 fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSample>))], items: &[(&str, f64)]) -> Result<String> {
     let out = &exp.out;
     let rows: Vec<Vec<String>> = runs.iter().map(|(s, (r, _))| result_row(s, r)).collect();
     write_file(out, "results.csv", csv(&RESULT_COLUMNS, &rows))?;
     let base = exp.base();
-    let w = &base.workload;
     let mut text = String::from("# Seed 004: a block cache on ZNS vs conventional flash\n\n");
-    text.push_str(&format!(
-        "Cache {} MiB ({} zones of {} MiB for ZNS) over {} MiB of data, {} records of {} bytes, {} read operations (zipfian, YCSB scrambled), hit ratios after a {:.0} % warm-up; scale {}, seed {}.\n\n",
-        base.cache_bytes / MIB,
-        64,
-        base.cache_bytes / 64 / MIB,
-        w.data_bytes / MIB,
-        w.records,
-        w.record_bytes,
-        w.operations,
-        w.warmup_fraction * 100.0,
-        exp.scale,
-        exp.seed
-    ));
+    text.push_str(&describe_setup(exp, &base));
+    text.push_str(&format!("Every configuration, ZNS and conventional alike, keeps {} write point(s) (open buckets) per placement class.\n\n", base.config.write_points));
     for section in ["fig5.1", "fig4.1", "fig5.2", "fig5.3", "clustered", "beyond", "admission"] {
         let picked: Vec<&(&str, (CacheReport, Vec<CacheSample>))> = runs.iter().filter(|(s, _)| *s == section).collect();
         if picked.is_empty() {
@@ -896,16 +1295,33 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
         text.push_str(&markdown_table(&["configuration", "hit ratio", "device WAF", "evictions", "cache writes", "reinserted", "sampler bytes", "mean read µs"], &rows));
         text.push('\n');
     }
+    let gc_lines: Vec<String> = runs.iter().filter_map(|(_, (r, _))| gc_summary(&r.gc_rounds).map(|line| format!("- {}: {line}\n", r.label))).collect();
+    if !gc_lines.is_empty() {
+        text.push_str("## The conventional SSD's WAF per GC (Fig. 2.4: \"close to 8\"; gc-waf.csv)\n\n");
+        text.push_str(&gc_lines.concat());
+        text.push('\n');
+    }
     text.push_str("## How much an address unit's history tells (static bound: the hottest units that fit)\n\n");
+    let streams: Vec<(&str, ReadStream)> = match &exp.trace {
+        Some(_) => vec![("trace reads", exp.read_stream(&base)?)],
+        None => [("scrambled (YCSB zipfian)", true), ("clustered (plain zipfian)", false)]
+            .into_iter()
+            .map(|(name, scrambled)| (name, ReadStream::of_workload(&Ycsb { scrambled, ..base.workload }, exp.seed)))
+            .collect(),
+    };
+    let zone_bytes = match base.device {
+        DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
+        DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
+    };
     let mut bound_rows = Vec::new();
-    for (name, scrambled) in [("scrambled (YCSB zipfian)", true), ("clustered (plain zipfian)", false)] {
-        let w = Ycsb { scrambled, ..base.workload };
+    for (name, stream) in &streams {
         let mut row = vec![name.to_string()];
-        for unit in [BLOCK, 16 * KIB, 2 * MIB, base.cache_bytes / 64] {
-            row.push(format!("{:.2} %", static_bound(&w, base.cache_bytes, unit, exp.seed) * 100.0));
+        for unit in [BLOCK, 16 * KIB, 2 * MIB, zone_bytes] {
+            row.push(format!("{:.2} %", static_bound(stream, base.cache_bytes, unit) * 100.0));
         }
         bound_rows.push(row);
     }
+    drop(streams);
     text.push_str(&markdown_table(&["keys", "4 KiB blocks", "16 KiB chunks", "2 MiB chunks", "buckets (zones)"], &bound_rows));
     text.push('\n');
     text.push_str("## Item-level references on the same reads (capacity = cache blocks)\n\n");
@@ -928,12 +1344,67 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
         }
     }
     write_file(out, "waf.csv", csv(&["label", "operations", "waf_window", "waf_cumulative"], &waf_rows))?;
-    write_file(out, "device-waf.svg", line_chart("Conventional SSD under bcache: device WAF", "read operations", "WAF", &waf_series, false))?;
-    write_file(out, "hit-ratio-over-time.svg", line_chart("Hit ratio per window", "read operations", "hit ratio", &hit_series, false))?;
+    // Fig. 2.4's black line: the WAF of each GC, beside the windows' and the cumulative.
+    let mut gc_rows = Vec::new();
+    for (_, (r, series)) in runs {
+        for (i, g) in r.gc_rounds.iter().enumerate() {
+            gc_rows.push(vec![
+                r.label.clone(),
+                (i + 1).to_string(),
+                g.host_blocks.to_string(),
+                g.units.to_string(),
+                g.copied_blocks.to_string(),
+                g.freed_blocks.to_string(),
+                format!("{:.3}", g.waf()),
+            ]);
+        }
+        if !r.gc_rounds.is_empty() {
+            waf_series.push(Series { name: "per GC".into(), points: per_gc_points(&r.gc_rounds, series) });
+        }
+    }
+    write_file(out, "gc-waf.csv", csv(&["label", "gc", "host_blocks", "erase_units", "copied_blocks", "freed_blocks", "waf"], &gc_rows))?;
+    let x_axis = if exp.trace.is_some() { "trace requests" } else { "read operations" };
+    write_file(out, "device-waf.svg", line_chart("Conventional SSD under bcache: device WAF", x_axis, "WAF", &waf_series, false))?;
+    write_file(out, "hit-ratio-over-time.svg", line_chart("Hit ratio per window", x_axis, "hit ratio", &hit_series, false))?;
     let bars: Vec<(String, f64)> = runs.iter().filter(|(s, _)| *s == "fig5.1").map(|(_, (r, _))| (r.label.chars().take(24).collect(), r.hit_ratio * 100.0)).collect();
     write_file(out, "hit-ratio.svg", zonekit_report::bar_chart("Hit ratio (Fig. 5.1)", "%", &bars))?;
     write_file(out, "summary.md", text.clone())?;
     Ok(text)
+}
+
+/// Each GC's WAF placed on the samples' axis (read operations or trace requests): at the
+/// first sample by which the device had been given the GC's host blocks.
+fn per_gc_points(rounds: &[GcRound], series: &[CacheSample]) -> Vec<(f64, f64)> {
+    let Some(last) = series.last() else { return Vec::new() };
+    rounds
+        .iter()
+        .filter(|g| g.waf().is_finite())
+        .map(|g| {
+            let at = series.partition_point(|s| s.host_blocks < g.host_blocks);
+            (series.get(at).unwrap_or(last).operations as f64, g.waf())
+        })
+        .collect()
+}
+
+/// A line on the conventional SSD's GCs: how many, and their WAF (mean over all, median, and
+/// mean over the last quarter of the rounds, once the device is in steady state).
+fn gc_summary(rounds: &[GcRound]) -> Option<String> {
+    let wafs: Vec<f64> = rounds.iter().map(GcRound::waf).filter(|w| w.is_finite()).collect();
+    if wafs.is_empty() {
+        return None;
+    }
+    let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len().max(1) as f64;
+    let mut sorted = wafs.clone();
+    sorted.sort_by(f64::total_cmp);
+    let multi = rounds.iter().filter(|g| g.units > 1).count();
+    Some(format!(
+        "{} GC rounds ({} with several erase units at once); WAF per GC: mean {:.2}, median {:.2}, last quarter's mean {:.2}",
+        rounds.len(),
+        multi,
+        mean(&wafs),
+        sorted[sorted.len() / 2],
+        mean(&wafs[wafs.len() * 3 / 4..])
+    ))
 }
 
 /// Parses a write mode for the CLI.
@@ -946,7 +1417,7 @@ mod tests {
     use super::*;
 
     fn tiny() -> CacheExperiment {
-        CacheExperiment { scale: 0.0078125, passes: 2.0, seed: 1, threads: 1, out: std::env::temp_dir() }
+        CacheExperiment::synthetic(0.0078125, 2.0, 1, 1, std::env::temp_dir())
     }
 
     #[test]
@@ -959,18 +1430,148 @@ mod tests {
             assert_eq!(series.len(), 50, "{label}");
             match spec.device {
                 DeviceKind::Zoned { .. } => assert_eq!(r.device_waf, 1.0),
-                DeviceKind::Conventional { .. } => assert!(r.device_waf > 1.2, "{label}: WAF {}", r.device_waf),
+                DeviceKind::Conventional { erase_unit_bytes, .. } => {
+                    assert!(r.device_waf > 1.2, "{label}: WAF {}", r.device_waf);
+                    // The rounds account for every copy the FTL made, and each for its units.
+                    assert!(!r.gc_rounds.is_empty(), "{label}: no GC");
+                    let copied: u64 = r.gc_rounds.iter().map(|g| g.copied_blocks).sum();
+                    let waf = (r.cache_blocks_written + copied) as f64 / r.cache_blocks_written as f64;
+                    assert!((waf - r.device_waf).abs() < 1e-9, "{label}: rounds say {waf}, the FTL {}", r.device_waf);
+                    for g in &r.gc_rounds {
+                        assert_eq!(g.copied_blocks + g.freed_blocks, g.units * erase_unit_bytes / BLOCK, "{g:?}");
+                        assert!(g.waf() >= 1.0, "{g:?}");
+                    }
+                }
             }
         }
     }
 
+    /// A binary trace: `blocks` one-block reads at scattered addresses, then the same again;
+    /// the first request is two blocks long (one request in the trace's block records).
+    fn read_twice_trace(path: &std::path::Path, blocks: u64) -> zonekit_trace::input::Input {
+        use zonekit_trace::{BlockIo, Op};
+        let mut w = zonekit_trace::binary::BinaryWriter::create(path, 4096, "test").unwrap();
+        let read = |block: u64, starts_request: bool| BlockIo { time_us: 0, volume: 0, block, op: Op::Read, starts_request };
+        for _ in 0..2 {
+            for i in 0..blocks {
+                let block = i * 7 + 1;
+                w.push(&read(block, true)).unwrap();
+                if i == 0 {
+                    w.push(&read(block + 1, false)).unwrap();
+                }
+            }
+        }
+        w.finish().unwrap();
+        zonekit_trace::input::Input::path(path, None, false)
+    }
+
+    fn trace_spec(warmup_fraction: f64) -> CacheSpec {
+        let base = tiny().base();
+        CacheSpec {
+            device: DeviceKind::Zoned { zone_bytes: MIB, zones_per_bucket: 1 },
+            cache_bytes: 4 * MIB,
+            workload: Ycsb { warmup_fraction, ..base.workload },
+            config: CacheConfig { write_points: 1, ..base.config },
+            ..base
+        }
+    }
+
+    #[test]
+    fn a_binary_trace_replays_by_request_and_the_warmup_is_not_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = read_twice_trace(&dir.path().join("t.zkt"), 400);
+        let scan = scan_trace(&input).unwrap();
+        // The two-block request is one request; the trace reaches block 399 × 7 + 1.
+        assert_eq!((scan.requests, scan.read_requests, scan.end_bytes), (800, 800, (399 * 7 + 2) * BLOCK));
+        // The cache holds all 401 blocks: every read of the second pass hits.
+        let all = run_cache_trace("t", &trace_spec(0.0), &input, Some(64 * MIB), &mut |_| {}).unwrap();
+        assert_eq!((all.read_blocks, all.evictions), (802, 0));
+        assert!((all.hit_ratio - 401.0 / 802.0).abs() < 1e-12, "{}", all.hit_ratio);
+        let warm = run_cache_trace("t", &trace_spec(0.5), &input, Some(64 * MIB), &mut |_| {}).unwrap();
+        assert_eq!((warm.read_blocks, warm.hit_ratio), (401, 1.0));
+        // A warm-up of 3/4 counts the last 200 requests only.
+        let later = run_cache_trace("t", &trace_spec(0.75), &input, Some(64 * MIB), &mut |_| {}).unwrap();
+        assert_eq!((later.read_blocks, later.hit_ratio), (200, 1.0));
+        let e = run_cache_trace("t", &trace_spec(1.0), &input, Some(64 * MIB), &mut |_| {}).unwrap_err().to_string();
+        assert!(e.contains("--warmup-fraction 1"), "{e}");
+    }
+
+    #[test]
+    fn the_trace_experiment_runs_every_configuration_on_the_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        // 3,000 scattered blocks read twice: a 64 MiB cache holds them all, so after a warm-up
+        // of half the requests every configuration and every reference hits every read.
+        let input = read_twice_trace(&dir.path().join("t.zkt"), 3000);
+        let mut exp = tiny();
+        exp.out = dir.path().join("out");
+        exp.warmup_fraction = Some(0.5);
+        exp.trace = Some(TraceExperiment::new(input, 64 * MIB, MIB).unwrap());
+        let specs = exp.specs();
+        assert!(specs.iter().all(|(s, _, _)| !SYNTHETIC_ONLY_SECTIONS.contains(s)));
+        assert!(specs.iter().any(|(s, _, spec)| *s == "fig5.1" && spec.device == DeviceKind::Conventional { bucket_bytes: 8 * KIB, op: 0.07, erase_unit_bytes: 128 * KIB }));
+        let summary = run_experiment(&exp, &|_, _, _| {}).unwrap();
+        assert!(summary.contains("6000 requests (6000 reads)") && !summary.contains("## clustered") && !summary.contains("## admission"), "{summary}");
+        let csv = std::fs::read_to_string(exp.out.join("results.csv")).unwrap();
+        assert_eq!(csv.lines().count(), specs.len() + 1);
+        let hit = RESULT_COLUMNS.iter().position(|c| *c == "hit_ratio").unwrap();
+        for line in csv.lines().skip(1) {
+            // From the end: the labels hold commas.
+            assert_eq!(line.rsplit(',').nth(RESULT_COLUMNS.len() - 1 - hit), Some("1.0000"), "{line}");
+        }
+        for policy in ["belady", "lru", "s3fifo", "sieve"] {
+            assert!(summary.lines().any(|l| l.starts_with(&format!("| {policy} ")) && l.contains("100.00 %")), "{policy}: {summary}");
+        }
+    }
+
+    #[test]
+    fn packed_records_share_blocks_and_strided_ones_do_not() {
+        let w = Ycsb { records: 1000, record_bytes: 1040, data_bytes: 1000 * 10240, layout: Layout::Packed, ..tiny().base().workload };
+        // Bytes 0..1040, 3120..4160 (across the first block's end), 4160..5200.
+        assert_eq!([record_blocks(&w, 0), record_blocks(&w, 3), record_blocks(&w, 4)], [(0, 1), (0, 2), (1, 1)]);
+        let strided = Ycsb { layout: Layout::Strided, ..w };
+        assert_eq!([record_blocks(&strided, 0), record_blocks(&strided, 3), record_blocks(&strided, 4)], [(0, 1), (7, 1), (10, 1)]);
+        // Packed, they need only their footprint; a byte less is refused by name.
+        Ycsb { data_bytes: 1_040_000, ..w }.validate().unwrap();
+        let e = Ycsb { data_bytes: 1_039_999, ..w }.validate().unwrap_err().to_string();
+        assert!(e.contains("--layout packed"), "{e}");
+    }
+
+    #[test]
+    fn packed_records_fit_the_cache_and_nothing_is_evicted() {
+        let mut exp = tiny();
+        exp.layout = Layout::Packed;
+        let base = exp.base();
+        // 50,000 records of 1040 bytes (12,696 blocks, 49.6 MiB) under the 64 MiB cache.
+        assert_eq!((base.workload.records, base.workload.data_bytes, base.cache_bytes), (50_000, 52_002_816, 64 * MIB));
+        assert_eq!(base.budget, tiny().base().budget);
+        for (_, label, spec) in exp.specs().into_iter().filter(|(s, _, _)| *s == "fig5.1").take(2) {
+            let (r, _) = run_cache(&label, &spec, &mut |_, _| {}).unwrap();
+            assert_eq!(r.evictions, 0, "{label}");
+            // Only first reads miss: of 100,000 reads of 50,000 records, the second half
+            // misses on the records it reads first, a few percent.
+            assert!(r.hit_ratio > 0.9 && r.hit_ratio < 1.0, "{label}: {}", r.hit_ratio);
+        }
+    }
+
+    #[test]
+    fn every_configuration_keeps_the_same_write_points() {
+        for write_points in [1, 8] {
+            let exp = CacheExperiment { write_points, ..tiny() };
+            for (section, label, spec) in exp.specs() {
+                assert_eq!(spec.config.write_points, write_points, "{section} {label}");
+            }
+        }
+        let e = check_experiment(&CacheExperiment { write_points: 16, ..tiny() }).unwrap_err().to_string();
+        assert!(e.contains("--write-points 16") && e.contains("66 zones"), "{e}");
+    }
+
     #[test]
     fn belady_bounds_the_item_policies() {
-        let w = tiny().base().workload;
+        let stream = ReadStream::of_workload(&tiny().base().workload, 1);
         let cache = tiny().base().cache_bytes;
-        let opt = item_hit_ratio("belady", &w, cache, 1).unwrap();
+        let opt = item_hit_ratio("belady", &stream, cache).unwrap();
         for policy in ["lru", "fifo", "s3fifo", "sieve"] {
-            let h = item_hit_ratio(policy, &w, cache, 1).unwrap();
+            let h = item_hit_ratio(policy, &stream, cache).unwrap();
             assert!(h <= opt + 1e-9 && h > 0.0, "{policy}: {h} vs OPT {opt}");
         }
     }

@@ -10,7 +10,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use zonekit_cache::sampler::SamplerBudget;
 use zonekit_cache::CacheConfig;
-use zonekit_lab::cache_bench::{run_cache, run_cache_trace, run_experiment, write_mode, CacheExperiment, CacheSpec, DeviceKind, Ycsb};
+use zonekit_lab::cache_bench::{run_cache, run_cache_trace, run_experiment, write_mode, CacheExperiment, CacheSpec, DeviceKind, Layout, TraceExperiment, Ycsb};
 use zonekit_lab::cache_sim::{params_for_each, report_table, simulate, validate};
 
 use crate::ocssd_cmd::parse_params;
@@ -85,26 +85,35 @@ pub struct RunArgs {
     /// update share (0 = YCSB-C, 0.05 = B, 0.5 = A), warm-up share.
     #[arg(long, default_value_t = 400_000)]
     records: u64,
-    /// Data set (the backing disk) in MiB: 4096 for the YCSB-like reads; with --trace, the
-    /// disk's size (the trace must fit), else sized to the trace.
+    /// Data set (the backing disk) in MiB [default: 4096 with --layout strided, the records'
+    /// footprint with packed]; with --trace, the disk's size (the trace must fit), else sized
+    /// to the trace.
     #[arg(long)]
     data_mib: Option<u64>,
+    /// Where the 1040-byte records sit: strided (record i at i × data / records, one record
+    /// per block read) or packed (back to back, 3.94 to a 4 KiB block) [default: strided].
+    #[arg(long)]
+    layout: Option<String>,
     #[arg(long, default_value_t = 8)]
     threads: u32,
     #[arg(long)]
     operations: Option<u64>,
     #[arg(long, default_value_t = 0.0)]
     update_fraction: f64,
-    #[arg(long, default_value_t = 0.5)]
-    warmup_fraction: f64,
+    /// Share of the requests that warm the cache before hits are counted [default: 0.5 of
+    /// the YCSB-like reads; 0 with --trace, whose hit ratio then counts every request].
+    #[arg(long)]
+    warmup_fraction: Option<f64>,
     /// Plain zipfian (hot records side by side) instead of YCSB's scrambled zipfian.
     #[arg(long)]
     clustered: bool,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Replay this block trace instead of the YCSB-like reads (no warm-up; the backing disk is
-    /// --data-mib or sized to the trace). The YCSB flags do not apply and are refused.
-    #[arg(long, conflicts_with_all = ["records", "threads", "operations", "update_fraction", "warmup_fraction", "clustered", "seed"])]
+    /// Replay this block trace (text, or a Zonekit binary trace such as `serve nbd
+    /// --trace-out` writes) instead of the YCSB-like reads; the backing disk is --data-mib or
+    /// sized to the trace. --warmup-fraction applies (default 0); the other YCSB flags do not
+    /// and are refused.
+    #[arg(long, conflicts_with_all = ["records", "threads", "operations", "update_fraction", "clustered", "seed", "layout"])]
     trace: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
@@ -114,14 +123,39 @@ pub struct RunArgs {
 #[derive(Args)]
 pub struct ExperimentArgs {
     /// 1 = the thesis' 8 GiB cache of 64 × 128 MiB zones over 64 GiB and 6.4 M records; smaller
-    /// scales shrink the zone and everything with it (at least 1 MiB zones).
-    #[arg(long, default_value_t = 1.0)]
-    scale: f64,
-    /// Read operations per record (the cache must cycle for eviction to matter).
-    #[arg(long, default_value_t = 2.0)]
-    passes: f64,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// scales shrink the zone and everything with it (at least 1 MiB zones) [default: 1].
+    #[arg(long)]
+    scale: Option<f64>,
+    /// Read operations per record (the cache must cycle for eviction to matter) [default: 2].
+    #[arg(long)]
+    passes: Option<f64>,
+    /// The YCSB-like reads' seed [default: 1].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// The records' layout: strided (the thesis' 6.4 M records over its stated 64 GiB, one
+    /// per 10 KiB; the cache an eighth of the data) or packed (back to back: 6.2 GiB of
+    /// records under the 8 GiB cache) [default: strided].
+    #[arg(long)]
+    layout: Option<String>,
+    /// Run the configurations on this block trace (text or `.zkt`) instead of the YCSB-like
+    /// reads: needs --cache-mib; --scale, --passes and --seed do not apply and are refused.
+    #[arg(long, requires = "cache_mib", conflicts_with_all = ["scale", "passes", "seed", "layout"])]
+    trace: Option<PathBuf>,
+    /// With --trace: the cache in MiB, and its zone (the ZNS bucket) in MiB [default: a
+    /// 64th of the cache, as the thesis' 64 zones]; the conventional baseline's buckets are a
+    /// 128th of the zone.
+    #[arg(long, requires = "trace")]
+    cache_mib: Option<u64>,
+    #[arg(long, requires = "trace")]
+    zone_mib: Option<u64>,
+    /// Share of the reads (with --trace: of its requests) that warm the cache before hits
+    /// count [default: 0.5; 0 with --trace].
+    #[arg(long)]
+    warmup_fraction: Option<f64>,
+    /// Open buckets per placement class, the same in every configuration, ZNS and
+    /// conventional (bcache keeps one per task; the thesis ran 8 reader threads).
+    #[arg(long, default_value_t = 8)]
+    write_points: u32,
     /// Runs in parallel (default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -237,6 +271,17 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         ("ghost", blocks) => zonekit_cache::Admission::Ghost { blocks: blocks.unwrap_or(cache_bytes / 4096 * 9 / 10).max(1) },
         (other, _) => usage!("--admission {other:?}: expected all or ghost"),
     };
+    let layout = Layout::parse(a.layout.as_deref().unwrap_or("strided")).map_err(lab)?;
+    const RECORD_BYTES: u64 = 1040;
+    let data_bytes = match (a.data_mib, layout) {
+        (Some(m), _) => mib(m, "--data-mib")?,
+        (None, Layout::Strided) => 4096 << 20,
+        (None, Layout::Packed) => a
+            .records
+            .checked_mul(RECORD_BYTES)
+            .map(|bytes| bytes.div_ceil(4096) * 4096)
+            .ok_or_else(|| crate::Usage(format!("--records {}: {} records of {RECORD_BYTES} bytes are over 2^64 bytes", a.records, a.records)))?,
+    };
     let spec = CacheSpec {
         device,
         cache_bytes,
@@ -253,13 +298,15 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         },
         workload: Ycsb {
             records: a.records,
-            record_bytes: 1040,
-            data_bytes: mib(a.data_mib.unwrap_or(4096), "--data-mib")?,
+            record_bytes: RECORD_BYTES,
+            data_bytes,
             threads: a.threads,
             operations,
             update_fraction: a.update_fraction,
-            warmup_fraction: a.warmup_fraction,
+            // A trace counts every request unless told: its head is data, not a load phase.
+            warmup_fraction: a.warmup_fraction.unwrap_or(if a.trace.is_some() { 0.0 } else { 0.5 }),
             scrambled: !a.clustered,
+            layout,
         },
         seed: a.seed,
         data: false,
@@ -334,7 +381,25 @@ fn check_zoned_cache(cache_mib: u64, zone_mib: u64, zones_per_bucket: u32) -> Re
 
 fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let threads = crate::experiment_run::threads(a.threads)?;
-    let exp = CacheExperiment { scale: a.scale, passes: a.passes, seed: a.seed, threads, out: a.out.clone() };
+    let mut exp = CacheExperiment::synthetic(a.scale.unwrap_or(1.0), a.passes.unwrap_or(2.0), a.seed.unwrap_or(1), threads, a.out.clone());
+    exp.warmup_fraction = a.warmup_fraction;
+    exp.layout = Layout::parse(a.layout.as_deref().unwrap_or("strided")).map_err(lab)?;
+    exp.write_points = a.write_points;
+    if let Some(path) = &a.trace {
+        if !path.exists() {
+            usage!("--trace {}: no such file", path.display());
+        }
+        let cache_mib = a.cache_mib.expect("clap requires --cache-mib with --trace");
+        let zone_mib = match a.zone_mib {
+            Some(z) => z,
+            None if cache_mib % 64 == 0 => cache_mib / 64,
+            None => usage!("--cache-mib {cache_mib}: not 64 zones of whole MiB; name the zone with --zone-mib"),
+        };
+        let mib = |v: u64, flag: &str| v.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")));
+        let (cache_bytes, zone_bytes) = (mib(cache_mib, "--cache-mib")?, mib(zone_mib, "--zone-mib")?);
+        let input = zonekit_trace::input::Input::path(path, None, false);
+        exp.trace = Some(TraceExperiment::new(input, cache_bytes, zone_bytes).map_err(lab)?);
+    }
     let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
     print!("{summary}");
     println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", a.out.display());

@@ -76,16 +76,79 @@ fn run_reports_hit_ratio_waf_and_placement() {
     assert!(hit > 0.0 && hit < 1.0);
 }
 
+/// A binary trace of `blocks` scattered one-block reads, then the same reads again.
+fn read_twice_trace(path: &std::path::Path, blocks: u64) {
+    use zonekit_trace::{BlockIo, Op};
+    let mut w = zonekit_trace::binary::BinaryWriter::create(path, 4096, "test").unwrap();
+    for _ in 0..2 {
+        for i in 0..blocks {
+            w.push(&BlockIo { time_us: i, volume: (i % 4) as u32, block: i * 5 + 3, op: Op::Read, starts_request: true }).unwrap();
+        }
+    }
+    w.finish().unwrap();
+}
+
+#[test]
+fn run_on_a_binary_trace_counts_after_the_warmup() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    read_twice_trace(&d.join("t.zkt"), 300);
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = ok(&[&["cache", "run", "--trace", "t.zkt", "--cache-mib", "4", "--zone-mib", "1", "--data-mib", "16", "--json"], extra].concat(), d);
+        serde_json::from_str(&out).unwrap()
+    };
+    // By default every request counts: the first pass misses, the second hits.
+    let all = run(&[]);
+    assert_eq!((all["read_blocks"].as_u64(), all["hit_ratio"].as_f64()), (Some(600), Some(0.5)), "{all}");
+    let warm = run(&["--warmup-fraction", "0.5"]);
+    assert_eq!((warm["read_blocks"].as_u64(), warm["hit_ratio"].as_f64()), (Some(300), Some(1.0)), "{warm}");
+    let e = refused(&["cache", "run", "--trace", "t.zkt", "--cache-mib", "4", "--zone-mib", "1", "--warmup-fraction", "1"], d, 2);
+    assert!(e.contains("--warmup-fraction 1"), "{e}");
+}
+
 #[test]
 fn the_experiment_writes_every_section_and_chart() {
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&["cache", "experiment", "--scale", "0.0078125", "--passes", "1", "--threads", "2", "--out", "ce"], dir.path());
-    for section in ["## fig5.1", "## fig4.1", "## fig5.2", "## fig5.3", "## clustered", "## beyond", "## admission", "belady"] {
+    for section in ["## fig5.1", "## fig4.1", "## fig5.2", "## fig5.3", "## clustered", "## beyond", "## admission", "belady", "WAF per GC: mean", "8 write point(s)"] {
         assert!(out.contains(section), "no {section} in {out}");
     }
-    for file in ["results.csv", "waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
+    for file in ["results.csv", "waf.csv", "gc-waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
         assert!(dir.path().join("ce").join(file).exists(), "{file}");
     }
+    let gc = std::fs::read_to_string(dir.path().join("ce/gc-waf.csv")).unwrap();
+    assert!(gc.starts_with("label,gc,host_blocks,erase_units,copied_blocks,freed_blocks,waf") && gc.lines().count() > 1, "{gc}");
+}
+
+#[test]
+fn the_experiment_runs_on_a_trace_and_refuses_what_does_not_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 20,000 blocks read twice: 78 MiB through a 64 MiB cache, so buckets are evicted.
+    read_twice_trace(&d.join("t.zkt"), 20_000);
+    let out = ok(&["cache", "experiment", "--trace", "t.zkt", "--cache-mib", "64", "--zone-mib", "1", "--warmup-fraction", "0.5", "--threads", "2", "--out", "te"], d);
+    for section in ["## fig5.1", "## fig4.1", "## fig5.2", "## fig5.3", "## beyond", "belady", "trace reads", "40000 requests (40000 reads)"] {
+        assert!(out.contains(section), "no {section} in {out}");
+    }
+    for section in ["## clustered", "## admission"] {
+        assert!(!out.contains(section), "{section} on a trace: {out}");
+    }
+    for file in ["results.csv", "waf.csv", "gc-waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
+        assert!(d.join("te").join(file).exists(), "{file}");
+    }
+    let experiment = |extra: &[&str]| refused(&[&["cache", "experiment", "--out", "te2"], extra].concat(), d, 2);
+    for flag in ["--scale", "--passes", "--seed"] {
+        let e = experiment(&["--trace", "t.zkt", "--cache-mib", "64", flag, "1"]);
+        assert!(e.contains("cannot be used with") && e.contains(flag), "{flag}: {e}");
+    }
+    assert!(experiment(&["--trace", "t.zkt"]).contains("--cache-mib"));
+    assert!(experiment(&["--cache-mib", "64"]).contains("--trace"));
+    assert!(experiment(&["--zone-mib", "1"]).contains("--trace"));
+    assert!(experiment(&["--trace", "t.zkt", "--cache-mib", "100"]).contains("--zone-mib"));
+    assert!(experiment(&["--trace", "t.zkt", "--cache-mib", "4", "--zone-mib", "1"]).contains("at least"));
+    assert!(experiment(&["--trace", "t.zkt", "--cache-mib", "64", "--zone-mib", "3"]).contains("whole number of zones"));
+    assert!(experiment(&["--trace", "missing.zkt", "--cache-mib", "64"]).contains("no such file"));
+    assert!(experiment(&["--warmup-fraction", "1.5"]).contains("--warmup-fraction 1.5"));
 }
 
 #[test]
@@ -101,8 +164,21 @@ fn bad_cache_configurations_are_refused_with_usage_status() {
     assert!(run(&["--sampler", "sfr", "--sampler-bytes", "1"]).contains("no memory budget"));
     assert!(run(&["--sampler", "none", "--sampler-param", "levels=3"]).contains("takes no parameters"));
     assert!(run(&["--write-points", "16"]).contains("two more (one free, one to evict)"));
-    let larger = refused(&["cache", "run", "--records", "20000", "--data-mib", "256", "--cache-mib", "512", "--zone-mib", "1"], d, 2);
-    assert!(larger.contains("is not smaller than the 268435456-byte data set"), "{larger}");
+    // A cache larger than the data set holds all of it: nothing is evicted, and only first
+    // reads of a block miss (every block read from the disk was inserted once).
+    let larger = ok(&["cache", "run", "--records", "20000", "--data-mib", "256", "--cache-mib", "512", "--zone-mib", "1", "--json"], d);
+    let larger: serde_json::Value = serde_json::from_str(&larger).unwrap();
+    assert_eq!(larger["evictions"], 0, "{larger}");
+    assert_eq!(larger["hdd_blocks_read"], larger["cache_blocks_written"], "{larger}");
+    // Packed records: 20,000 × 1040 bytes are the data set (5079 blocks), under a 32 MiB cache.
+    let packed: serde_json::Value =
+        serde_json::from_str(&ok(&["cache", "run", "--records", "20000", "--cache-mib", "32", "--zone-mib", "1", "--layout", "packed", "--json"], d)).unwrap();
+    assert_eq!((packed["spec"]["workload"]["data_bytes"].as_u64(), packed["evictions"].as_u64()), (Some(5079 * 4096), Some(0)), "{packed}");
+    assert!(run(&["--layout", "diagonal"]).contains("--layout \"diagonal\": expected strided or packed"));
+    let e = refused(&["cache", "run", "--records", "20000", "--data-mib", "16", "--cache-mib", "32", "--zone-mib", "1", "--layout", "packed"], d, 2);
+    assert!(e.contains("--records 20000 --data-mib 16 --layout packed") && e.contains("do not fit"), "{e}");
+    assert!(refused(&["cache", "run", "--trace", "x.csv", "--layout", "packed"], d, 2).contains("cannot be used with"));
+    assert!(refused(&["cache", "experiment", "--layout", "packed", "--trace", "x.csv", "--cache-mib", "64"], d, 2).contains("cannot be used with"));
     assert!(run(&["--device", "conventional", "--bucket-kib", "300"]).contains("not a whole number of 307200-byte buckets"));
     let e = run(&["--device", "conventional", "--bucket-kib", "78"]);
     assert!(e.contains("a bucket of 79872 bytes is not a whole number of 4096-byte blocks"), "{e}");
