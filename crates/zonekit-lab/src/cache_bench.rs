@@ -741,13 +741,11 @@ pub struct TraceScan {
     pub end_bytes: u64,
 }
 
-/// The trace's requests of at least one byte, in 4 KiB blocks. A text trace gives its
-/// requests; a binary trace (`.zkt`, what `serve nbd --trace-out` writes) holds blocks, and a
-/// request is a block that starts one and the blocks after it that continue it (same volume
-/// and operation, the next block) — its blocks, whatever their size, are mapped to the 4 KiB
-/// blocks they cover. Volumes share one address space, as one backing disk would.
+/// The trace's requests of at least one byte, in 4 KiB blocks. A binary trace (`.zkt`, what
+/// `serve nbd --trace-out` writes) gives the requests its blocks were cut from
+/// ([`zonekit_trace::input::Input::requests`]). Volumes share one address space, as one
+/// backing disk would.
 pub fn trace_requests(input: &zonekit_trace::input::Input) -> Result<Box<dyn Iterator<Item = Result<TraceRequest>> + '_>> {
-    use zonekit_trace::input::Source;
     // A request past this is refused by name before anything runs, not wrapped.
     let too_far = move |i: u64, offset: u64, len: u64| {
         LabError::Usage(format!("{}: request {i} ({len} bytes at offset {offset}) reaches beyond any disk this model holds ({MAX_DATA_BYTES} bytes)", input.describe()))
@@ -757,35 +755,6 @@ pub fn trace_requests(input: &zonekit_trace::input::Input) -> Result<Box<dyn Ite
         let lba = offset / BLOCK;
         Ok(TraceRequest { task, op, lba, blocks: end.div_ceil(BLOCK) - lba })
     };
-    if let Source::Binary(path) = &input.source {
-        // The stream, not `input.records()`: it owns its file, so the iterator can outlive
-        // this call's borrows (the cache path applies no filters to a trace).
-        let stream = zonekit_trace::binary::BinaryStream::open(path).map_err(LabError::input(input))?;
-        let block_bytes = stream.header().block_size_bytes as u64;
-        let mut records = stream.peekable();
-        let mut index = 0u64;
-        return Ok(Box::new(std::iter::from_fn(move || {
-            let first = match records.next()? {
-                Ok(r) => r.io,
-                Err(e) => return Some(Err(LabError::input(input)(e))),
-            };
-            let mut blocks = 1u64;
-            while let Some(Ok(next)) = records.peek() {
-                let n = next.io;
-                if n.starts_request || n.volume != first.volume || n.op != first.op || Some(n.block) != first.block.checked_add(blocks) {
-                    break;
-                }
-                blocks += 1;
-                records.next();
-            }
-            index += 1;
-            let (offset, len) = match (first.block.checked_mul(block_bytes), blocks.checked_mul(block_bytes)) {
-                (Some(o), Some(l)) => (o, l),
-                _ => return Some(Err(too_far(index, u64::MAX, u64::MAX))),
-            };
-            Some(to_blocks(index, first.volume, first.op, offset, len))
-        })));
-    }
     let requests = input.requests().map_err(LabError::input(input))?;
     Ok(Box::new(requests.enumerate().filter(|(_, r)| r.as_ref().map_or(true, |r| r.len_bytes > 0)).map(move |(i, r)| {
         let r = r.map_err(LabError::input(input))?;

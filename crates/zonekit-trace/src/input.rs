@@ -379,9 +379,10 @@ impl<I: Iterator<Item = Result<BlockRecord>>> Iterator for RequestsOfBlocks<I> {
                 Some(Err(e)) => return Some(Err(e)),
                 Some(Ok(r)) => r.io,
             };
-            let offset_bytes = io.block * self.block_bytes;
+            // Saturating: a block number past any disk stays past it, for the consumer to refuse.
+            let offset_bytes = io.block.saturating_mul(self.block_bytes);
             if let Some(p) = self.pending.as_mut() {
-                if !io.starts_request && io.op == p.op && io.volume == p.volume && offset_bytes == p.offset_bytes + p.len_bytes {
+                if !io.starts_request && io.op == p.op && io.volume == p.volume && Some(offset_bytes) == p.offset_bytes.checked_add(p.len_bytes) {
                     p.len_bytes += self.block_bytes;
                     continue;
                 }
