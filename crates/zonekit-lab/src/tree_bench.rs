@@ -490,6 +490,11 @@ pub struct TreeExperiment {
     pub scale: f64,
     pub sections: Vec<Section>,
     pub seed: u64,
+    /// Every run's record value and node fan-out cap: the fitted defaults
+    /// ([`CALIBRATED_VALUE_SIZE_BYTES`], [`CALIBRATED_INNER_ENTRIES_MAX`]), or others to see
+    /// which results depend on the fit.
+    pub value_size_bytes: usize,
+    pub inner_entries_max: usize,
     pub threads: usize,
     pub out: std::path::PathBuf,
 }
@@ -506,7 +511,13 @@ impl TreeExperiment {
 
     /// Every run of the selected sections, in order.
     pub fn specs(&self) -> Vec<(Section, TreeSpec)> {
-        let base = TreeSpec { seed: self.seed, zone_size_bytes: self.zone_size_bytes(), ..TreeSpec::default() };
+        let base = TreeSpec {
+            seed: self.seed,
+            zone_size_bytes: self.zone_size_bytes(),
+            value_size_bytes: self.value_size_bytes,
+            inner_entries_max: self.inner_entries_max,
+            ..TreeSpec::default()
+        };
         let zipf_w1_w2 = |records: f64, extra: &dyn Fn(&mut TreeSpec)| -> Vec<TreeSpec> {
             let mut out = Vec::new();
             for (_, mix) in &WORKLOADS[..2] {
@@ -727,6 +738,15 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
         })
     };
     let mut text = format!("# Seed 003 reproduced at scale {scale} (records and zone size × {scale})\n");
+    if let Some(r) = rows.first() {
+        let (value, inner) = (&r[col("value_size_bytes")], &r[col("inner_entries_max")]);
+        let fitted = *value == CALIBRATED_VALUE_SIZE_BYTES.to_string() && *inner == CALIBRATED_INNER_ENTRIES_MAX.to_string();
+        let _ = writeln!(
+            text,
+            "\nValues of {value} bytes, interior fan-out capped at {inner} entries (0: as many as fit){}.",
+            if fitted { " — the values fitted to the paper's load-phase figures" } else { " — not the fitted values: a sensitivity run" }
+        );
+    }
     let sizes = [0.5e6, 1.5e6, 2.5e6].map(|r| scaled(r, scale));
     // Grid: reads, writes, device time per distribution, at each size.
     if rows.iter().any(|r| r[col("section")] == "grid") {

@@ -86,6 +86,14 @@ pub struct ExperimentArgs {
     sections: Vec<String>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Value bytes per record in every run (default: fitted to the paper's load-phase figures;
+    /// change it to see which results depend on the fit).
+    #[arg(long, default_value_t = zonekit_lab::tree_bench::CALIBRATED_VALUE_SIZE_BYTES)]
+    value_size_bytes: usize,
+    /// Cap on entries of interior, head and CoW inner nodes in every run, 0 for as many as fit
+    /// (default: fitted like the value size).
+    #[arg(long, default_value_t = zonekit_lab::tree_bench::CALIBRATED_INNER_ENTRIES_MAX)]
+    inner_entries_max: usize,
     /// Runs in parallel (default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -195,7 +203,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     if !(a.scale > 0.0 && a.scale <= 4.0) {
         return Err(Usage(format!("--scale {} is out of range: (0, 4]", a.scale)).into());
     }
-    let exp = TreeExperiment { scale: a.scale, sections, seed: a.seed, threads, out: a.out.clone() };
+    let exp = TreeExperiment { scale: a.scale, sections, seed: a.seed, value_size_bytes: a.value_size_bytes, inner_entries_max: a.inner_entries_max, threads, out: a.out.clone() };
     let runs = exp.specs().len() as u64;
     let bar = crate::progress::Progress::bar(runs, "runs");
     let summary = run_experiment(&exp, &|done, _, label| {

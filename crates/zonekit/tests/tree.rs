@@ -80,6 +80,18 @@ fn experiment_writes_tables_and_charts_and_resumes_only_same_settings() {
     let rerun = std::fs::read_to_string(d.join("out/results.csv")).unwrap();
     assert!(!rerun.contains(",424242,"), "a row computed under seed 1 was reported for seed 2");
     assert_eq!(rerun.lines().count() - 1, rows);
+    // Other values and fan-outs (a sensitivity run): every row under them, none kept from the
+    // fitted runs, and the summary says so.
+    let sensitivity = ok(&[&args[..], &["--value-size-bytes", "8", "--inner-entries-max", "0"]].concat(), d);
+    assert!(sensitivity.contains("Values of 8 bytes, interior fan-out capped at 0 entries") && sensitivity.contains("a sensitivity run"), "{sensitivity}");
+    let results = std::fs::read_to_string(d.join("out/results.csv")).unwrap();
+    let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
+    let (value, inner) = (header.iter().position(|&c| c == "value_size_bytes").unwrap(), header.iter().position(|&c| c == "inner_entries_max").unwrap());
+    assert!(results.lines().skip(1).all(|l| {
+        let cells: Vec<&str> = l.split(',').collect();
+        cells[value] == "8" && cells[inner] == "0"
+    }));
+    assert!(summary.contains("the values fitted to the paper's load-phase figures"), "{summary}");
 }
 
 /// The rows' check: FNV-1a, 64 bits, as 16 hex digits (`zonekit_lab::sweep`'s fingerprint).
