@@ -1110,13 +1110,14 @@ fn write_file(out: &Path, name: &str, text: String) -> Result<()> {
 
 /// Refuses an experiment whose settings are out of range, each by its flag.
 fn check_experiment(exp: &CacheExperiment) -> Result<()> {
+    // Before the base set-up is computed from it: a huge scale overflows the zone size.
+    if exp.trace.is_none() && !(exp.scale > 0.0 && exp.scale <= 1.0) {
+        return Err(LabError::Usage(format!("--scale {}: must be in (0, 1]", exp.scale)));
+    }
     let base = exp.base();
     check_warmup(base.workload.warmup_fraction)?;
     match &exp.trace {
         None => {
-            if !(exp.scale > 0.0 && exp.scale <= 1.0) {
-                return Err(LabError::Usage(format!("--scale {}: must be in (0, 1]", exp.scale)));
-            }
             if !(exp.passes > 0.0 && exp.passes <= 1000.0) || base.workload.operations == 0 {
                 return Err(LabError::Usage(format!("--passes {}: must be in (0, 1000] and give at least one read", exp.passes)));
             }
