@@ -432,6 +432,12 @@ enum Listener {
 /// Serves `export` until SIGINT or SIGTERM, then commits the volume and returns the counters.
 /// `ready` is called with the address once the server listens.
 pub fn serve<D: ZonedDevice + Send + 'static>(export: Arc<Export<D>>, options: &NbdOptions, ready: impl FnOnce(&Listen)) -> io::Result<crate::Snapshot> {
+    // Before the socket exists, so a log that cannot be created leaves nothing behind.
+    if let Some(path) = &options.trace_out {
+        let block_bytes = export.volume.lock().unwrap_or_else(|p| p.into_inner()).block_bytes();
+        let log = RequestLog::create(path, block_bytes as u32, &format!("zonekit serve nbd {}", export.name)).map_err(io::Error::other)?;
+        *export.log.lock().unwrap_or_else(|p| p.into_inner()) = Some(log);
+    }
     let stop_signals = crate::signals::block_stop_signals();
     let listener = match &options.listen {
         Listen::Unix(path) => {
@@ -468,11 +474,6 @@ pub fn serve<D: ZonedDevice + Send + 'static>(export: Arc<Export<D>>, options: &
                 }
             }
         });
-    }
-    if let Some(path) = &options.trace_out {
-        let block_bytes = export.volume.lock().unwrap_or_else(|p| p.into_inner()).block_bytes();
-        let log = RequestLog::create(path, block_bytes as u32, &format!("zonekit serve nbd {}", export.name)).map_err(io::Error::other)?;
-        *export.log.lock().unwrap_or_else(|p| p.into_inner()) = Some(log);
     }
     ready(&options.listen);
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {

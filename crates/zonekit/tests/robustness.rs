@@ -99,6 +99,7 @@ fn every_subcommand_refuses_bad_input_clearly() {
         (&["serve", "nbd", "--placement", "nope"], "nope"),
         (&["serve", "nbd", "--socket", "text.txt"], "not a socket"),
         (&["serve", "nbd", "missing.zk"], "missing.zk"),
+        (&["serve", "nbd", "--trace-out", "nodir/served.zkt"], "nodir/served.zkt"),
         (&["device", "info", "adir"], "adir"),
         (&["device", "info", "text.txt"], "text.txt"),
         (&["device", "info", "cut.zk"], "cut.zk"),

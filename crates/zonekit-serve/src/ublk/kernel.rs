@@ -182,6 +182,8 @@ pub fn serve<D: Served>(device: D, options: &UblkOptions, ready: impl FnOnce(i32
     if !std::path::Path::new("/dev/ublk-control").exists() {
         return Err(UblkServeError::Kernel("/dev/ublk-control does not exist: load the ublk driver (modprobe ublk_drv; Linux 6.6 or newer for zoned devices)".into()));
     }
+    // Before the kernel device exists, so a log that cannot be created leaves nothing behind.
+    let log = options.trace_out.as_ref().map(|path| RequestLog::create(path, g.block_size_bytes, "zonekit serve ublk")).transpose().map_err(UblkServeError::Config)?;
     let stop_signals = crate::signals::block_stop_signals();
     let ctrl = UblkCtrlBuilder::default()
         .name("zonekit")
@@ -221,8 +223,8 @@ pub fn serve<D: Served>(device: D, options: &UblkOptions, ready: impl FnOnce(i32
     };
 
     let mut target = Target::new(device);
-    if let Some(path) = &options.trace_out {
-        target.set_log(RequestLog::create(path, g.block_size_bytes, "zonekit serve ublk").map_err(UblkServeError::Config)?);
+    if let Some(log) = log {
+        target.set_log(log);
     }
     let target = Arc::new(Mutex::new(target));
     let done = Arc::new(AtomicBool::new(false));
