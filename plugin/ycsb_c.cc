@@ -18,7 +18,9 @@
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>

@@ -976,6 +976,14 @@ impl CacheExperiment {
         }
     }
 
+    /// The zone of the base set-up (which is always zoned).
+    fn zone_bytes(base: &CacheSpec) -> u64 {
+        match base.device {
+            DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
+            DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
+        }
+    }
+
     /// The reads the item-level references and static bounds see: the trace's, or the
     /// synthetic read phase's.
     fn read_stream(&self, base: &CacheSpec) -> Result<ReadStream> {
@@ -999,10 +1007,7 @@ impl CacheExperiment {
         let mut out = Vec::new();
         // 1 MiB buckets beside 128 MiB zones at full scale (8192 of them), 16-bucket erase
         // units, 7 % spare as NVMeVirt's conventional SSD; everything scales with the zone.
-        let zone_bytes = match base.device {
-            DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
-            DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
-        };
+        let zone_bytes = CacheExperiment::zone_bytes(&base);
         let bucket_bytes = (zone_bytes / 128).max(BLOCK);
         let conventional =
             CacheSpec { device: DeviceKind::Conventional { bucket_bytes, op: 0.07, erase_unit_bytes: 16 * bucket_bytes }, eviction: "bcache".into(), ..base.clone() };
@@ -1134,10 +1139,7 @@ fn check_experiment(exp: &CacheExperiment) -> Result<()> {
     }
     // Every sampler's classes (at most 4) keep a bucket open per write point, and the cache
     // needs two more.
-    let zone_bytes = match base.device {
-        DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
-        DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
-    };
+    let zone_bytes = CacheExperiment::zone_bytes(&base);
     let zones = base.cache_bytes / zone_bytes;
     let needed = 4 * exp.write_points as u64 + 2;
     if exp.write_points == 0 || zones < needed {
@@ -1156,7 +1158,10 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
     std::fs::create_dir_all(&exp.out).map_err(LabError::io(&exp.out))?;
     let specs = exp.specs();
     let base = exp.base();
-    // The references: item-level policies on the same reads with the same capacity.
+    // The references: item-level policies on the same reads with the same capacity; the
+    // reads (a pass over the trace, or the synthetic draws) are gathered once for all of
+    // them and the static bounds.
+    let reads = exp.read_stream(&base)?;
     let references = ["belady", "lru", "s3fifo", "sieve"];
     let total = specs.len() + references.len();
     type Slot = std::sync::Mutex<Option<Result<(CacheReport, Vec<CacheSample>)>>>;
@@ -1170,8 +1175,7 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
             label.clone()
         } else {
             let name = references[i - specs.len()];
-            let hit_ratio = exp.read_stream(&base).and_then(|stream| item_hit_ratio(name, &stream, base.cache_bytes));
-            *item_results[i - specs.len()].lock().expect("no panics while holding") = Some(hit_ratio);
+            *item_results[i - specs.len()].lock().expect("no panics while holding") = Some(item_hit_ratio(name, &reads, base.cache_bytes));
             format!("item {name}")
         };
         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
@@ -1192,7 +1196,7 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
             Err(e) => failed.push(format!("item {name}: {e}")),
         }
     }
-    let summary = write_outputs(exp, &runs, &items)?;
+    let summary = write_outputs(exp, &runs, &items, reads)?;
     if !failed.is_empty() {
         return Err(LabError::Runs { failed, total });
     }
@@ -1202,10 +1206,7 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
 /// The summary's opening: what ran on what.
 fn describe_setup(exp: &CacheExperiment, base: &CacheSpec) -> String {
     let w = &base.workload;
-    let zone_bytes = match base.device {
-        DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
-        DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
-    };
+    let zone_bytes = CacheExperiment::zone_bytes(base);
     let cache = format!("Cache {} MiB ({} zones of {} MiB for ZNS)", base.cache_bytes / MIB, base.cache_bytes / zone_bytes, zone_bytes / MIB);
     match &exp.trace {
         Some(t) => format!(
@@ -1233,7 +1234,7 @@ fn describe_setup(exp: &CacheExperiment, base: &CacheSpec) -> String {
     }
 }
 
-fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSample>))], items: &[(&str, f64)]) -> Result<String> {
+fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSample>))], items: &[(&str, f64)], reads: ReadStream) -> Result<String> {
     let out = &exp.out;
     let rows: Vec<Vec<String>> = runs.iter().map(|(s, (r, _))| result_row(s, r)).collect();
     write_file(out, "results.csv", csv(&RESULT_COLUMNS, &rows))?;
@@ -1272,17 +1273,12 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
         text.push('\n');
     }
     text.push_str("## How much an address unit's history tells (static bound: the hottest units that fit)\n\n");
+    // The base's reads are the trace's, or the scrambled synthetic ones.
     let streams: Vec<(&str, ReadStream)> = match &exp.trace {
-        Some(_) => vec![("trace reads", exp.read_stream(&base)?)],
-        None => [("scrambled (YCSB zipfian)", true), ("clustered (plain zipfian)", false)]
-            .into_iter()
-            .map(|(name, scrambled)| (name, ReadStream::of_workload(&Ycsb { scrambled, ..base.workload }, exp.seed)))
-            .collect(),
+        Some(_) => vec![("trace reads", reads)],
+        None => vec![("scrambled (YCSB zipfian)", reads), ("clustered (plain zipfian)", ReadStream::of_workload(&Ycsb { scrambled: false, ..base.workload }, exp.seed))],
     };
-    let zone_bytes = match base.device {
-        DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
-        DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
-    };
+    let zone_bytes = CacheExperiment::zone_bytes(&base);
     let mut bound_rows = Vec::new();
     for (name, stream) in &streams {
         let mut row = vec![name.to_string()];

@@ -220,8 +220,12 @@ fn sim_cmd(a: SimArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `v` MiB in bytes, refused by `flag` past 2^64.
+fn mib(v: u64, flag: &str) -> Result<u64, crate::Usage> {
+    v.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")))
+}
+
 fn run_cmd(a: RunArgs) -> Result<ExitCode> {
-    let mib = |v: u64, flag: &str| v.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")));
     let kib = |v: u64, flag: &str| v.checked_mul(1 << 10).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")));
     let zns_flags = a.zone_mib.is_some() || a.zones_per_bucket.is_some();
     let conventional_flags = a.bucket_kib.is_some() || a.op.is_some() || a.erase_unit_kib.is_some();
@@ -395,7 +399,6 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
             None if cache_mib % 64 == 0 => cache_mib / 64,
             None => usage!("--cache-mib {cache_mib}: not 64 zones of whole MiB; name the zone with --zone-mib"),
         };
-        let mib = |v: u64, flag: &str| v.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")));
         let (cache_bytes, zone_bytes) = (mib(cache_mib, "--cache-mib")?, mib(zone_mib, "--zone-mib")?);
         let input = zonekit_trace::input::Input::path(path, None, false);
         exp.trace = Some(TraceExperiment::new(input, cache_bytes, zone_bytes).map_err(lab)?);
