@@ -16,6 +16,8 @@
 //!   copy-on-write B+-tree over the paper's device of conventional and sequential zones.
 //! - [`ocssd_bench`]: seed 002's experiment, the open-channel FTLs replaying HPC traces
 //!   (throughput, mapping cost, erases, WAF, wear maps, sensitivity).
+//! - [`ocssd_workload`]: seed 002's chapter 2, the LAMMPS-like and MACDRP-like generators
+//!   profiled beside every characteristic the thesis states (Figs. 2.2–2.7).
 //! - [`cache_bench`]: seed 004's experiment, a bcache-style cache of an HDD on a ZNS SSD or a
 //!   conventional SSD (device WAF measured through the block FTL), samplers × evictions,
 //!   YCSB-like reads or block traces, against item-level references and Belady.
@@ -43,6 +45,7 @@ pub mod driver;
 pub mod error;
 pub mod kv_bench;
 pub mod ocssd_bench;
+pub mod ocssd_workload;
 mod parallel;
 pub mod replay;
 pub mod stage;

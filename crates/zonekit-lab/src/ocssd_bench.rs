@@ -215,6 +215,9 @@ pub enum Axis {
     Superblock(u32),
     /// Log superblocks of HSBM_GCL.
     Logs(u32),
+    /// MACDRP-like with this percentage of its slabs an odd number of half-blocks long, a
+    /// setting the thesis does not determine ([`zonekit_trace::synth::hpc::MACDRP_ODD_SHARE`]).
+    MacdrpOdd(u32),
     /// The main table again with every page of a request issued at once over the preset's
     /// channels ([`Timing::Parallel`]), beyond the thesis.
     Parallel,
@@ -228,6 +231,7 @@ impl Axis {
             Axis::PagesPerBlock(_) => "pages-per-block",
             Axis::Superblock(_) => "superblock",
             Axis::Logs(_) => "logs",
+            Axis::MacdrpOdd(_) => "macdrp-odd",
             Axis::Parallel => "parallel",
         }
     }
@@ -235,7 +239,7 @@ impl Axis {
     pub fn value(self) -> u32 {
         match self {
             Axis::Main | Axis::Parallel => 0,
-            Axis::Capacity(v) | Axis::PagesPerBlock(v) | Axis::Superblock(v) | Axis::Logs(v) => v,
+            Axis::Capacity(v) | Axis::PagesPerBlock(v) | Axis::Superblock(v) | Axis::Logs(v) | Axis::MacdrpOdd(v) => v,
         }
     }
 }
@@ -263,7 +267,7 @@ struct Job {
 
 impl OcssdExperiment {
     fn hpc(&self, pattern: HpcPattern) -> Input {
-        Input::generated(Workload::Hpc { pattern, scale: self.scale }, self.seed)
+        Input::generated(Workload::Hpc { pattern, scale: self.scale, odd: None }, self.seed)
     }
 
     fn jobs(&self) -> Result<Vec<Job>> {
@@ -316,12 +320,12 @@ impl OcssdExperiment {
             for info in FTLS {
                 jobs.push(Job { trace: name.clone(), axis: Axis::Parallel, spec: OcssdSpec { timing: Timing::Parallel, ..spec(info.name, &[], thesis, input, false) } });
             }
+            // §4.6 sizes the device by the valid data written: the pattern's footprint.
             let live = match name.as_str() {
                 "lammps" => HpcPattern::Lammps,
                 _ => HpcPattern::Macdrp,
             }
-            .thesis_scale()
-            .1 as f64;
+            .live_bytes(self.seed) as f64;
             for times in [2u32, 4, 8] {
                 let blocks_per_lun = (times as f64 * live / (thesis.pus() as f64 * thesis.block_bytes() as f64)).ceil() as u32;
                 for ftl in THESIS_FTLS {
@@ -342,6 +346,12 @@ impl OcssdExperiment {
             }
             for logs in [2u32, 4, 8, 16] {
                 jobs.push(Job { trace: name.clone(), axis: Axis::Logs(logs), spec: spec("hsbm-gcl", &[("logs", logs.to_string())], thesis, input, false) });
+            }
+        }
+        for percent in [0u32, 25, 75, 100] {
+            let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale: self.scale, odd: Some(percent as f64 / 100.0) }, self.seed);
+            for ftl in THESIS_FTLS {
+                jobs.push(Job { trace: "macdrp".into(), axis: Axis::MacdrpOdd(percent), spec: spec(ftl, &[], thesis, &input, false) });
             }
         }
         Ok(jobs)
@@ -601,8 +611,15 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
         text.push_str(&markdown_table(&["trace", "FTL", "MB/s parallel", "MB/s synchronous", "WAF", "PUs per write", "write p50 µs", "write p99 µs"], &rows));
     }
     // Sensitivity (Figs. 4.8–4.11).
-    for section in ["capacity", "pages-per-block", "superblock", "logs"] {
-        let picked: Vec<&(&Job, OcssdRun)> = runs.iter().filter(|(j, _)| j.axis.section() == section).collect();
+    for section in ["capacity", "pages-per-block", "superblock", "logs", "macdrp-odd"] {
+        let mut picked: Vec<&(&Job, OcssdRun)> = runs.iter().filter(|(j, _)| j.axis.section() == section).collect();
+        // The default odd share is the main table's MACDRP run.
+        let default_odd = (zonekit_trace::synth::hpc::MACDRP_ODD_SHARE * 100.0).round() as u32;
+        let value_of = |j: &Job| if j.axis == Axis::Main { default_odd } else { j.axis.value() };
+        if section == "macdrp-odd" {
+            picked.extend(main.iter().copied().filter(|(j, _)| j.trace == "macdrp" && THESIS_FTLS.contains(&j.spec.ftl.as_str())));
+            picked.sort_by_key(|(j, _)| (value_of(j), THESIS_FTLS.iter().position(|f| *f == j.spec.ftl)));
+        }
         if picked.is_empty() {
             continue;
         }
@@ -614,7 +631,7 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
                 vec![
                     j.trace.clone(),
                     j.spec.ftl.clone(),
-                    j.axis.value().to_string(),
+                    value_of(j).to_string(),
                     format!("{:.1}", r.mb_per_sec),
                     format!("{:.3}", r.waf),
                     r.flash.blocks_erased.to_string(),
@@ -632,13 +649,18 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
             ] {
                 let mut series: Vec<Series> = Vec::new();
                 for (j, r) in picked.iter().filter(|(j, _)| j.trace == trace) {
-                    let point = (j.axis.value() as f64, f(&r.report));
+                    let point = (value_of(j) as f64, f(&r.report));
                     match series.iter_mut().find(|s| s.name == j.spec.ftl) {
                         Some(s) => s.points.push(point),
                         None => series.push(Series { name: j.spec.ftl.clone(), points: vec![point] }),
                     }
                 }
-                write_file(out, &format!("sensitivity-{section}-{metric}-{trace}.svg"), line_chart(&format!("{metric} vs {section}, {trace}"), section, y, &series, true))?;
+                if series.is_empty() {
+                    continue;
+                }
+                // Shares start at 0: no log axis.
+                let x_log = section != "macdrp-odd";
+                write_file(out, &format!("sensitivity-{section}-{metric}-{trace}.svg"), line_chart(&format!("{metric} vs {section}, {trace}"), section, y, &series, x_log))?;
             }
         }
     }
@@ -703,7 +725,7 @@ mod tests {
 
     #[test]
     fn a_small_replay_reports_consistent_counters() {
-        let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale: 0.02 }, 1);
+        let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale: 0.02, odd: None }, 1);
         let geometry = OcGeometry::THESIS;
         for info in FTLS {
             let spec = OcssdSpec {
@@ -727,7 +749,7 @@ mod tests {
 
     #[test]
     fn a_trace_larger_than_the_device_is_refused_by_name() {
-        let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Lammps, scale: 0.01 }, 1);
+        let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Lammps, scale: 0.01, odd: None }, 1);
         let geometry = OcGeometry { blocks_per_lun: 2, ..OcGeometry::THESIS };
         let spec = OcssdSpec { ftl: "pm-gcl".into(), params: Params::new(), geometry, input, compact: false, sample_every_bytes: 1 << 20, timing: Timing::Synchronous };
         let err = run_ocssd(&spec, &mut |_| {}).err().expect("70 MB do not fit 32 MiB");

@@ -19,6 +19,17 @@ pub enum OcssdCommand {
     Run(Box<RunArgs>),
     /// Reproduce the thesis' chapter 4: tables beside the thesis', charts and wear maps.
     Experiment(ExperimentArgs),
+    /// Draw the thesis' Figs. 2.2–2.7 from the LAMMPS-like and MACDRP-like generators and
+    /// check every characteristic the thesis states about its traces.
+    Workload(WorkloadArgs),
+}
+
+#[derive(Args)]
+pub struct WorkloadArgs {
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value = "zonekit-out/ocssd-workload")]
+    out: PathBuf,
 }
 
 /// The open-channel device (default: the thesis' 8 × 4 × 16 × 32 × 32 KiB).
@@ -130,6 +141,12 @@ pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
     match cmd {
         OcssdCommand::Run(a) => run_cmd(*a),
         OcssdCommand::Experiment(a) => experiment_cmd(a),
+        OcssdCommand::Workload(a) => {
+            let table = zonekit_lab::ocssd_workload::characterise(a.seed, &a.out).map_err(lab)?;
+            print!("{table}");
+            println!("\nresults: {}/workload.csv and Figs. 2.2-2.7 as SVG", a.out.display());
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -23,12 +23,24 @@ fn the_experiment_writes_tables_charts_and_wear_maps() {
     let out = ok(&["ocssd", "experiment", "--scale", "0.01", "--threads", "2", "--out", "oc"], dir.path());
     assert!(out.contains("## Throughput (MB/s), thesis table 4.2 beside ours"), "{out}");
     let results = std::fs::read_to_string(dir.path().join("oc/results.csv")).unwrap();
-    let sections = ["main", "parallel", "capacity", "pages-per-block", "superblock", "logs"];
+    let sections = ["main", "parallel", "capacity", "pages-per-block", "superblock", "logs", "macdrp-odd"];
     for section in sections {
         assert!(results.lines().any(|l| l.starts_with(&format!("{section},"))), "no {section} rows");
     }
     for file in ["summary.md", "series.csv", "throughput-lammps.svg", "wear-erases-macdrp-pm-gcc.svg", "wear-writes-lammps-hsbm-gcl.svg", "sensitivity-superblock-waf-macdrp.svg"] {
         assert!(dir.path().join("oc").join(file).exists(), "{file}");
+    }
+}
+
+#[test]
+fn the_workload_command_draws_chapter_2_and_checks_the_thesis_statements() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&["ocssd", "workload", "--out", "wl"], dir.path());
+    assert!(out.contains("| lammps | requests longer than a block | §2.2.1 | about 90 % |") && !out.contains("| NO |"), "{out}");
+    let csv = std::fs::read_to_string(dir.path().join("wl/workload.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + out.lines().filter(|l| l.starts_with("| lammps") || l.starts_with("| macdrp")).count());
+    for fig in ["fig2.2b-lammps-zoom.svg", "fig2.3c-lammps-end-in-page.svg", "fig2.5a-macdrp-addresses.svg", "fig2.7b-macdrp-end-in-block.svg"] {
+        assert!(dir.path().join("wl").join(fig).exists(), "{fig}");
     }
 }
 

@@ -29,12 +29,34 @@ pub use zonekit_base::Rng;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
-    Zipf { blocks: u64, alpha: f64, writes: u64 },
-    Uniform { blocks: u64, writes: u64 },
-    HotCold { blocks: u64, writes: u64, hot_blocks: f64, hot_writes: f64 },
+    Zipf {
+        blocks: u64,
+        alpha: f64,
+        writes: u64,
+    },
+    Uniform {
+        blocks: u64,
+        writes: u64,
+    },
+    HotCold {
+        blocks: u64,
+        writes: u64,
+        hot_blocks: f64,
+        hot_writes: f64,
+    },
     Cloud(CloudNodeConfig),
-    Hpc { pattern: HpcPattern, scale: f64 },
-    Ycsb { keys: u64, ops: u64, dist: YcsbDist },
+    /// `odd`: MACDRP-like only, the share of slabs an odd number of half-blocks long
+    /// (default [`hpc::MACDRP_ODD_SHARE`]).
+    Hpc {
+        pattern: HpcPattern,
+        scale: f64,
+        odd: Option<f64>,
+    },
+    Ycsb {
+        keys: u64,
+        ops: u64,
+        dist: YcsbDist,
+    },
 }
 
 /// YCSB's request distributions (`requestdistribution`).
@@ -102,7 +124,13 @@ impl std::fmt::Display for Workload {
                 }
                 Ok(())
             }
-            Workload::Hpc { pattern, scale } => write!(f, "{}:scale={scale}", if *pattern == HpcPattern::Lammps { "lammps" } else { "macdrp" }),
+            Workload::Hpc { pattern, scale, odd } => {
+                write!(f, "{}:scale={scale}", if *pattern == HpcPattern::Lammps { "lammps" } else { "macdrp" })?;
+                match odd {
+                    Some(odd) => write!(f, ",odd={odd}"),
+                    None => Ok(()),
+                }
+            }
             Workload::Ycsb { keys, ops, dist } => write!(f, "ycsb:keys={keys},ops={ops},dist={}", dist.name()),
         }
     }
@@ -150,7 +178,10 @@ impl FromStr for Workload {
                     ..d
                 })
             }
-            "lammps" | "macdrp" => Workload::Hpc { pattern: if kind == "lammps" { HpcPattern::Lammps } else { HpcPattern::Macdrp }, scale: float(take("scale"), "scale", 1.0)? },
+            "lammps" => Workload::Hpc { pattern: HpcPattern::Lammps, scale: float(take("scale"), "scale", 1.0)?, odd: None },
+            "macdrp" => {
+                Workload::Hpc { pattern: HpcPattern::Macdrp, scale: float(take("scale"), "scale", 1.0)?, odd: take("odd").map(|v| float(Some(v), "odd", 0.0)).transpose()? }
+            }
             "ycsb" => Workload::Ycsb {
                 keys: num(take("keys"), "keys", 1 << 20)?,
                 ops: num(take("ops"), "ops", 10 << 20)?,
@@ -216,6 +247,7 @@ impl Workload {
             }
             Workload::Ycsb { keys: 0, .. } => return Err("ycsb: keys must be positive".into()),
             Workload::Hpc { scale, .. } if !(*scale > 0.0 && *scale <= 1000.0) => return Err(format!("scale={scale}: must be in (0, 1000]").into()),
+            Workload::Hpc { odd: Some(odd), .. } if !(0.0..=1.0).contains(odd) => return Err(format!("odd={odd}: a share, in [0, 1]").into()),
             _ => {}
         }
         Ok(())
@@ -249,7 +281,7 @@ impl Workload {
                 config.seed = seed;
                 Box::new(CloudNode::new(config)?)
             }
-            Workload::Hpc { pattern, scale } => Box::new(Hpc::new(pattern, scale, seed)),
+            Workload::Hpc { pattern, scale, odd } => Box::new(Hpc::with_odd_share(pattern, scale, seed, odd.unwrap_or(hpc::MACDRP_ODD_SHARE))),
             Workload::Ycsb { keys, ops, dist } => {
                 let mut rng = Rng::new(seed);
                 let mut chooser = match dist {
@@ -314,6 +346,7 @@ mod tests {
             "hotcold:blocks=10K,writes=5K",
             "cloud:volumes=4,blocks=64K,writes=20K",
             "macdrp:scale=0.001",
+            "lammps:scale=0.001",
             "ycsb:keys=1K,ops=5K,dist=latest",
         ] {
             let w: Workload = spec.parse().unwrap();
@@ -323,6 +356,17 @@ mod tests {
             assert_eq!(a, b, "{spec}: same seed, same trace");
             assert_ne!(a, c, "{spec}: another seed, another trace");
             assert!(!a.is_empty());
+        }
+    }
+
+    #[test]
+    fn the_slab_share_is_macdrp_only_and_a_share() {
+        for (spec, why) in [("lammps:odd=0.5", "unknown parameter \"odd\""), ("macdrp:odd=1.5", "odd=1.5: a share"), ("macdrp:odd=-0", ""), ("macdrp:odd=x", "odd=x: not a number")]
+        {
+            match spec.parse::<Workload>() {
+                Ok(_) => assert!(why.is_empty(), "{spec} accepted"),
+                Err(e) => assert!(!why.is_empty() && e.to_string().contains(why), "{spec}: {e}"),
+            }
         }
     }
 
@@ -342,6 +386,7 @@ mod tests {
             "cloud:volumes=8,blocks=64K,hours=2.5",
             "lammps:scale=0.5",
             "macdrp",
+            "macdrp:scale=0.2,odd=0.25",
             "ycsb:dist=latest,keys=10",
         ] {
             let w: Workload = spec.parse().unwrap();
