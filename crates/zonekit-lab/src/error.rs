@@ -56,7 +56,9 @@ impl LabError {
         match self {
             LabError::Usage(_) | LabError::Policy(_) => true,
             // Bad geometry or FTL parameters are the request's fault; the rest is the run's.
-            LabError::Ocssd { error, .. } => matches!(**error, zonekit_ocssd::OcError::Geometry(_) | zonekit_ocssd::OcError::Config(_)),
+            LabError::Ocssd { error, .. } => {
+                matches!(**error, zonekit_ocssd::OcError::Geometry(_) | zonekit_ocssd::OcError::Config(_) | zonekit_ocssd::OcError::LogicalSpace { .. })
+            }
             _ => false,
         }
     }

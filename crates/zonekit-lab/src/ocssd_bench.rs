@@ -42,6 +42,9 @@ pub struct OcssdSpec {
     /// Take a sample of the running counters every this many bytes written.
     pub sample_every_bytes: u64,
     pub timing: Timing,
+    /// Cap on the logical space the host may address, in bytes (`None`: the FTL's own, see
+    /// [`Ssd::cap_logical_bytes`]); the trace's footprint is checked against the cap.
+    pub logical_bytes_max: Option<u64>,
 }
 
 /// The running counters after some bytes were written.
@@ -142,17 +145,27 @@ pub fn run_ocssd(spec: &OcssdSpec, progress: &mut dyn FnMut(u64)) -> Result<Ocss
     let ftl = zonekit_ocssd::ftl::find(&spec.ftl, &spec.params, spec.geometry).map_err(engine_error(context.clone()))?;
     let device = zonekit_device::MemDevice::new(spec.geometry.zoned(), spec.geometry.behavior(), zonekit_device::StorageMode::MetadataOnly)?;
     let mut ssd = Ssd::new(device, spec.geometry, ftl, spec.timing).map_err(engine_error(context.clone()))?;
+    if let Some(bytes) = spec.logical_bytes_max {
+        ssd.cap_logical_bytes(bytes).map_err(engine_error(context.clone()))?;
+    }
     // Refuse a trace that does not fit before replaying any of it.
     let footprint = footprint_bytes(&spec.input, spec.geometry.block_bytes(), spec.compact, ssd.logical_bytes())?;
     if footprint > ssd.logical_bytes() {
         return Err(LabError::Usage(format!(
-            "{context}: the trace reaches {:.1} MB{} but {} on {} exposes {:.1} MB; give a larger device (more blocks per LUN){}",
+            "{context}: the trace reaches {:.1} MB{} but {} on {} exposes {:.1} MB{}; give a larger device (more blocks per LUN){}",
             footprint as f64 / MB,
             if spec.compact { " of packed regions" } else { "" },
             spec.ftl,
             spec.geometry,
             ssd.logical_bytes() as f64 / MB,
-            if spec.compact { "" } else { " or pack the trace's regions (--compact)" }
+            if spec.logical_bytes_max.is_some() { " (capped)" } else { "" },
+            if spec.logical_bytes_max.is_some() {
+                ", a larger logical space"
+            } else if spec.compact {
+                ""
+            } else {
+                " or pack the trace's regions (--compact)"
+            }
         )));
     }
     let mut compactor = Compactor::new(spec.geometry.block_bytes());
@@ -205,8 +218,14 @@ pub fn run_ocssd(spec: &OcssdSpec, progress: &mut dyn FnMut(u64)) -> Result<Ocss
 /// What the experiment varies from the thesis' defaults.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum Axis {
-    /// The throughput table at the thesis' settings.
+    /// The throughput table at the thesis' settings, every FTL at one common logical space:
+    /// the smallest any FTL exposes on the device (the thesis states no spare).
     Main,
+    /// The main table again, every FTL at its own (native) logical space.
+    Native,
+    /// SBM_GCL's two strategies for a move with no free superblock (§3.2.3.3); the value is
+    /// the superblocks the device has beyond the trace's range.
+    SbmNoFree(u32),
     /// Device capacity as a multiple of the live data (blocks per LUN vary).
     Capacity(u32),
     /// Pages per block, at the thesis' capacity.
@@ -227,6 +246,8 @@ impl Axis {
     pub fn section(self) -> &'static str {
         match self {
             Axis::Main => "main",
+            Axis::Native => "native",
+            Axis::SbmNoFree(_) => "sbm-no-free",
             Axis::Capacity(_) => "capacity",
             Axis::PagesPerBlock(_) => "pages-per-block",
             Axis::Superblock(_) => "superblock",
@@ -238,8 +259,8 @@ impl Axis {
 
     pub fn value(self) -> u32 {
         match self {
-            Axis::Main | Axis::Parallel => 0,
-            Axis::Capacity(v) | Axis::PagesPerBlock(v) | Axis::Superblock(v) | Axis::Logs(v) | Axis::MacdrpOdd(v) => v,
+            Axis::Main | Axis::Native | Axis::Parallel => 0,
+            Axis::SbmNoFree(v) | Axis::Capacity(v) | Axis::PagesPerBlock(v) | Axis::Superblock(v) | Axis::Logs(v) | Axis::MacdrpOdd(v) => v,
         }
     }
 }
@@ -254,6 +275,17 @@ pub struct OcssdExperiment {
     pub seed: u64,
     pub threads: usize,
     pub out: std::path::PathBuf,
+}
+
+/// Every FTL's own logical space on `geometry`, in bytes, in [`FTLS`] order.
+fn native_logical_bytes(geometry: OcGeometry) -> std::result::Result<Vec<(&'static str, u64)>, OcError> {
+    FTLS.iter().map(|f| zonekit_ocssd::ftl::find(f.name, &Params::new(), geometry).map(|ftl| (f.name, ftl.logical_pages() * geometry.page_bytes as u64))).collect()
+}
+
+/// The main table's common logical space on `geometry`: the smallest any FTL exposes, and
+/// that FTL.
+fn common_logical_bytes(geometry: OcGeometry) -> std::result::Result<(&'static str, u64), OcError> {
+    Ok(native_logical_bytes(geometry)?.into_iter().min_by_key(|&(_, bytes)| bytes).unwrap_or(("none", 0)))
 }
 
 /// The thesis' FTLs (the sensitivity sections run these); DFTL and FAST join the main table.
@@ -286,14 +318,7 @@ impl OcssdExperiment {
             blocks_per_lun = blocks_per_lun.max(thesis.blocks_per_lun);
             loop {
                 let geometry = OcGeometry { blocks_per_lun, ..thesis };
-                let smallest = FTLS
-                    .iter()
-                    .map(|f| zonekit_ocssd::ftl::find(f.name, &Params::new(), geometry).map(|ftl| ftl.logical_pages() * geometry.page_bytes as u64))
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(engine_error(path.display().to_string()))?
-                    .into_iter()
-                    .min()
-                    .unwrap_or(0);
+                let (_, smallest) = common_logical_bytes(geometry).map_err(engine_error(path.display().to_string()))?;
                 if smallest >= footprint {
                     break;
                 }
@@ -310,22 +335,28 @@ impl OcssdExperiment {
             compact,
             sample_every_bytes: (64.0 * MB * self.scale.min(1.0)).max(MB) as u64,
             timing: Timing::Synchronous,
+            logical_bytes_max: None,
         };
         for (name, input, compact, geometry) in &traces {
+            let (_, common) = common_logical_bytes(*geometry).map_err(engine_error(name.clone()))?;
             for info in FTLS {
-                jobs.push(Job { trace: name.clone(), axis: Axis::Main, spec: spec(info.name, &[], *geometry, input, *compact) });
+                let native = spec(info.name, &[], *geometry, input, *compact);
+                jobs.push(Job { trace: name.clone(), axis: Axis::Main, spec: OcssdSpec { logical_bytes_max: Some(common), ..native.clone() } });
+                jobs.push(Job { trace: name.clone(), axis: Axis::Native, spec: native });
             }
         }
+        let (_, thesis_common) = common_logical_bytes(thesis).map_err(engine_error(thesis.to_string()))?;
         for (name, input, _, _) in traces.iter().take(2) {
             for info in FTLS {
-                jobs.push(Job { trace: name.clone(), axis: Axis::Parallel, spec: OcssdSpec { timing: Timing::Parallel, ..spec(info.name, &[], thesis, input, false) } });
+                jobs.push(Job {
+                    trace: name.clone(),
+                    axis: Axis::Parallel,
+                    spec: OcssdSpec { timing: Timing::Parallel, logical_bytes_max: Some(thesis_common), ..spec(info.name, &[], thesis, input, false) },
+                });
             }
             // §4.6 sizes the device by the valid data written: the pattern's footprint.
-            let live = match name.as_str() {
-                "lammps" => HpcPattern::Lammps,
-                _ => HpcPattern::Macdrp,
-            }
-            .live_bytes(self.seed) as f64;
+            let pattern = if name == "lammps" { HpcPattern::Lammps } else { HpcPattern::Macdrp };
+            let live = pattern.live_bytes(self.seed) as f64;
             for times in [2u32, 4, 8] {
                 let blocks_per_lun = (times as f64 * live / (thesis.pus() as f64 * thesis.block_bytes() as f64)).ceil() as u32;
                 for ftl in THESIS_FTLS {
@@ -347,6 +378,16 @@ impl OcssdExperiment {
             for logs in [2u32, 4, 8, 16] {
                 jobs.push(Job { trace: name.clone(), axis: Axis::Logs(logs), spec: spec("hsbm-gcl", &[("logs", logs.to_string())], thesis, input, false) });
             }
+            // SBM_GCL maps every superblock of the device, so a move finds no free superblock
+            // once the erased ones are used up: at once with erase-in-place, which never
+            // collects garbage for a move; with gc-first only when every superblock is mapped,
+            // i.e. on a device no larger than the trace's range (`exact_fit`).
+            let range_blocks = (pattern.thesis_scale().1 / thesis.block_bytes()) as u32;
+            for (geometry, beyond) in [(thesis, thesis.blocks() - range_blocks), (exact_fit(range_blocks, thesis), 0)] {
+                for no_free in ["gc-first", "erase-in-place"] {
+                    jobs.push(Job { trace: name.clone(), axis: Axis::SbmNoFree(beyond), spec: spec("sbm-gcl", &[("no_free", no_free.into())], geometry, input, false) });
+                }
+            }
         }
         for percent in [0u32, 25, 75, 100] {
             let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale: self.scale, odd: Some(percent as f64 / 100.0) }, self.seed);
@@ -358,8 +399,19 @@ impl OcssdExperiment {
     }
 }
 
-/// Columns of `results.csv`.
-pub const RESULT_COLUMNS: [&str; 24] = [
+/// A device of thesis blocks and one LUN per channel holding exactly `blocks` blocks, the
+/// channel count the divisor of `blocks` nearest the thesis' 8 (88 blocks: 8 × 11; 93: 3 × 31;
+/// 358: 2 × 179), so that a trace over `blocks` blocks maps every 1-block superblock.
+fn exact_fit(blocks: u32, thesis: OcGeometry) -> OcGeometry {
+    let channels = (1..=blocks).filter(|d| blocks % d == 0).min_by_key(|d| d.abs_diff(thesis.channels)).unwrap_or(1);
+    OcGeometry { channels, luns_per_channel: 1, blocks_per_lun: blocks / channels.max(1), ..thesis }
+}
+
+/// Columns of `results.csv`. `map_update_kb` is entries rewritten without the log-open charge,
+/// which is `log_open_kb` (see [`zonekit_ocssd::MapCounters`]); `logical_mb` is the space the
+/// host could address (the common space in `main`), `native_logical_mb` the FTL's own, and
+/// `spare_percent` = (physical − logical) / physical. New columns go at the end.
+pub const RESULT_COLUMNS: [&str; 34] = [
     "section",
     "value",
     "trace",
@@ -384,6 +436,16 @@ pub const RESULT_COLUMNS: [&str; 24] = [
     "translation_writes",
     "write_latency_us_p50",
     "write_latency_us_p99",
+    "params",
+    "logical_mb",
+    "native_logical_mb",
+    "spare_percent",
+    "map_entries_updated",
+    "log_entries_updated",
+    "logs_opened",
+    "log_open_kb",
+    "erase_count_min",
+    "erase_count_max",
 ];
 
 fn result_row(job: &Job, r: &SsdReport) -> Vec<String> {
@@ -413,6 +475,16 @@ fn result_row(job: &Job, r: &SsdReport) -> Vec<String> {
         r.map.translation_writes.to_string(),
         format!("{:.0}", r.write_latency_us_p50),
         format!("{:.0}", r.write_latency_us_p99),
+        job.spec.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";"),
+        format!("{:.1}", r.logical_bytes as f64 / MB),
+        format!("{:.1}", r.native_logical_bytes as f64 / MB),
+        format!("{:.1}", r.spare_percent),
+        r.map.map_entries_updated.to_string(),
+        r.map.log_entries_updated.to_string(),
+        r.map.logs_opened.to_string(),
+        format!("{:.1}", r.map.log_open_bytes as f64 / 1024.0),
+        r.erase_count_min.to_string(),
+        r.erase_count_max.to_string(),
     ]
 }
 
@@ -503,9 +575,26 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
     }
     text.push_str("Ours (thesis). DFTL and FAST are beyond the thesis.\n\n");
     text.push_str(&markdown_table(&["trace", "PM_GCL", "PM_GCC", "SBM_GCL", "HSBM_GCL", "DFTL", "FAST"], &table));
+    text.push_str(&logical_space_section(&main, runs));
     // Everything else of the main runs.
     text.push_str("\n## Every FTL on every trace\n\n");
-    let header = ["trace", "FTL", "MB/s", "WAF", "erases", "map bytes", "map updates KB", "copied pages", "padded pages", "merges s/p/f", "write p50 µs", "write p99 µs"];
+    let header = [
+        "trace",
+        "FTL",
+        "MB/s",
+        "WAF",
+        "erases",
+        "map bytes",
+        "map updates KB",
+        "map entries",
+        "log entries",
+        "logs opened (KB)",
+        "copied pages",
+        "padded pages",
+        "merges s/p/f",
+        "write p50 µs",
+        "write p99 µs",
+    ];
     let detail: Vec<Vec<String>> = main
         .iter()
         .map(|(j, r)| {
@@ -518,6 +607,9 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
                 r.flash.blocks_erased.to_string(),
                 r.map_table_bytes.to_string(),
                 format!("{:.0}", r.map.map_update_bytes as f64 / 1024.0),
+                r.map.map_entries_updated.to_string(),
+                r.map.log_entries_updated.to_string(),
+                format!("{} ({:.0})", r.map.logs_opened, r.map.log_open_bytes as f64 / 1024.0),
                 r.map.pages_copied.to_string(),
                 r.flash.pages_padded.to_string(),
                 format!("{}/{}/{}", r.map.switch_merges, r.map.partial_merges, r.map.full_merges),
@@ -529,19 +621,24 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
     text.push_str(&markdown_table(&header, &detail));
     // §4.3 map sizes and update traffic.
     text.push_str("\n## Mapping table and update traffic (§4.3), thesis in parentheses\n\n");
+    text.push_str(
+        "Update KB are map and in-log entries rewritten, without the log-open charge (HSBM_GCL's 16 B log-table entry per log opened), \
+         which the thesis does not say it counts; it is shown apart, to be added by a reader who wants it.\n\n",
+    );
     let mut map_rows = Vec::new();
     for (k, ftl) in THESIS_FTLS.iter().enumerate() {
         let mut row = vec![ftl.to_string()];
         let bytes = main.iter().find(|(j, _)| j.spec.ftl == *ftl).map_or(0, |(_, r)| r.report.map_table_bytes);
         row.push(format!("{:.3} KiB ({:.3} KiB)", bytes as f64 / 1024.0, THESIS_MAP_BYTES[k] / 1024.0));
         for (trace, thesis) in THESIS_UPDATE_KB {
-            let ours =
-                main.iter().find(|(j, _)| j.trace == trace && j.spec.ftl == *ftl).map_or("—".into(), |(_, r)| format!("{:.0}", r.report.map.map_update_bytes as f64 / 1024.0));
+            let found = main.iter().find(|(j, _)| j.trace == trace && j.spec.ftl == *ftl);
+            let ours = found.map_or("—".into(), |(_, r)| format!("{:.0}", r.report.map.map_update_bytes as f64 / 1024.0));
             row.push(format!("{ours} ({:.0})", thesis[k]));
+            row.push(found.map_or("—".into(), |(_, r)| format!("{:.0}", r.report.map.log_open_bytes as f64 / 1024.0)));
         }
         map_rows.push(row);
     }
-    text.push_str(&markdown_table(&["FTL", "map table", "update KB, LAMMPS", "update KB, MACDRP"], &map_rows));
+    text.push_str(&markdown_table(&["FTL", "map table", "update KB, LAMMPS", "log-open KB, LAMMPS", "update KB, MACDRP", "log-open KB, MACDRP"], &map_rows));
 
     // Over-time charts (Figs. 4.2, 4.4, 4.5, 4.6) and per-request throughput (Fig. 4.3).
     for trace in &traces {
@@ -610,6 +707,7 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
             .collect();
         text.push_str(&markdown_table(&["trace", "FTL", "MB/s parallel", "MB/s synchronous", "WAF", "PUs per write", "write p50 µs", "write p99 µs"], &rows));
     }
+    text.push_str(&sbm_no_free_section(runs));
     // Sensitivity (Figs. 4.8–4.11).
     for section in ["capacity", "pages-per-block", "superblock", "logs", "macdrp-odd"] {
         let mut picked: Vec<&(&Job, OcssdRun)> = runs.iter().filter(|(j, _)| j.axis.section() == section).collect();
@@ -668,13 +766,134 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
     Ok(text)
 }
 
+/// Each FTL's native logical space beside the main table's common one, and the main runs
+/// against the same runs at native spaces.
+fn logical_space_section(main: &[&(&Job, OcssdRun)], runs: &[(&Job, OcssdRun)]) -> String {
+    let mut text = String::from("\n## Logical space and spare\n\n");
+    text.push_str(
+        "The thesis states no spare, and each FTL picks its own logical space on the same flash. The main table runs every FTL at one \
+         common logical space, the smallest native one among the FTLs in the table; spare = (physical − logical) / physical.\n\n",
+    );
+    let mut rows = Vec::new();
+    let mut devices: Vec<OcGeometry> = Vec::new();
+    for (j, r) in main {
+        let r = &r.report;
+        if !devices.contains(&r.geometry) {
+            devices.push(r.geometry);
+            let smallest = main.iter().filter(|(m, _)| m.spec.geometry == r.geometry).min_by_key(|(_, m)| m.report.native_logical_bytes);
+            if let Some((m, s)) = smallest {
+                text.push_str(&format!(
+                    "- {} ({}): common logical space {:.1} MB, {}'s native space ({:.1} % spare).\n",
+                    r.geometry,
+                    m.trace,
+                    s.report.logical_bytes as f64 / MB,
+                    m.spec.ftl,
+                    s.report.spare_percent
+                ));
+            }
+        }
+        let physical = r.geometry.capacity_bytes() as f64;
+        rows.push(vec![
+            j.trace.clone(),
+            j.spec.ftl.clone(),
+            format!("{:.1}", r.native_logical_bytes as f64 / MB),
+            format!("{:.1}", 100.0 * (physical - r.native_logical_bytes as f64) / physical),
+            format!("{:.1}", r.logical_bytes as f64 / MB),
+            format!("{:.1}", r.spare_percent),
+        ]);
+    }
+    text.push('\n');
+    text.push_str(&markdown_table(&["trace", "FTL", "native logical MB", "native spare %", "common logical MB", "common spare %"], &rows));
+    text.push_str("\n### Common against native logical space\n\n");
+    let mut same = 0;
+    let rows: Vec<Vec<String>> = main
+        .iter()
+        .map(|(j, r)| {
+            let native = runs.iter().find(|(n, _)| n.axis == Axis::Native && n.trace == j.trace && n.spec.ftl == j.spec.ftl).map(|(_, n)| &n.report);
+            let (c, n) = (&r.report, native);
+            if n.is_some_and(|n| n.elapsed_ns == c.elapsed_ns && n.flash == c.flash && n.map == c.map) {
+                same += 1;
+            }
+            let opt = |f: &dyn Fn(&SsdReport) -> String| n.map_or("—".into(), f);
+            vec![
+                j.trace.clone(),
+                j.spec.ftl.clone(),
+                format!("{:.1}", c.mb_per_sec),
+                opt(&|n| format!("{:.1}", n.mb_per_sec)),
+                format!("{:.3}", c.waf),
+                opt(&|n| format!("{:.3}", n.waf)),
+                c.flash.blocks_erased.to_string(),
+                opt(&|n| n.flash.blocks_erased.to_string()),
+            ]
+        })
+        .collect();
+    text.push_str(&markdown_table(&["trace", "FTL", "MB/s common", "MB/s native", "WAF common", "WAF native", "erases common", "erases native"], &rows));
+    text.push_str(&format!(
+        "\n{same} of {} runs are identical at both spaces (same virtual time, flash and map counters): no FTL here pre-fills or reserves \
+         its logical space, so logical pages a trace never writes are spare either way, and a trace that fits the common space never \
+         writes above it. The cap changes the stated spare, not the effective one (flash − pages written).\n",
+        main.len()
+    ));
+    text
+}
+
+/// SBM_GCL with no free superblock for a move: gc-first against erase-in-place (§3.2.3.3).
+fn sbm_no_free_section(runs: &[(&Job, OcssdRun)]) -> String {
+    let picked: Vec<&(&Job, OcssdRun)> = runs.iter().filter(|(j, _)| matches!(j.axis, Axis::SbmNoFree(_))).collect();
+    if picked.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from("\n## SBM_GCL with no free superblock (§3.2.3.3): gc-first against erase-in-place\n\n");
+    text.push_str(
+        "SBM_GCL maps every superblock of the device (no spare), so a superblock that must move (an overwrite behind the write pointer) \
+         finds no erased one once they are used up. erase-in-place then rewrites it where it is at once; gc-first first erases a \
+         superblock with no live page (the garbage earlier moves left) and moves there, erasing in place only when every superblock \
+         is mapped. On the thesis device the traces reach 358 (LAMMPS) and 93 (MACDRP) of 512 superblocks; the exact-fit devices hold \
+         just the trace's range, so every superblock is mapped.\n\n",
+    );
+    let rows: Vec<Vec<String>> = picked
+        .iter()
+        .map(|(j, r)| {
+            let r = &r.report;
+            vec![
+                j.trace.clone(),
+                r.geometry.to_string(),
+                j.axis.value().to_string(),
+                j.spec.params.get("no_free").cloned().unwrap_or_default(),
+                format!("{:.1}", r.mb_per_sec),
+                format!("{:.3}", r.waf),
+                r.flash.blocks_erased.to_string(),
+                r.map.erase_in_place.to_string(),
+                r.map.gc_victims.to_string(),
+                format!("{} / {:.1} / {}", r.erase_count_min, r.erase_count_mean, r.erase_count_max),
+            ]
+        })
+        .collect();
+    text.push_str(&markdown_table(
+        &["trace", "device", "superblocks beyond the range", "no_free", "MB/s", "WAF", "erases", "erase in place", "GC victims", "erases per block min / mean / max"],
+        &rows,
+    ));
+    text.push_str(
+        "\nAn erase in place costs what a move costs (read the kept pages, one erase, program them again) and so does gc-first's move \
+         (its erase of the garbage superblock happens before instead of later), so throughput, WAF and erases agree under the \
+         synchronous replay. What differs is where the erases land: erase-in-place keeps a hot logical superblock on one physical \
+         superblock, so the blocks under the trace's hot range wear out while the rest are never erased (min 0), whereas gc-first \
+         moves round the whole device. With no superblock beyond the trace's range, gc-first finds garbage only while part of the \
+         range is still unmapped, and otherwise erases in place like the other strategy.\n",
+    );
+    text
+}
+
 /// One run's report as a text table (for `zonekit ocssd run`).
 pub fn report_table(run: &OcssdRun) -> String {
     let r = &run.report;
     let rows = vec![
         vec!["FTL".into(), r.ftl.to_string()],
         vec!["device".into(), r.geometry.to_string()],
-        vec!["logical space".into(), format!("{:.1} MB", r.logical_bytes as f64 / MB)],
+        vec![
+            "logical space".into(),
+            format!("{:.1} MB ({:.1} % spare; the FTL exposes {:.1} MB)", r.logical_bytes as f64 / MB, r.spare_percent, r.native_logical_bytes as f64 / MB),
+        ],
         vec![
             "written / read".into(),
             format!("{:.1} / {:.1} MB in {} / {} requests", r.user_bytes_written as f64 / MB, r.user_bytes_read as f64 / MB, r.write_requests, r.read_requests),
@@ -685,7 +904,17 @@ pub fn report_table(run: &OcssdRun) -> String {
         vec!["erases".into(), format!("{} blocks (per block min {} / mean {:.1} / max {})", r.flash.blocks_erased, r.erase_count_min, r.erase_count_mean, r.erase_count_max)],
         vec!["parallel units".into(), format!("{:.1} programmed per write request", r.pus_per_write)],
         vec!["mapping table".into(), format!("{} bytes", r.map_table_bytes)],
-        vec!["mapping updates".into(), format!("{:.0} KB", r.map.map_update_bytes as f64 / 1024.0)],
+        vec![
+            "mapping updates".into(),
+            format!(
+                "{:.0} KB: {} map entries, {} in-log entries; plus {} logs opened, {:.0} KB of log-table entries",
+                r.map.map_update_bytes as f64 / 1024.0,
+                r.map.map_entries_updated,
+                r.map.log_entries_updated,
+                r.map.logs_opened,
+                r.map.log_open_bytes as f64 / 1024.0
+            ),
+        ],
         vec!["merges".into(), format!("{} switch, {} partial, {} full, {} erase-in-place", r.map.switch_merges, r.map.partial_merges, r.map.full_merges, r.map.erase_in_place)],
         vec![
             "map cache".into(),
@@ -736,6 +965,7 @@ mod tests {
                 compact: false,
                 sample_every_bytes: 16 << 20,
                 timing: Timing::Synchronous,
+                logical_bytes_max: None,
             };
             let run = run_ocssd(&spec, &mut |_| {}).unwrap();
             let r = &run.report;
@@ -751,10 +981,68 @@ mod tests {
     fn a_trace_larger_than_the_device_is_refused_by_name() {
         let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Lammps, scale: 0.01, odd: None }, 1);
         let geometry = OcGeometry { blocks_per_lun: 2, ..OcGeometry::THESIS };
-        let spec = OcssdSpec { ftl: "pm-gcl".into(), params: Params::new(), geometry, input, compact: false, sample_every_bytes: 1 << 20, timing: Timing::Synchronous };
+        let spec = OcssdSpec {
+            ftl: "pm-gcl".into(),
+            params: Params::new(),
+            geometry,
+            input,
+            compact: false,
+            sample_every_bytes: 1 << 20,
+            timing: Timing::Synchronous,
+            logical_bytes_max: None,
+        };
         let err = run_ocssd(&spec, &mut |_| {}).err().expect("70 MB do not fit 32 MiB");
         assert!(err.is_usage());
         let err = err.to_string();
         assert!(err.contains("pm-gcl on lammps") && err.contains("exposes 33.6 MB"), "{err}");
+    }
+
+    fn macdrp_spec(ftl: &str, params: &[(&str, &str)], geometry: OcGeometry, scale: f64) -> OcssdSpec {
+        OcssdSpec {
+            ftl: ftl.into(),
+            params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            geometry,
+            input: Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale, odd: None }, 1),
+            compact: false,
+            sample_every_bytes: 64 << 20,
+            timing: Timing::Synchronous,
+            logical_bytes_max: None,
+        }
+    }
+
+    #[test]
+    fn a_logical_cap_is_checked_against_the_ftl_and_the_trace() {
+        let thesis = OcGeometry::THESIS;
+        let (smallest, common) = common_logical_bytes(thesis).unwrap();
+        assert_eq!((smallest, common), ("dftl", 13_793 * 32 * 1024));
+        // Above what PM_GCC exposes (448 MiB): refused as a usage error naming it.
+        let spec = OcssdSpec { logical_bytes_max: Some(480 << 20), ..macdrp_spec("pm-gcc", &[], thesis, 0.01) };
+        let err = run_ocssd(&spec, &mut |_| {}).err().expect("above pm-gcc's logical space");
+        assert!(err.is_usage() && err.to_string().contains("pm-gcc exposes at most 469762048 bytes"), "{err}");
+        // Below the trace's 88 MiB range: refused before replaying, naming the cap.
+        let spec = OcssdSpec { logical_bytes_max: Some(64 << 20), ..macdrp_spec("pm-gcl", &[], thesis, 0.01) };
+        let err = run_ocssd(&spec, &mut |_| {}).err().expect("the range is above the cap").to_string();
+        assert!(err.contains("exposes 67.1 MB (capped)"), "{err}");
+        let spec = OcssdSpec { logical_bytes_max: Some(common), ..macdrp_spec("sbm-gcl", &[], thesis, 0.01) };
+        let r = run_ocssd(&spec, &mut |_| {}).unwrap().report;
+        assert_eq!((r.logical_bytes, r.native_logical_bytes), (common, thesis.capacity_bytes()));
+        assert!((r.spare_percent - 15.8).abs() < 0.1, "{}", r.spare_percent);
+    }
+
+    #[test]
+    fn sbm_no_free_strategies_differ_where_the_experiment_runs_them() {
+        assert_eq!(exact_fit(88, OcGeometry::THESIS), OcGeometry { channels: 8, luns_per_channel: 1, blocks_per_lun: 11, ..OcGeometry::THESIS });
+        assert_eq!(exact_fit(93, OcGeometry::THESIS), OcGeometry { channels: 3, luns_per_channel: 1, blocks_per_lun: 31, ..OcGeometry::THESIS });
+        assert_eq!(exact_fit(358, OcGeometry::THESIS).blocks(), 358);
+        let run = |no_free: &str, geometry: OcGeometry| run_ocssd(&macdrp_spec("sbm-gcl", &[("no_free", no_free)], geometry, 0.1), &mut |_| {}).unwrap().report;
+        // The thesis device: 419 superblocks beyond MACDRP's 93 MiB range.
+        let (in_place, gc_first) = (run("erase-in-place", OcGeometry::THESIS), run("gc-first", OcGeometry::THESIS));
+        assert!(in_place.map.erase_in_place > 1000, "{:?}", in_place.map);
+        assert_eq!(gc_first.map.erase_in_place, 0);
+        assert_eq!(in_place.flash.blocks_erased, gc_first.flash.blocks_erased);
+        assert!(in_place.erase_count_max > 2 * gc_first.erase_count_max, "{} vs {}", in_place.erase_count_max, gc_first.erase_count_max);
+        // No superblock beyond the range: gc-first finds no garbage and erases in place too.
+        let exact = run("gc-first", exact_fit(93, OcGeometry::THESIS));
+        assert!(exact.map.erase_in_place > 1000, "{:?}", exact.map);
     }
 }

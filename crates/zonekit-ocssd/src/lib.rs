@@ -42,6 +42,9 @@ pub enum OcError {
     Config(String),
     #[error("{ftl}: out of space: {detail}")]
     DeviceFull { ftl: &'static str, detail: String },
+    /// A cap on the logical space ([`Ssd::cap_logical_bytes`]) the FTL cannot honour.
+    #[error("{ftl}: a logical space of {requested_bytes} bytes: {detail}")]
+    LogicalSpace { ftl: &'static str, requested_bytes: u64, detail: String },
     #[error("request at byte {offset} of {len} bytes is beyond the {capacity}-byte logical space of {ftl}")]
     OutOfRange { ftl: &'static str, offset: u64, len: u64, capacity: u64 },
     #[error(transparent)]

@@ -1,6 +1,11 @@
 //! [`Ssd`]: an FTL on its flash, taking byte-addressed host requests. It splits a request into
 //! logical pages, reads back the rest of a partly written page (read-modify-write, shared by
 //! every FTL), times each request in virtual time and keeps what the experiments report.
+//!
+//! Each FTL picks its own logical space on the same flash ([`Ftl::logical_pages`]: the rest
+//! is its spare). [`Ssd::cap_logical_bytes`] lets the host address less, so that FTLs can be
+//! compared at one logical space; the pages above the cap are never written, so every FTL
+//! here treats them as spare (none of them pre-fills or reserves the logical space).
 
 use serde::Serialize;
 use zonekit_base::LogHistogram;
@@ -48,6 +53,8 @@ impl Timing {
 pub struct Ssd<D: ZonedDevice> {
     flash: Flash<D>,
     ftl: AnyFtl,
+    /// Logical pages the host may address: the FTL's, or fewer if capped.
+    logical_pages: u64,
     buf: Vec<u8>,
     page: Vec<u8>,
     user_bytes_written: u64,
@@ -66,7 +73,13 @@ pub struct Ssd<D: ZonedDevice> {
 pub struct SsdReport {
     pub ftl: &'static str,
     pub geometry: OcGeometry,
+    /// Logical space the host could address (capped, if it was).
     pub logical_bytes: u64,
+    /// Logical space the FTL exposes by itself on this flash.
+    pub native_logical_bytes: u64,
+    /// Flash not in the logical space, in percent of the flash: (physical − logical) /
+    /// physical.
+    pub spare_percent: f64,
     pub user_bytes_written: u64,
     pub user_bytes_read: u64,
     pub write_requests: u64,
@@ -116,9 +129,11 @@ impl<D: ZonedDevice> Ssd<D> {
         let timed = TimedDevice::new(device, geometry.flash_config(&flash), queue_depth)?;
         let flash = Flash::new(timed, geometry)?;
         let page = vec![0; geometry.page_bytes as usize];
+        let logical_pages = ftl.logical_pages();
         Ok(Ssd {
             flash,
             ftl,
+            logical_pages,
             buf: Vec::new(),
             page,
             user_bytes_written: 0,
@@ -140,8 +155,43 @@ impl<D: ZonedDevice> Ssd<D> {
         &self.flash
     }
 
+    /// Bytes of logical space the host may address (after [`Ssd::cap_logical_bytes`]).
     pub fn logical_bytes(&self) -> u64 {
+        self.logical_pages * self.flash.page_bytes() as u64
+    }
+
+    /// Bytes of logical space the FTL exposes by itself.
+    pub fn native_logical_bytes(&self) -> u64 {
         self.ftl.logical_pages() * self.flash.page_bytes() as u64
+    }
+
+    /// Lets the host address only the first `bytes` of the logical space; the FTL keeps the
+    /// rest of its flash as spare. `bytes` is a whole number of pages, at least one, and at
+    /// most what the FTL exposes; the cap is set before the first request.
+    pub fn cap_logical_bytes(&mut self, bytes: u64) -> Result<()> {
+        let ftl = self.ftl.name();
+        let page_bytes = self.flash.page_bytes() as u64;
+        let max_bytes = self.native_logical_bytes();
+        let refuse = |detail: String| Err(OcError::LogicalSpace { ftl, requested_bytes: bytes, detail });
+        if bytes == 0 {
+            return refuse("the host must be able to address at least one page".into());
+        }
+        if bytes % page_bytes != 0 {
+            return refuse(format!("not a whole number of {page_bytes}-byte pages"));
+        }
+        if bytes > max_bytes {
+            return refuse(format!(
+                "{ftl} exposes at most {max_bytes} bytes ({:.1} MiB, {:.1} MB) on {}",
+                max_bytes as f64 / (1u64 << 20) as f64,
+                max_bytes as f64 / 1e6,
+                self.flash.geometry()
+            ));
+        }
+        if self.write_requests + self.read_requests > 0 {
+            return refuse("the cap is set before the first request".into());
+        }
+        self.logical_pages = bytes / page_bytes;
+        Ok(())
     }
 
     fn check_range(&self, offset: u64, len: u64) -> Result<()> {
@@ -248,10 +298,13 @@ impl<D: ZonedDevice> Ssd<D> {
         let moved = self.user_bytes_written + self.user_bytes_read;
         let erases = self.flash.erase_counts();
         let us = |ns: u64| ns as f64 / 1000.0;
+        let physical_bytes = self.flash.geometry().capacity_bytes();
         SsdReport {
             ftl: self.ftl.name(),
             geometry: *self.flash.geometry(),
             logical_bytes: self.logical_bytes(),
+            native_logical_bytes: self.native_logical_bytes(),
+            spare_percent: 100.0 * physical_bytes.saturating_sub(self.logical_bytes()) as f64 / physical_bytes.max(1) as f64,
             user_bytes_written: self.user_bytes_written,
             user_bytes_read: self.user_bytes_read,
             write_requests: self.write_requests,

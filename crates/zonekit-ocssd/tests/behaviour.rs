@@ -144,3 +144,89 @@ fn synchronous_timing_is_the_thesis_sequential_rate() {
     let mb_per_sec = p.report().mb_per_sec;
     assert!((300.0..320.0).contains(&mb_per_sec), "{mb_per_sec}");
 }
+
+#[test]
+fn a_logical_cap_above_the_ftl_or_at_zero_is_refused_by_name() {
+    for name in ["pm-gcl", "pm-gcc", "sbm-gcl", "hsbm-gcl", "dftl", "fast"] {
+        let mut s = ssd(name, &[]);
+        let native = s.logical_bytes();
+        let err = s.cap_logical_bytes(native + 8192).unwrap_err().to_string();
+        assert!(err.contains(name) && err.contains(&format!("at most {native} bytes")), "{err}");
+        let err = s.cap_logical_bytes(0).unwrap_err().to_string();
+        assert!(err.contains("at least one page"), "{err}");
+        assert!(s.cap_logical_bytes(4096).unwrap_err().to_string().contains("whole number"));
+        // The FTL's own space is a valid cap; nothing changed.
+        s.cap_logical_bytes(native).unwrap();
+        assert_eq!(s.logical_bytes(), native);
+    }
+}
+
+#[test]
+fn with_a_cap_writing_past_it_is_refused_and_capped_runs_stay_consistent() {
+    for name in ["pm-gcl", "pm-gcc", "sbm-gcl", "hsbm-gcl", "dftl", "fast"] {
+        let mut uncapped = ssd(name, &[]);
+        let mut capped = ssd(name, &[]);
+        let cap = 6 * BLOCK;
+        capped.cap_logical_bytes(cap).unwrap();
+        let r = capped.report();
+        assert_eq!((r.logical_bytes, r.native_logical_bytes), (cap, uncapped.logical_bytes()), "{name}");
+        assert!(r.spare_percent > uncapped.report().spare_percent, "{name}");
+        assert!(capped.write_zeros(cap - 4096, 8192).unwrap_err().to_string().contains("beyond"), "{name}");
+        assert!(capped.read_discard(cap, 1).is_err(), "{name}");
+        // The same small workload, inside the cap, on both: half blocks out of order, again
+        // and again, so that every FTL collects or merges.
+        for s in [&mut uncapped, &mut capped] {
+            for pass in 0..12u64 {
+                for b in 0..6u64 {
+                    let half = (b + pass) % 2;
+                    s.write_zeros(b * BLOCK + half * BLOCK / 2, BLOCK / 2).unwrap_or_else(|e| panic!("{name} pass {pass}: {e}"));
+                }
+            }
+            s.check_invariants().unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        // The cap only limits addresses: the FTL does the same work either way.
+        assert_eq!(capped.report().flash, uncapped.report().flash, "{name}");
+        assert!(capped.cap_logical_bytes(cap).is_err(), "{name}: a cap after the first request");
+    }
+}
+
+#[test]
+fn sbm_erase_in_place_triggers_with_garbage_about_and_gc_first_does_not() {
+    // The experiment's thesis-device setting in small: the trace's range is half the device,
+    // and half-block overwrites move superblocks until the erased ones are used up.
+    let run = |policy: &str| {
+        let mut s = ssd("sbm-gcl", &[("no_free", policy)]);
+        let range_blocks = G.blocks() as u64 / 2;
+        for pass in 0..20u64 {
+            for b in 0..range_blocks {
+                s.write_zeros(b * BLOCK + (pass % 2) * BLOCK / 2, BLOCK / 2).unwrap();
+            }
+        }
+        s.check_invariants().unwrap();
+        s.report()
+    };
+    let (in_place, gc_first) = (run("erase-in-place"), run("gc-first"));
+    assert!(in_place.map.erase_in_place > 100, "{:?}", in_place.map);
+    assert_eq!(gc_first.map.erase_in_place, 0, "{:?}", gc_first.map);
+    assert!(gc_first.map.gc_victims > 100, "{:?}", gc_first.map);
+    // The same work, worn differently: in place, the blocks outside the range are never erased.
+    assert_eq!((in_place.waf, in_place.flash.blocks_erased), (gc_first.waf, gc_first.flash.blocks_erased));
+    assert_eq!(in_place.erase_count_min, 0);
+    assert!(in_place.erase_count_max > gc_first.erase_count_max + 5, "{} vs {}", in_place.erase_count_max, gc_first.erase_count_max);
+}
+
+#[test]
+fn hsbm_counts_entries_by_kind_and_keeps_the_log_open_charge_apart() {
+    let mut s = ssd("hsbm-gcl", &[("logs", "2")]);
+    for b in 0..6 {
+        s.write_zeros(b * BLOCK + BLOCK / 2, BLOCK / 2).unwrap();
+        s.write_zeros(b * BLOCK, BLOCK / 2).unwrap();
+    }
+    let m = s.report().map;
+    // Every page written goes through a log: one 2-byte slot each.
+    assert_eq!(m.log_entries_updated, 6 * 8);
+    assert_eq!(m.map_update_bytes, 8 * m.map_entries_updated + 2 * m.log_entries_updated);
+    assert_eq!((m.logs_opened, m.log_open_bytes), (6, 6 * 16));
+    // Every merge changes one data-map entry.
+    assert_eq!(m.map_entries_updated, m.switch_merges + m.partial_merges + m.full_merges);
+}

@@ -68,6 +68,10 @@ pub struct RunArgs {
     /// request at once over 40 MB/s channels).
     #[arg(long, default_value = "synchronous")]
     timing: String,
+    /// Let the host address only this many MiB of logical space (default: all the FTL
+    /// exposes); the FTL keeps the rest as spare. Refused above the FTL's own logical space.
+    #[arg(long, value_name = "MIB")]
+    logical_mib: Option<u64>,
     /// Print the full report as JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -170,6 +174,11 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         usage!("--sample, --nodes and --window select blocks, not whole requests: an FTL replay needs the requests as issued");
     }
     let geometry = a.geometry.geometry()?;
+    let logical_bytes_max = match a.logical_mib {
+        Some(0) => usage!("--logical-mib 0: the host must be able to address at least one page"),
+        Some(mib) => Some(mib.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("--logical-mib {mib}: too large")))?),
+        None => None,
+    };
     let spec = OcssdSpec {
         ftl: a.ftl.clone(),
         params: parse_params(&a.params)?,
@@ -178,6 +187,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         compact: a.compact,
         sample_every_bytes: 64 << 20,
         timing: Timing::parse(&a.timing).map_err(|e| crate::Usage(e.to_string()))?,
+        logical_bytes_max,
     };
     let bar = crate::progress::Progress::counter("");
     // An FTL that refuses the geometry or its parameters is named by the flags that set them.
@@ -187,6 +197,9 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
                 "--ftl {} --channels {} --luns {} --blocks-per-lun {} --pages-per-block {} --page-kib {}: {context}: {error}",
                 a.ftl, a.geometry.channels, a.geometry.luns, a.geometry.blocks_per_lun, a.geometry.pages_per_block, a.geometry.page_kib
             )))
+        }
+        zonekit_lab::LabError::Ocssd { context, error } if matches!(*error, zonekit_ocssd::OcError::LogicalSpace { .. }) => {
+            anyhow::Error::new(crate::Usage(format!("--logical-mib {}: {context}: {error}", a.logical_mib.unwrap_or(0))))
         }
         e => lab(e),
     })?;

@@ -14,7 +14,14 @@ fn run_prints_the_report_and_json() {
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(report["ftl"], "sbm-gcl");
     assert_eq!(report["map_table_bytes"], 4096);
+    assert_eq!(report["spare_percent"], 0.0);
     assert!(report["waf"].as_f64().unwrap() > 1.0);
+    // At 100 MiB of the 512 MiB device, 80.5 % of the flash is spare.
+    let json = ok(&["ocssd", "run", "--ftl", "pm-gcl", "--logical-mib", "100", "--workload", "macdrp:scale=0.01", "--json"], dir.path());
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!((report["logical_bytes"].as_u64(), report["native_logical_bytes"].as_u64()), (Some(100 << 20), Some(480 << 20)));
+    assert!((report["spare_percent"].as_f64().unwrap() - 80.47).abs() < 0.01, "{report}");
+    assert!(report["map"]["map_entries_updated"].as_u64().unwrap() > 0);
 }
 
 #[test]
@@ -23,10 +30,20 @@ fn the_experiment_writes_tables_charts_and_wear_maps() {
     let out = ok(&["ocssd", "experiment", "--scale", "0.01", "--threads", "2", "--out", "oc"], dir.path());
     assert!(out.contains("## Throughput (MB/s), thesis table 4.2 beside ours"), "{out}");
     let results = std::fs::read_to_string(dir.path().join("oc/results.csv")).unwrap();
-    let sections = ["main", "parallel", "capacity", "pages-per-block", "superblock", "logs", "macdrp-odd"];
+    let sections = ["main", "native", "parallel", "sbm-no-free", "capacity", "pages-per-block", "superblock", "logs", "macdrp-odd"];
     for section in sections {
         assert!(results.lines().any(|l| l.starts_with(&format!("{section},"))), "no {section} rows");
     }
+    let header = results.lines().next().unwrap();
+    for column in ["map_update_kb", "map_entries_updated", "log_entries_updated", "logs_opened", "log_open_kb", "logical_mb", "native_logical_mb", "spare_percent"] {
+        assert!(header.split(',').any(|c| c == column), "no {column} column in {header}");
+    }
+    // The main table runs every FTL at DFTL's 452.0 MB, its native space beside.
+    let main_hsbm = results.lines().find(|l| l.starts_with("main,") && l.contains(",hsbm-gcl,")).unwrap();
+    assert!(main_hsbm.contains(",452.0,527.4,15.8,"), "{main_hsbm}");
+    let summary = std::fs::read_to_string(dir.path().join("oc/summary.md")).unwrap();
+    assert!(summary.contains("## Logical space and spare") && summary.contains("dftl's native space"), "{summary}");
+    assert!(summary.contains("gc-first against erase-in-place"), "{summary}");
     for file in ["summary.md", "series.csv", "throughput-lammps.svg", "wear-erases-macdrp-pm-gcc.svg", "wear-writes-lammps-hsbm-gcl.svg", "sensitivity-superblock-waf-macdrp.svg"] {
         assert!(dir.path().join("oc").join(file).exists(), "{file}");
     }
@@ -62,6 +79,11 @@ fn bad_requests_are_refused_with_usage_status() {
     assert!(run(&["--ftl", "hsbm-gcl", "--param", "logs=4294967294"]).contains("leave no data superblock"));
     assert!(refused(&["ocssd", "run", "--workload", "macdrp:scale=inf"], d, 2).contains("must be in (0, 1000]"));
     assert!(run(&["--timing", "fast"]).contains("synchronous or parallel"));
+    assert!(run(&["--logical-mib", "0"]).contains("--logical-mib 0: the host must be able to address at least one page"));
+    let err = run(&["--ftl", "pm-gcc", "--logical-mib", "449"]);
+    assert!(err.contains("--logical-mib 449: ") && err.contains("pm-gcc exposes at most 469762048 bytes (448.0 MiB"), "{err}");
+    let err = run(&["--logical-mib", "64"]);
+    assert!(err.contains("the trace reaches") && err.contains("(capped)"), "{err}");
     assert!(run(&["--block-size", "8192"]).contains("--block-size does not apply"));
     assert!(run(&["--sample", "10/1"]).contains("select blocks, not whole requests"));
     assert!(run(&["--window", "0:10"]).contains("select blocks, not whole requests"));

@@ -192,7 +192,7 @@ impl Dftl {
         self.map.bind(self.tag(tpage), ppn);
         self.gtd[tpage as usize] = ppn;
         self.counters.translation_writes += 1;
-        self.counters.map_update_bytes += ENTRY_BYTES * changed;
+        self.counters.record_map_entries(changed, ENTRY_BYTES);
         Ok(())
     }
 

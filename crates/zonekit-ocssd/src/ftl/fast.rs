@@ -47,7 +47,10 @@
 //! **Counters.** `switch_merges`, `partial_merges`, `full_merges` (one per logical block
 //! merged), `pages_copied` (by partial and full merges), `gc_victims` (RW logs collected).
 //! `map_update_bytes`: 8 bytes per data-block map change (a first data block, a switch, a
-//! partial or a full merge) and 8 per log-page map entry written (a page appended to a log).
+//! partial or a full merge; counted in `map_entries_updated`) and 8 per log-page map entry
+//! written (a page appended to a log; `log_entries_updated`). `logs_opened` counts SW logs
+//! opened and RW logs opened or reused after a victim's merges; FAST finds its logs through
+//! the log-page map, with no log table, so `log_open_bytes` stays 0.
 //! `map_table_bytes`: 8 bytes per data block in the block map and per log page.
 
 use std::collections::VecDeque;
@@ -135,7 +138,7 @@ impl Fast {
                 flash.program_at(block, off, data)?;
                 self.data_blocks[lbn as usize] = block;
                 self.map.map(lpn, self.map.ppn(block, off));
-                self.counters.map_update_bytes += ENTRY_BYTES;
+                self.counters.record_map_entries(1, ENTRY_BYTES);
                 return Ok(());
             }
             if off >= flash.written(block) {
@@ -151,6 +154,7 @@ impl Fast {
                 let block = self.allocate()?;
                 let page = flash.program(block, data)?;
                 self.sw = Some(SwLog { block, lbn });
+                self.counters.record_log_opened(0);
                 self.append_log(lpn, block, page);
                 return Ok(());
             }
@@ -172,7 +176,7 @@ impl Fast {
 
     fn append_log(&mut self, lpn: u64, block: u32, page: u32) {
         self.map.map(lpn, self.map.ppn(block, page));
-        self.counters.map_update_bytes += ENTRY_BYTES;
+        self.counters.record_log_entry(ENTRY_BYTES);
     }
 
     /// Opens a new RW log: a free block while fewer than `log_blocks − 1` are open, else the
@@ -181,6 +185,7 @@ impl Fast {
         if (self.rw.len() as u32) < self.log_blocks - 1 {
             let block = self.allocate()?;
             self.rw.push_back(block);
+            self.counters.record_log_opened(0);
             return Ok(());
         }
         let victim = self.rw.pop_front().expect("at least one RW log is open");
@@ -195,6 +200,7 @@ impl Fast {
         flash.erase(victim)?;
         self.rw.push_back(victim);
         self.counters.gc_victims += 1;
+        self.counters.record_log_opened(0);
         Ok(())
     }
 
@@ -211,7 +217,7 @@ impl Fast {
         let old = std::mem::replace(&mut self.data_blocks[lbn as usize], block);
         self.release(flash, old)?;
         self.sw = None;
-        self.counters.map_update_bytes += ENTRY_BYTES;
+        self.counters.record_map_entries(1, ENTRY_BYTES);
         if full {
             self.counters.switch_merges += 1;
         } else {
@@ -236,7 +242,7 @@ impl Fast {
         }
         self.counters.full_merges += 1;
         self.counters.pages_copied += copied;
-        self.counters.map_update_bytes += ENTRY_BYTES;
+        self.counters.record_map_entries(1, ENTRY_BYTES);
         Ok(())
     }
 
@@ -409,12 +415,15 @@ mod tests {
         let mut flash = flash(SMALL);
         let mut ftl = Fast::new(SMALL, 3).unwrap();
         ftl.write(&mut flash, 0, &pages(4 * PPB, 1)).unwrap();
-        assert_eq!(*ftl.counters(), MapCounters { map_update_bytes: 4 * 8, ..MapCounters::default() });
+        assert_eq!(*ftl.counters(), MapCounters { map_update_bytes: 4 * 8, map_entries_updated: 4, ..MapCounters::default() });
         for lbn in 0..4 {
             ftl.write(&mut flash, lbn * PPB, &pages(PPB, 2 + lbn as u8)).unwrap();
             ftl.check_invariants(&flash).unwrap();
         }
         let c = *ftl.counters();
+        // Four SW logs of PPB pages each; three switches; no log table to charge.
+        assert_eq!((c.logs_opened, c.log_entries_updated, c.log_open_bytes), (4, 4 * PPB, 0));
+        assert_eq!(c.map_update_bytes, 8 * (c.map_entries_updated + c.log_entries_updated));
         // Each rewrite after the first switches the previous SW log in; the last is still open.
         assert_eq!((c.switch_merges, c.partial_merges, c.full_merges, c.pages_copied), (3, 0, 0, 0));
         for lpn in 0..4 * PPB {

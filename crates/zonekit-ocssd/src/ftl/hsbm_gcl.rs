@@ -13,6 +13,12 @@
 //! The superblocks left with no live page are erased by lazy greedy GC, when no erased one is
 //! left (§3.2.4.3). The logical space leaves `logs + 1` superblocks spare so a merge always
 //! finds a free superblock.
+//!
+//! Map-update counters: every page written is one 2-byte in-log entry
+//! (`log_entries_updated`), every merge one 8-byte data-map entry (`map_entries_updated`);
+//! both are in `map_update_bytes`. Opening a log writes its 16-byte log-table entry (logical
+//! and physical superblock), counted in `logs_opened` and `log_open_bytes`, not in
+//! `map_update_bytes` (see [`MapCounters`]).
 
 use std::collections::VecDeque;
 
@@ -91,7 +97,7 @@ impl HsbmGcl {
         }
         let sb = self.take_free(flash)?;
         self.logs.push_back(Log { lsb, sb, slots: vec![NO_SLOT; self.store.pages() as usize], next: 0 });
-        self.counters.map_update_bytes += 2 * ENTRY_BYTES;
+        self.counters.record_log_opened(2 * ENTRY_BYTES);
         Ok(self.logs.len() - 1)
     }
 
@@ -110,7 +116,7 @@ impl HsbmGcl {
         } else if self.data[lsb as usize] != NONE {
             self.store.set_live(self.data[lsb as usize], s as u32, false);
         }
-        self.counters.map_update_bytes += SLOT_BYTES;
+        self.counters.record_log_entry(SLOT_BYTES);
         Ok(())
     }
 
@@ -164,7 +170,7 @@ impl HsbmGcl {
                 self.store.discard(old);
             }
             self.data[log.lsb as usize] = target;
-            self.counters.map_update_bytes += ENTRY_BYTES;
+            self.counters.record_map_entries(1, ENTRY_BYTES);
             Ok(())
         })();
         self.copy = copy;

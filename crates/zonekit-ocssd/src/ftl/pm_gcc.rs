@@ -51,7 +51,7 @@ impl PmGcc {
         flash.program_at(block, page, data)?;
         self.map.map(lpn, self.map.ppn(block, page));
         self.used += 1;
-        self.counters.map_update_bytes += ENTRY_BYTES;
+        self.counters.record_map_entries(1, ENTRY_BYTES);
         Ok(())
     }
 

@@ -136,7 +136,7 @@ impl PmGcl {
     fn program<D: ZonedDevice>(&mut self, flash: &mut Flash<D>, lpn: u64, data: &[u8]) -> Result<()> {
         let (block, page) = self.writer.program(flash, 0, data)?;
         self.map.map(lpn, self.map.ppn(block, page));
-        self.counters.map_update_bytes += ENTRY_BYTES;
+        self.counters.record_map_entries(1, ENTRY_BYTES);
         Ok(())
     }
 

@@ -49,7 +49,7 @@ impl SbmGcl {
         if old == NONE {
             let sb = self.store.take_free_or_collect(flash)?.ok_or_else(|| OcError::Internal("an unmapped logical superblock found no free physical one".into()))?;
             self.l2p[lsb as usize] = sb;
-            self.counters.map_update_bytes += ENTRY_BYTES;
+            self.counters.record_map_entries(1, ENTRY_BYTES);
             return self.program_range(flash, sb, first, data);
         }
         if pages.clone().all(|s| self.store.writable(flash, old, s)) {
@@ -67,7 +67,7 @@ impl SbmGcl {
             Some(new) => {
                 self.store.discard(old);
                 self.l2p[lsb as usize] = new;
-                self.counters.map_update_bytes += ENTRY_BYTES;
+                self.counters.record_map_entries(1, ENTRY_BYTES);
                 new
             }
             None => {
