@@ -234,9 +234,9 @@ pub enum Axis {
     Superblock(u32),
     /// Log superblocks of HSBM_GCL.
     Logs(u32),
-    /// MACDRP-like with this percentage of its slabs an odd number of half-blocks long, a
-    /// setting the thesis does not determine ([`zonekit_trace::synth::hpc::MACDRP_ODD_SHARE`]).
-    MacdrpOdd(u32),
+    /// MACDRP-like with this percentage of the boundaries between its slabs in mid-block, a
+    /// setting the thesis does not determine ([`zonekit_trace::synth::hpc::MACDRP_SPLIT_SHARE`]).
+    MacdrpSplit(u32),
     /// The main table again with every page of a request issued at once over the preset's
     /// channels ([`Timing::Parallel`]), beyond the thesis.
     Parallel,
@@ -252,7 +252,7 @@ impl Axis {
             Axis::PagesPerBlock(_) => "pages-per-block",
             Axis::Superblock(_) => "superblock",
             Axis::Logs(_) => "logs",
-            Axis::MacdrpOdd(_) => "macdrp-odd",
+            Axis::MacdrpSplit(_) => "macdrp-split",
             Axis::Parallel => "parallel",
         }
     }
@@ -260,7 +260,7 @@ impl Axis {
     pub fn value(self) -> u32 {
         match self {
             Axis::Main | Axis::Native | Axis::Parallel => 0,
-            Axis::SbmNoFree(v) | Axis::Capacity(v) | Axis::PagesPerBlock(v) | Axis::Superblock(v) | Axis::Logs(v) | Axis::MacdrpOdd(v) => v,
+            Axis::SbmNoFree(v) | Axis::Capacity(v) | Axis::PagesPerBlock(v) | Axis::Superblock(v) | Axis::Logs(v) | Axis::MacdrpSplit(v) => v,
         }
     }
 }
@@ -299,7 +299,7 @@ struct Job {
 
 impl OcssdExperiment {
     fn hpc(&self, pattern: HpcPattern) -> Input {
-        Input::generated(Workload::Hpc { pattern, scale: self.scale, odd: None }, self.seed)
+        Input::generated(Workload::Hpc { pattern, scale: self.scale, split: None }, self.seed)
     }
 
     fn jobs(&self) -> Result<Vec<Job>> {
@@ -389,10 +389,10 @@ impl OcssdExperiment {
                 }
             }
         }
-        for percent in [0u32, 25, 75, 100] {
-            let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale: self.scale, odd: Some(percent as f64 / 100.0) }, self.seed);
+        for percent in [0u32, 25, 50, 75, 100] {
+            let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale: self.scale, split: Some(percent as f64 / 100.0) }, self.seed);
             for ftl in THESIS_FTLS {
-                jobs.push(Job { trace: "macdrp".into(), axis: Axis::MacdrpOdd(percent), spec: spec(ftl, &[], thesis, &input, false) });
+                jobs.push(Job { trace: "macdrp".into(), axis: Axis::MacdrpSplit(percent), spec: spec(ftl, &[], thesis, &input, false) });
             }
         }
         Ok(jobs)
@@ -709,12 +709,12 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
     }
     text.push_str(&sbm_no_free_section(runs));
     // Sensitivity (Figs. 4.8–4.11).
-    for section in ["capacity", "pages-per-block", "superblock", "logs", "macdrp-odd"] {
+    for section in ["capacity", "pages-per-block", "superblock", "logs", "macdrp-split"] {
         let mut picked: Vec<&(&Job, OcssdRun)> = runs.iter().filter(|(j, _)| j.axis.section() == section).collect();
-        // The default odd share is the main table's MACDRP run.
-        let default_odd = (zonekit_trace::synth::hpc::MACDRP_ODD_SHARE * 100.0).round() as u32;
-        let value_of = |j: &Job| if j.axis == Axis::Main { default_odd } else { j.axis.value() };
-        if section == "macdrp-odd" {
+        // The default split share is the main table's MACDRP run.
+        let default_split = (zonekit_trace::synth::hpc::MACDRP_SPLIT_SHARE * 100.0).round() as u32;
+        let value_of = |j: &Job| if j.axis == Axis::Main { default_split } else { j.axis.value() };
+        if section == "macdrp-split" {
             picked.extend(main.iter().copied().filter(|(j, _)| j.trace == "macdrp" && THESIS_FTLS.contains(&j.spec.ftl.as_str())));
             picked.sort_by_key(|(j, _)| (value_of(j), THESIS_FTLS.iter().position(|f| *f == j.spec.ftl)));
         }
@@ -757,7 +757,7 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
                     continue;
                 }
                 // Shares start at 0: no log axis.
-                let x_log = section != "macdrp-odd";
+                let x_log = section != "macdrp-split";
                 write_file(out, &format!("sensitivity-{section}-{metric}-{trace}.svg"), line_chart(&format!("{metric} vs {section}, {trace}"), section, y, &series, x_log))?;
             }
         }
@@ -954,7 +954,7 @@ mod tests {
 
     #[test]
     fn a_small_replay_reports_consistent_counters() {
-        let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale: 0.02, odd: None }, 1);
+        let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale: 0.02, split: None }, 1);
         let geometry = OcGeometry::THESIS;
         for info in FTLS {
             let spec = OcssdSpec {
@@ -979,7 +979,7 @@ mod tests {
 
     #[test]
     fn a_trace_larger_than_the_device_is_refused_by_name() {
-        let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Lammps, scale: 0.01, odd: None }, 1);
+        let input = Input::generated(Workload::Hpc { pattern: HpcPattern::Lammps, scale: 0.01, split: None }, 1);
         let geometry = OcGeometry { blocks_per_lun: 2, ..OcGeometry::THESIS };
         let spec = OcssdSpec {
             ftl: "pm-gcl".into(),
@@ -1002,7 +1002,7 @@ mod tests {
             ftl: ftl.into(),
             params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             geometry,
-            input: Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale, odd: None }, 1),
+            input: Input::generated(Workload::Hpc { pattern: HpcPattern::Macdrp, scale, split: None }, 1),
             compact: false,
             sample_every_bytes: 64 << 20,
             timing: Timing::Synchronous,

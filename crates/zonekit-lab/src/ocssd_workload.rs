@@ -102,6 +102,14 @@ fn checks(pattern: HpcPattern, p: &HpcProfile) -> Vec<Check> {
                 true,
             ),
             check(
+                "slabs starting in mid-block",
+                "HSBM_GCL's 183.8 MB/s, Table 4.2",
+                "about 10 %",
+                pct(p.run_starts_in_mid_block_share()),
+                (0.05..=0.15).contains(&p.run_starts_in_mid_block_share()),
+                true,
+            ),
+            check(
                 "requests not on a page",
                 "SBM_GCL's 130 KB, Fig. 4.4",
                 "about 1.5 %",

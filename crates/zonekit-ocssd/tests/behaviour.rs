@@ -98,8 +98,8 @@ fn hsbm_merges_by_kind() {
     }
     let r = s.report();
     assert!(r.map.full_merges >= 4 && r.map.switch_merges == 0, "{:?}", r.map);
-    // First halves only, evicted from a full log table: partial merges.
-    let mut s = ssd("hsbm-gcl", &[("logs", "2")]);
+    // First halves only, evicted from a full log table: partial merges (BAST's rule).
+    let mut s = ssd("hsbm-gcl", &[("logs", "2"), ("merge", "bast")]);
     for b in 0..6 {
         s.write_zeros(b * BLOCK, BLOCK).unwrap();
     }
@@ -109,6 +109,19 @@ fn hsbm_merges_by_kind() {
     let r = s.report();
     assert!(r.map.partial_merges >= 4 && r.map.pages_copied >= 16, "{:?}", r.map);
     s.check_invariants().unwrap();
+    // The same under the thesis' rule: no partial merge, a full merge copying the log's
+    // half as well as the data superblock's.
+    let mut t = ssd("hsbm-gcl", &[("logs", "2"), ("merge", "thesis")]);
+    for b in 0..6 {
+        t.write_zeros(b * BLOCK, BLOCK).unwrap();
+    }
+    for b in 0..6 {
+        t.write_zeros(b * BLOCK, BLOCK / 2).unwrap();
+    }
+    let m = t.report().map;
+    assert!(m.partial_merges == 0 && m.full_merges == r.map.partial_merges, "{m:?}");
+    assert_eq!(m.pages_copied, 2 * r.map.pages_copied, "{m:?}");
+    t.check_invariants().unwrap();
 }
 
 #[test]

@@ -13,6 +13,7 @@ fn configs() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
     out.push(("sbm-gcl", vec![("no_free", "erase-in-place")]));
     out.push(("sbm-gcl", vec![("pn", "2"), ("bn", "2")]));
     out.push(("hsbm-gcl", vec![("pn", "2"), ("logs", "2")]));
+    out.push(("hsbm-gcl", vec![("logs", "2"), ("merge", "bast")]));
     out.push(("dftl", vec![("cache_entries", "16")]));
     out.push(("fast", vec![("log_blocks", "3")]));
     out

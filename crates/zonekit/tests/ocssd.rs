@@ -30,7 +30,7 @@ fn the_experiment_writes_tables_charts_and_wear_maps() {
     let out = ok(&["ocssd", "experiment", "--scale", "0.01", "--threads", "2", "--out", "oc"], dir.path());
     assert!(out.contains("## Throughput (MB/s), thesis table 4.2 beside ours"), "{out}");
     let results = std::fs::read_to_string(dir.path().join("oc/results.csv")).unwrap();
-    let sections = ["main", "native", "parallel", "sbm-no-free", "capacity", "pages-per-block", "superblock", "logs", "macdrp-odd"];
+    let sections = ["main", "native", "parallel", "sbm-no-free", "capacity", "pages-per-block", "superblock", "logs", "macdrp-split"];
     for section in sections {
         assert!(results.lines().any(|l| l.starts_with(&format!("{section},"))), "no {section} rows");
     }

@@ -3,12 +3,17 @@
 //! of the log). Every write goes to the log superblock of its logical superblock, appended at
 //! the next slot. A log is merged into its data superblock when it is full, or when a write
 //! needs a log and the log table is full (the oldest log is merged: FIFO, the thesis does not
-//! say which). Merges are BAST's three kinds:
+//! say which). Merges are of three kinds (the third only with `merge=bast`):
 //!
 //! - **switch**: the log holds pages 0..N-1 in order — it becomes the data superblock;
-//! - **partial**: it holds pages 0..k-1 in order — the rest is copied from the data
-//!   superblock into the log's remaining slots, then switch;
+//! - **partial** (`merge=bast`): it holds pages 0..k-1 in order — the rest is copied from the
+//!   data superblock into the log's remaining slots, then switch;
 //! - **full**: anything else — a fresh superblock gets the newest copy of every page.
+//!
+//! Partial merges are BAST's, not the thesis': §3.2.4.2 switches only a log whose in-log map
+//! is exactly the identity, and merges any other log by copying the newest copy of every page
+//! into a fresh superblock. The default, `merge=thesis` ([`MergeRule::Thesis`]), does that: a
+//! log written in order but not to its end gets a full merge.
 //!
 //! The superblocks left with no live page are erased by lazy greedy GC, when no erased one is
 //! left (§3.2.4.3). The logical space leaves `logs + 1` superblocks spare so a merge always
@@ -35,6 +40,15 @@ const ENTRY_BYTES: u64 = 8;
 const SLOT_BYTES: u64 = 2;
 const NO_SLOT: u16 = u16::MAX;
 
+/// How a log written in order but not to its end is merged.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MergeRule {
+    /// Copy the rest of the data superblock into the log's free slots, then switch (BAST).
+    Bast,
+    /// A full merge into a fresh superblock, as §3.2.4.2 describes.
+    Thesis,
+}
+
 struct Log {
     lsb: u32,
     sb: u32,
@@ -49,6 +63,7 @@ pub struct HsbmGcl {
     /// Oldest first.
     logs: VecDeque<Log>,
     max_logs: u32,
+    merge_rule: MergeRule,
     counters: MapCounters,
     copy: Vec<u8>,
 }
@@ -74,9 +89,14 @@ impl HsbmGcl {
             store: SuperStore::new(layout),
             logs: VecDeque::new(),
             max_logs: logs,
+            merge_rule: MergeRule::Thesis,
             counters: MapCounters::default(),
             copy: Vec::new(),
         })
+    }
+
+    pub fn with_merge_rule(self, merge_rule: MergeRule) -> HsbmGcl {
+        HsbmGcl { merge_rule, ..self }
     }
 
     fn take_free<D: ZonedDevice>(&mut self, flash: &mut Flash<D>) -> Result<u32> {
@@ -123,7 +143,7 @@ impl HsbmGcl {
     fn merge<D: ZonedDevice>(&mut self, flash: &mut Flash<D>, log: Log) -> Result<()> {
         let pages = self.store.pages();
         let old = self.data[log.lsb as usize];
-        let in_order = (0..log.next).all(|s| log.slots[s as usize] == s as u16);
+        let in_order = (0..log.next).all(|s| log.slots[s as usize] == s as u16) && (log.next == pages || self.merge_rule == MergeRule::Bast);
         let page_bytes = flash.page_bytes();
         let mut copy = std::mem::take(&mut self.copy);
         let result = (|| {

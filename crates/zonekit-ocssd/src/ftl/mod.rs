@@ -208,10 +208,21 @@ pub const FTLS: &[FtlInfo] = &[
     },
     PolicyInfo {
         name: "hsbm-gcl",
-        summary: "hybrid superblock map: data superblocks plus page-mapped log superblocks, switch/partial/full merges (§3.2.4)",
+        summary: "hybrid superblock map: data superblocks plus page-mapped log superblocks, switch/full merges (§3.2.4)",
         role: Role::Proposed,
-        params: &[PN, BN, ParamInfo { name: "logs", default: "8", summary: "log superblocks" }],
-        make: |p, g| Ok(AnyFtl::HsbmGcl(hsbm_gcl::HsbmGcl::new(g, param_u32(p, "pn")?, param_u32(p, "bn")?, param_u32(p, "logs")?)?)),
+        params: &[
+            PN,
+            BN,
+            ParamInfo { name: "logs", default: "8", summary: "log superblocks" },
+            ParamInfo { name: "merge", default: "thesis", summary: "thesis (switch only a whole in-order log, else full merge) or bast (adds partial merges)" },
+        ],
+        make: |p, g| {
+            let merge = match p.choice("merge", &["thesis", "bast"]).map_err(config)? {
+                "thesis" => hsbm_gcl::MergeRule::Thesis,
+                _ => hsbm_gcl::MergeRule::Bast,
+            };
+            Ok(AnyFtl::HsbmGcl(hsbm_gcl::HsbmGcl::new(g, param_u32(p, "pn")?, param_u32(p, "bn")?, param_u32(p, "logs")?)?.with_merge_rule(merge)))
+        },
     },
     PolicyInfo {
         name: "dftl",

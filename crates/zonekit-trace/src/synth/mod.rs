@@ -45,12 +45,12 @@ pub enum Workload {
         hot_writes: f64,
     },
     Cloud(CloudNodeConfig),
-    /// `odd`: MACDRP-like only, the share of slabs an odd number of half-blocks long
-    /// (default [`hpc::MACDRP_ODD_SHARE`]).
+    /// `split`: MACDRP-like only, the share of the boundaries between its slabs in the middle
+    /// of a block (default [`hpc::MACDRP_SPLIT_SHARE`]).
     Hpc {
         pattern: HpcPattern,
         scale: f64,
-        odd: Option<f64>,
+        split: Option<f64>,
     },
     Ycsb {
         keys: u64,
@@ -124,10 +124,10 @@ impl std::fmt::Display for Workload {
                 }
                 Ok(())
             }
-            Workload::Hpc { pattern, scale, odd } => {
+            Workload::Hpc { pattern, scale, split } => {
                 write!(f, "{}:scale={scale}", if *pattern == HpcPattern::Lammps { "lammps" } else { "macdrp" })?;
-                match odd {
-                    Some(odd) => write!(f, ",odd={odd}"),
+                match split {
+                    Some(split) => write!(f, ",split={split}"),
                     None => Ok(()),
                 }
             }
@@ -178,9 +178,9 @@ impl FromStr for Workload {
                     ..d
                 })
             }
-            "lammps" => Workload::Hpc { pattern: HpcPattern::Lammps, scale: float(take("scale"), "scale", 1.0)?, odd: None },
+            "lammps" => Workload::Hpc { pattern: HpcPattern::Lammps, scale: float(take("scale"), "scale", 1.0)?, split: None },
             "macdrp" => {
-                Workload::Hpc { pattern: HpcPattern::Macdrp, scale: float(take("scale"), "scale", 1.0)?, odd: take("odd").map(|v| float(Some(v), "odd", 0.0)).transpose()? }
+                Workload::Hpc { pattern: HpcPattern::Macdrp, scale: float(take("scale"), "scale", 1.0)?, split: take("split").map(|v| float(Some(v), "split", 0.0)).transpose()? }
             }
             "ycsb" => Workload::Ycsb {
                 keys: num(take("keys"), "keys", 1 << 20)?,
@@ -247,7 +247,7 @@ impl Workload {
             }
             Workload::Ycsb { keys: 0, .. } => return Err("ycsb: keys must be positive".into()),
             Workload::Hpc { scale, .. } if !(*scale > 0.0 && *scale <= 1000.0) => return Err(format!("scale={scale}: must be in (0, 1000]").into()),
-            Workload::Hpc { odd: Some(odd), .. } if !(0.0..=1.0).contains(odd) => return Err(format!("odd={odd}: a share, in [0, 1]").into()),
+            Workload::Hpc { split: Some(split), .. } if !(0.0..=1.0).contains(split) => return Err(format!("split={split}: a share, in [0, 1]").into()),
             _ => {}
         }
         Ok(())
@@ -281,7 +281,7 @@ impl Workload {
                 config.seed = seed;
                 Box::new(CloudNode::new(config)?)
             }
-            Workload::Hpc { pattern, scale, odd } => Box::new(Hpc::with_odd_share(pattern, scale, seed, odd.unwrap_or(hpc::MACDRP_ODD_SHARE))),
+            Workload::Hpc { pattern, scale, split } => Box::new(Hpc::with_split_share(pattern, scale, seed, split.unwrap_or(hpc::MACDRP_SPLIT_SHARE))),
             Workload::Ycsb { keys, ops, dist } => {
                 let mut rng = Rng::new(seed);
                 let mut chooser = match dist {
@@ -360,8 +360,9 @@ mod tests {
     }
 
     #[test]
-    fn the_slab_share_is_macdrp_only_and_a_share() {
-        for (spec, why) in [("lammps:odd=0.5", "unknown parameter \"odd\""), ("macdrp:odd=1.5", "odd=1.5: a share"), ("macdrp:odd=-0", ""), ("macdrp:odd=x", "odd=x: not a number")]
+    fn the_split_share_is_macdrp_only_and_a_share() {
+        for (spec, why) in
+            [("lammps:split=0.5", "unknown parameter \"split\""), ("macdrp:split=1.5", "split=1.5: a share"), ("macdrp:split=-0", ""), ("macdrp:split=x", "split=x: not a number")]
         {
             match spec.parse::<Workload>() {
                 Ok(_) => assert!(why.is_empty(), "{spec} accepted"),
@@ -386,7 +387,7 @@ mod tests {
             "cloud:volumes=8,blocks=64K,hours=2.5",
             "lammps:scale=0.5",
             "macdrp",
-            "macdrp:scale=0.2,odd=0.25",
+            "macdrp:scale=0.2,split=0.25",
             "ycsb:dist=latest,keys=10",
         ] {
             let w: Workload = spec.parse().unwrap();
