@@ -16,6 +16,8 @@
 //!   copy-on-write B+-tree over the paper's device of conventional and sequential zones.
 //! - [`ocssd_bench`]: seed 002's experiment, the open-channel FTLs replaying HPC traces
 //!   (throughput, mapping cost, erases, WAF, wear maps, sensitivity).
+//! - [`ocssd_fit`]: seed 002's synchronous timing model fitted to the thesis' table 4.2
+//!   (non-negative least squares, residuals, leave-one-out), beside table 3.1's.
 //! - [`cache_bench`]: seed 004's experiment, a bcache-style cache of an HDD on a ZNS SSD or a
 //!   conventional SSD (device WAF measured through the block FTL), samplers × evictions,
 //!   YCSB-like reads or block traces, against item-level references and Belady.
@@ -43,6 +45,7 @@ pub mod driver;
 pub mod error;
 pub mod kv_bench;
 pub mod ocssd_bench;
+pub mod ocssd_fit;
 mod parallel;
 pub mod replay;
 pub mod stage;
