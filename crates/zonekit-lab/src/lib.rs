@@ -18,6 +18,8 @@
 //!   (throughput, mapping cost, erases, WAF, wear maps, sensitivity).
 //! - [`ocssd_workload`]: seed 002's chapter 2, the LAMMPS-like and MACDRP-like generators
 //!   profiled beside every characteristic the thesis states (Figs. 2.2–2.7).
+//! - [`ocssd_fit`]: seed 002's synchronous timing model fitted to the thesis' table 4.2
+//!   (non-negative least squares, residuals, leave-one-out), beside table 3.1's.
 //! - [`cache_bench`]: seed 004's experiment, a bcache-style cache of an HDD on a ZNS SSD or a
 //!   conventional SSD (device WAF measured through the block FTL), samplers × evictions,
 //!   YCSB-like reads or block traces, against item-level references and Belady.
@@ -45,6 +47,7 @@ pub mod driver;
 pub mod error;
 pub mod kv_bench;
 pub mod ocssd_bench;
+pub mod ocssd_fit;
 pub mod ocssd_workload;
 mod parallel;
 pub mod replay;

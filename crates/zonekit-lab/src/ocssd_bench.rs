@@ -25,6 +25,7 @@ use zonekit_trace::record::{Op, Record};
 use zonekit_trace::synth::{HpcPattern, Workload};
 
 use crate::error::{LabError, Result};
+use crate::ocssd_fit::{self, CommandCounts, FitError, TimingFit};
 use crate::parallel;
 
 const MB: f64 = 1e6;
@@ -410,8 +411,9 @@ fn exact_fit(blocks: u32, thesis: OcGeometry) -> OcGeometry {
 /// Columns of `results.csv`. `map_update_kb` is entries rewritten without the log-open charge,
 /// which is `log_open_kb` (see [`zonekit_ocssd::MapCounters`]); `logical_mb` is the space the
 /// host could address (the common space in `main`), `native_logical_mb` the FTL's own, and
-/// `spare_percent` = (physical − logical) / physical. New columns go at the end.
-pub const RESULT_COLUMNS: [&str; 34] = [
+/// `spare_percent` = (physical − logical) / physical; `mb_per_sec_fitted` is the fitted timing
+/// model's throughput (see [`crate::ocssd_fit`]). New columns go at the end.
+pub const RESULT_COLUMNS: [&str; 35] = [
     "section",
     "value",
     "trace",
@@ -446,6 +448,7 @@ pub const RESULT_COLUMNS: [&str; 34] = [
     "log_open_kb",
     "erase_count_min",
     "erase_count_max",
+    "mb_per_sec_fitted",
 ];
 
 fn result_row(job: &Job, r: &SsdReport) -> Vec<String> {
@@ -531,7 +534,15 @@ fn write_file(out: &Path, name: &str, text: String) -> Result<()> {
 
 fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<String> {
     let out = &exp.out;
-    let rows: Vec<Vec<String>> = runs.iter().map(|(job, run)| result_row(job, &run.report)).collect();
+    let timing_fit = fit_timing(runs);
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(job, run)| {
+            let mut row = result_row(job, &run.report);
+            row.push(fitted_mb_per_sec(job, &run.report, timing_fit.as_ref().ok()));
+            row
+        })
+        .collect();
     write_file(out, "results.csv", csv(&RESULT_COLUMNS, &rows))?;
     let mut series_rows = Vec::new();
     for (job, run) in runs.iter().filter(|(j, _)| j.axis == Axis::Main) {
@@ -762,6 +773,13 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
             }
         }
     }
+    match &timing_fit {
+        Ok(fit) => {
+            write_file(out, "timing-fit.csv", csv(&ocssd_fit::FIT_COLUMNS, &ocssd_fit::fit_rows(fit)))?;
+            text.push_str(&ocssd_fit::summary_section(fit, exp.scale));
+        }
+        Err(e) => text.push_str(&format!("\n## Timing model fit (issue 32)\n\nNot computed: {e}.\n")),
+    }
     write_file(out, "summary.md", text.clone())?;
     Ok(text)
 }
@@ -882,6 +900,24 @@ fn sbm_no_free_section(runs: &[(&Job, OcssdRun)]) -> String {
          range is still unmapped, and otherwise erases in place like the other strategy.\n",
     );
     text
+}
+
+/// Issue 32: the timing model fitted to the thesis' table 4.2 from the main rows.
+fn fit_timing(runs: &[(&Job, OcssdRun)]) -> std::result::Result<TimingFit, FitError> {
+    let (cells, missing) =
+        ocssd_fit::cells(|trace, ftl| runs.iter().find(|(j, _)| j.axis == Axis::Main && j.trace == trace && j.spec.ftl == ftl).map(|(_, r)| CommandCounts::of(&r.report)));
+    ocssd_fit::fit_table(cells, missing)
+}
+
+/// A row's MB/s under the fitted costs ([`ocssd_fit::FITTED_MODEL`]), from its counts, after the fact. The
+/// synchronous engine's time is this linear function of the counts (to ~30 ns of transfer per
+/// page) and the FTLs' decisions do not depend on time, so it is what the engine would measure
+/// with those costs. Parallel rows have none: their time depends on overlap, not only counts.
+fn fitted_mb_per_sec(job: &Job, report: &SsdReport, fit: Option<&TimingFit>) -> String {
+    match (job.spec.timing.costs(), fit.and_then(|f| f.model(ocssd_fit::FITTED_MODEL))) {
+        (Some(_), Some(b)) => format!("{:.1}", b.model.mb_per_sec(&CommandCounts::of(report), MB)),
+        _ => String::new(),
+    }
 }
 
 /// One run's report as a text table (for `zonekit ocssd run`).

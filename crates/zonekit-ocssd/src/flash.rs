@@ -173,6 +173,13 @@ impl<D: ZonedDevice> Flash<D> {
         self.request_start_ns
     }
 
+    /// Moves the host clock `ns` on: time the request spends outside the flash (a per-request
+    /// cost), which later commands wait for.
+    pub fn delay_host_ns(&mut self, ns: u64) {
+        let now = self.device.host_now_ns();
+        self.device.advance_host_to(now + ns);
+    }
+
     /// Completes the request: every operation it issued has finished. Returns its latency.
     pub fn end_request(&mut self) -> u64 {
         self.barrier();

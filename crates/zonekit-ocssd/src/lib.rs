@@ -29,7 +29,7 @@ pub mod ssd;
 pub use flash::{Flash, FlashCounters};
 pub use ftl::{find, Ftl, FtlConfig, FtlInfo, MapCounters, NoFreeSuperblock, FTLS};
 pub use geometry::{OcGeometry, PhysAddr, SuperLayout};
-pub use ssd::{Ssd, SsdReport, Timing};
+pub use ssd::{CommandCosts, Ssd, SsdReport, Timing};
 
 use zonekit_device::DeviceError;
 

@@ -2,7 +2,7 @@
 //! whole-block overwrites, half-block overwrites, log merges by kind, the circular log's
 //! sweeps, and the map sizes of §4.3.
 
-use zonekit_ocssd::{Ftl, FtlConfig, OcGeometry, Ssd, Timing};
+use zonekit_ocssd::{CommandCosts, Ftl, FtlConfig, OcGeometry, Ssd, Timing};
 
 const G: OcGeometry = OcGeometry { channels: 2, luns_per_channel: 2, blocks_per_lun: 8, pages_per_block: 8, page_bytes: 8192 };
 const BLOCK: u64 = 8 * 8192;
@@ -242,4 +242,54 @@ fn hsbm_counts_entries_by_kind_and_keeps_the_log_open_charge_apart() {
     assert_eq!((m.logs_opened, m.log_open_bytes), (6, 6 * 16));
     // Every merge changes one data-map entry.
     assert_eq!(m.map_entries_updated, m.switch_merges + m.partial_merges + m.full_merges);
+}
+
+/// A synchronous run's time from its counts under `costs`, and the transfer slack the engine's
+/// 1 TB/s "channel" adds (under 32 ns per page programmed or read).
+fn linear_time_ns(r: &zonekit_ocssd::SsdReport, costs: CommandCosts) -> (u64, u64) {
+    let f = &r.flash;
+    let ns = costs.program_ns * f.pages_programmed + costs.read_ns * f.pages_read + costs.erase_ns * f.blocks_erased + costs.write_request_ns * r.write_requests;
+    (ns, 32 * (f.pages_programmed + f.pages_read))
+}
+
+#[test]
+fn fitted_timing_charges_its_costs_and_a_cost_per_write_request() {
+    // Overwrites with partial pages and GC: programs, reads and erases all happen.
+    let run = |timing: Timing| {
+        let mut s = Ssd::memory("pm-gcl", &FtlConfig { timing, ..FtlConfig::default() }, G, false).unwrap();
+        for pass in 0..6u64 {
+            for b in 0..12u64 {
+                s.write_zeros(b * BLOCK + pass * 4096, BLOCK / 2 + 4096).unwrap();
+            }
+        }
+        s.report()
+    };
+    let (synchronous, fitted) = (run(Timing::Synchronous), run(Timing::Fitted));
+    // The FTL decides nothing by time: the same commands either way.
+    assert_eq!(synchronous.flash, fitted.flash);
+    assert_eq!(synchronous.write_requests, fitted.write_requests);
+    assert!(fitted.flash.pages_read > 0 && fitted.flash.blocks_erased > 0 && fitted.write_requests == 72);
+    for (r, costs) in [(&synchronous, CommandCosts::TABLE_3_1), (&fitted, CommandCosts::FITTED)] {
+        let (ns, slack) = linear_time_ns(r, costs);
+        assert!(r.elapsed_ns >= ns && r.elapsed_ns <= ns + slack, "{costs:?}: {} ns, linear {ns} + {slack}", r.elapsed_ns);
+    }
+    // The request cost is on the clock: what is left after the flash commands.
+    let flash_only = CommandCosts { write_request_ns: 0, ..CommandCosts::FITTED };
+    let (flash_ns, slack) = linear_time_ns(&fitted, flash_only);
+    let request_ns = fitted.elapsed_ns - flash_ns;
+    let expected = fitted.write_requests * CommandCosts::FITTED.write_request_ns;
+    assert!(request_ns >= expected && request_ns <= expected + slack, "{request_ns} vs {expected}");
+    assert_eq!(CommandCosts::TABLE_3_1.write_request_ns, 0);
+}
+
+#[test]
+fn table_3_1_is_the_preset_and_timings_parse_by_name() {
+    let preset = zonekit_device::preset::find("ocssd-thesis").unwrap().flash;
+    let t = CommandCosts::TABLE_3_1;
+    assert_eq!((t.program_ns, t.read_ns, t.erase_ns), (preset.program_ns, preset.read_ns, preset.erase_ns));
+    for name in Timing::NAMES {
+        assert_eq!(Timing::parse(name).unwrap().name(), name);
+    }
+    let err = Timing::parse("bogus").unwrap_err().to_string();
+    assert!(err.contains("expected one of synchronous, fitted, parallel"), "{err}");
 }

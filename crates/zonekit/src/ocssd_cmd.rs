@@ -64,8 +64,9 @@ pub struct RunArgs {
     compact: bool,
     #[command(flatten)]
     input: InputArgs,
-    /// synchronous (the thesis' replay: one command at a time) or parallel (every page of a
-    /// request at once over 40 MB/s channels).
+    /// synchronous (the thesis' replay: one command at a time, table 3.1's latencies), fitted
+    /// (the same with per-command and per-request costs fitted to table 4.2) or parallel (every
+    /// page of a request at once over 40 MB/s channels).
     #[arg(long, default_value = "synchronous")]
     timing: String,
     /// Let the host address only this many MiB of logical space (default: all the FTL
@@ -186,7 +187,10 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         input: a.input.input()?,
         compact: a.compact,
         sample_every_bytes: 64 << 20,
-        timing: Timing::parse(&a.timing).map_err(|e| crate::Usage(e.to_string()))?,
+        timing: match Timing::parse(&a.timing) {
+            Ok(timing) => timing,
+            Err(_) => usage!("--timing {:?}: expected one of {}", a.timing, Timing::NAMES.join(", ")),
+        },
         logical_bytes_max,
     };
     let bar = crate::progress::Progress::counter("");

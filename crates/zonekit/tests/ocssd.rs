@@ -18,10 +18,14 @@ fn run_prints_the_report_and_json() {
     assert!(report["waf"].as_f64().unwrap() > 1.0);
     // At 100 MiB of the 512 MiB device, 80.5 % of the flash is spare.
     let json = ok(&["ocssd", "run", "--ftl", "pm-gcl", "--logical-mib", "100", "--workload", "macdrp:scale=0.01", "--json"], dir.path());
-    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!((report["logical_bytes"].as_u64(), report["native_logical_bytes"].as_u64()), (Some(100 << 20), Some(480 << 20)));
-    assert!((report["spare_percent"].as_f64().unwrap() - 80.47).abs() < 0.01, "{report}");
-    assert!(report["map"]["map_entries_updated"].as_u64().unwrap() > 0);
+    let capped: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!((capped["logical_bytes"].as_u64(), capped["native_logical_bytes"].as_u64()), (Some(100 << 20), Some(480 << 20)));
+    assert!((capped["spare_percent"].as_f64().unwrap() - 80.47).abs() < 0.01, "{capped}");
+    assert!(capped["map"]["map_entries_updated"].as_u64().unwrap() > 0);
+    let fitted = ok(&["ocssd", "run", "--ftl", "sbm-gcl", "--workload", "macdrp:scale=0.01", "--json", "--timing", "fitted"], dir.path());
+    let fitted: serde_json::Value = serde_json::from_str(&fitted).unwrap();
+    assert_eq!(fitted["flash"], report["flash"], "the FTL decides nothing by time");
+    assert_ne!(fitted["elapsed_ns"], report["elapsed_ns"]);
 }
 
 #[test]
@@ -29,6 +33,10 @@ fn the_experiment_writes_tables_charts_and_wear_maps() {
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&["ocssd", "experiment", "--scale", "0.01", "--threads", "2", "--out", "oc"], dir.path());
     assert!(out.contains("## Throughput (MB/s), thesis table 4.2 beside ours"), "{out}");
+    // Issue 32: the timing fit from the main rows, with a fitted MB/s on every synchronous row.
+    assert!(out.contains("## Timing model fit") && out.contains("(b) four costs fitted") && out.contains("LOO"), "{out}");
+    let fit = std::fs::read_to_string(dir.path().join("oc/timing-fit.csv")).unwrap();
+    assert_eq!(fit.lines().count(), 1 + 3 * 8, "{fit}");
     let results = std::fs::read_to_string(dir.path().join("oc/results.csv")).unwrap();
     let sections = ["main", "native", "parallel", "sbm-no-free", "capacity", "pages-per-block", "superblock", "logs", "macdrp-split"];
     for section in sections {
@@ -44,6 +52,11 @@ fn the_experiment_writes_tables_charts_and_wear_maps() {
     let summary = std::fs::read_to_string(dir.path().join("oc/summary.md")).unwrap();
     assert!(summary.contains("## Logical space and spare") && summary.contains("dftl's native space"), "{summary}");
     assert!(summary.contains("gc-first against erase-in-place"), "{summary}");
+    assert!(results.lines().next().unwrap().ends_with(",mb_per_sec_fitted"));
+    for line in results.lines().skip(1) {
+        let fitted = line.rsplit(',').next().unwrap();
+        assert_eq!(fitted.is_empty(), line.starts_with("parallel,"), "{line}");
+    }
     for file in ["summary.md", "series.csv", "throughput-lammps.svg", "wear-erases-macdrp-pm-gcc.svg", "wear-writes-lammps-hsbm-gcl.svg", "sensitivity-superblock-waf-macdrp.svg"] {
         assert!(dir.path().join("oc").join(file).exists(), "{file}");
     }
@@ -78,12 +91,13 @@ fn bad_requests_are_refused_with_usage_status() {
     assert!(run(&["--channels", "2000000"]).contains("at most 65536 parallel units"));
     assert!(run(&["--ftl", "hsbm-gcl", "--param", "logs=4294967294"]).contains("leave no data superblock"));
     assert!(refused(&["ocssd", "run", "--workload", "macdrp:scale=inf"], d, 2).contains("must be in (0, 1000]"));
-    assert!(run(&["--timing", "fast"]).contains("synchronous or parallel"));
     assert!(run(&["--logical-mib", "0"]).contains("--logical-mib 0: the host must be able to address at least one page"));
     let err = run(&["--ftl", "pm-gcc", "--logical-mib", "449"]);
     assert!(err.contains("--logical-mib 449: ") && err.contains("pm-gcc exposes at most 469762048 bytes (448.0 MiB"), "{err}");
     let err = run(&["--logical-mib", "64"]);
     assert!(err.contains("the trace reaches") && err.contains("(capped)"), "{err}");
+    let err = run(&["--timing", "bogus"]);
+    assert!(err.contains("--timing \"bogus\": expected one of synchronous, fitted, parallel"), "{err}");
     assert!(run(&["--block-size", "8192"]).contains("--block-size does not apply"));
     assert!(run(&["--sample", "10/1"]).contains("select blocks, not whole requests"));
     assert!(run(&["--window", "0:10"]).contains("select blocks, not whole requests"));
