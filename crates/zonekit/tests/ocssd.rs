@@ -95,7 +95,7 @@ fn bad_requests_are_refused_with_usage_status() {
     let err = run(&["--ftl", "pm-gcc", "--logical-mib", "449"]);
     assert!(err.contains("--logical-mib 449: ") && err.contains("pm-gcc exposes at most 469762048 bytes (448.0 MiB"), "{err}");
     let err = run(&["--logical-mib", "64"]);
-    assert!(err.contains("the trace reaches") && err.contains("(capped)"), "{err}");
+    assert!(err.contains("error: --logical-mib 64: ") && err.contains("the trace reaches") && err.contains("(capped)"), "{err}");
     let err = run(&["--timing", "bogus"]);
     assert!(err.contains("--timing \"bogus\": expected one of synchronous, fitted, parallel"), "{err}");
     assert!(run(&["--block-size", "8192"]).contains("--block-size does not apply"));
