@@ -152,8 +152,8 @@ pub fn run_ocssd(spec: &OcssdSpec, progress: &mut dyn FnMut(u64)) -> Result<Ocss
     // Refuse a trace that does not fit before replaying any of it.
     let footprint = footprint_bytes(&spec.input, spec.geometry.block_bytes(), spec.compact, ssd.logical_bytes())?;
     if footprint > ssd.logical_bytes() {
-        return Err(LabError::Usage(format!(
-            "{context}: the trace reaches {:.1} MB{} but {} on {} exposes {:.1} MB{}; give a larger device (more blocks per LUN){}",
+        let detail = format!(
+            "the trace reaches {:.1} MB{} but {} on {} exposes {:.1} MB{}; give a larger device (more blocks per LUN){}",
             footprint as f64 / MB,
             if spec.compact { " of packed regions" } else { "" },
             spec.ftl,
@@ -167,7 +167,12 @@ pub fn run_ocssd(spec: &OcssdSpec, progress: &mut dyn FnMut(u64)) -> Result<Ocss
             } else {
                 " or pack the trace's regions (--compact)"
             }
-        )));
+        );
+        // Too small a cap is the cap's fault, refused as the FTL refuses one it cannot honour.
+        return Err(match spec.logical_bytes_max {
+            Some(cap) => engine_error(context)(OcError::LogicalSpace { ftl: ssd.report().ftl, requested_bytes: cap, detail }),
+            None => LabError::Usage(format!("{context}: {detail}")),
+        });
     }
     let mut compactor = Compactor::new(spec.geometry.block_bytes());
     let mut pieces = Vec::new();
@@ -522,8 +527,8 @@ pub fn run_experiment(exp: &OcssdExperiment, progress: &(dyn Fn(usize, usize, &s
     Ok(summary)
 }
 
-/// The thesis' table 4.2 (MB/s) and §4.3 update traffic (KB per trace), for the summary.
-const THESIS_MB_PER_SEC: [(&str, [f64; 4]); 2] = [("lammps", [261.487, 72.324, 210.354, 220.670]), ("macdrp", [259.303, 153.016, 84.621, 183.848])];
+/// The thesis' §4.3 update traffic (KB per trace) and map sizes, for the summary; its table
+/// 4.2 is [`ocssd_fit::THESIS_TABLE_4_2`].
 const THESIS_UPDATE_KB: [(&str, [f64; 4]); 2] = [("lammps", [1768.0, 3674.0, 63.0, 487.0]), ("macdrp", [2065.0, 2481.0, 130.0, 571.0])];
 const THESIS_MAP_BYTES: [f64; 4] = [131072.0, 131072.0, 4096.0, 4736.0];
 
@@ -574,9 +579,9 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
     let mut table = Vec::new();
     for trace in &traces {
         let mut row = vec![trace.clone()];
-        for (k, ftl) in THESIS_FTLS.iter().enumerate() {
-            let ours = main.iter().find(|(j, _)| &j.trace == trace && j.spec.ftl == *ftl).map_or("—".into(), |(_, r)| format!("{:.1}", r.report.mb_per_sec));
-            let thesis = THESIS_MB_PER_SEC.iter().find(|(t, _)| t == trace).map_or("—".into(), |(_, v)| format!("{:.1}", v[k]));
+        for ftl in THESIS_FTLS {
+            let ours = main.iter().find(|(j, _)| &j.trace == trace && j.spec.ftl == ftl).map_or("—".into(), |(_, r)| format!("{:.1}", r.report.mb_per_sec));
+            let thesis = ocssd_fit::THESIS_TABLE_4_2.iter().find(|c| c.trace == trace && c.ftl == ftl).map_or("—".into(), |c| format!("{:.1}", c.mb_per_sec));
             row.push(format!("{ours} ({thesis})"));
         }
         for ftl in ["dftl", "fast"] {
@@ -1055,7 +1060,7 @@ mod tests {
         let spec = OcssdSpec { logical_bytes_max: Some(480 << 20), ..macdrp_spec("pm-gcc", &[], thesis, 0.01) };
         let err = run_ocssd(&spec, &mut |_| {}).err().expect("above pm-gcc's logical space");
         assert!(err.is_usage() && err.to_string().contains("pm-gcc exposes at most 469762048 bytes"), "{err}");
-        // Below the trace's 88 MiB range: refused before replaying, naming the cap.
+        // Below the trace's 93 MiB range: refused before replaying, naming the cap.
         let spec = OcssdSpec { logical_bytes_max: Some(64 << 20), ..macdrp_spec("pm-gcl", &[], thesis, 0.01) };
         let err = run_ocssd(&spec, &mut |_| {}).err().expect("the range is above the cap").to_string();
         assert!(err.contains("exposes 67.1 MB (capped)"), "{err}");

@@ -220,13 +220,20 @@ fn sim_cmd(a: SimArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `v` MiB in bytes, refused by `flag` past 2^64.
+/// `v` units of `unit_bytes` in bytes, refused by `flag` past 2^64.
+fn in_bytes(v: u64, unit_bytes: u64, flag: &str) -> Result<u64, crate::Usage> {
+    v.checked_mul(unit_bytes).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")))
+}
+
 fn mib(v: u64, flag: &str) -> Result<u64, crate::Usage> {
-    v.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")))
+    in_bytes(v, 1 << 20, flag)
+}
+
+fn kib(v: u64, flag: &str) -> Result<u64, crate::Usage> {
+    in_bytes(v, 1 << 10, flag)
 }
 
 fn run_cmd(a: RunArgs) -> Result<ExitCode> {
-    let kib = |v: u64, flag: &str| v.checked_mul(1 << 10).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")));
     let zns_flags = a.zone_mib.is_some() || a.zones_per_bucket.is_some();
     let conventional_flags = a.bucket_kib.is_some() || a.op.is_some() || a.erase_unit_kib.is_some();
     let device = match a.device.as_str() {

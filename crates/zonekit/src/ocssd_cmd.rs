@@ -205,10 +205,6 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         zonekit_lab::LabError::Ocssd { context, error } if matches!(*error, zonekit_ocssd::OcError::LogicalSpace { .. }) => {
             anyhow::Error::new(crate::Usage(format!("--logical-mib {}: {context}: {error}", a.logical_mib.unwrap_or(0))))
         }
-        // A trace that does not fit the capped space is refused by the flag that capped it.
-        zonekit_lab::LabError::Usage(message) if a.logical_mib.is_some() && message.contains("(capped)") => {
-            anyhow::Error::new(crate::Usage(format!("--logical-mib {}: {message}", a.logical_mib.unwrap_or(0))))
-        }
         e => lab(e),
     })?;
     bar.finish_and_clear();

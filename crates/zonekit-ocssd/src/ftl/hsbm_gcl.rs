@@ -143,11 +143,13 @@ impl HsbmGcl {
     fn merge<D: ZonedDevice>(&mut self, flash: &mut Flash<D>, log: Log) -> Result<()> {
         let pages = self.store.pages();
         let old = self.data[log.lsb as usize];
-        let in_order = (0..log.next).all(|s| log.slots[s as usize] == s as u16) && (log.next == pages || self.merge_rule == MergeRule::Bast);
+        // The log becomes the data superblock: at once when whole and in order, or after a
+        // partial merge under BAST's rule; anything else is a full merge.
+        let switchable = (0..log.next).all(|s| log.slots[s as usize] == s as u16) && (log.next == pages || self.merge_rule == MergeRule::Bast);
         let page_bytes = flash.page_bytes();
         let mut copy = std::mem::take(&mut self.copy);
         let result = (|| {
-            let target = if in_order {
+            let target = if switchable {
                 if log.next < pages {
                     // Partial merge: the data superblock's later pages fill the log's slots.
                     let from_data = if old == NONE { Vec::new() } else { self.store.read_live(flash, old, |s| s >= log.next, &mut copy)? };
