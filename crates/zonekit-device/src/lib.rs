@@ -33,6 +33,7 @@ mod device;
 pub mod emu;
 mod error;
 pub mod fault;
+pub mod journal;
 pub mod linux;
 pub mod preset;
 pub mod timing;

@@ -29,9 +29,9 @@ const ADOPTED: u32 = u32::MAX;
 /// the mapping durable needs (a block volume journaling it; [`Ftl::set_observer`]). Replays
 /// set none.
 pub trait FtlObserver<D>: Send {
-    /// Block `id` (dense, in order of first write) now lives at `lba`: a user write or a GC
-    /// move.
-    fn placed(&mut self, id: u32, lba: Lba);
+    /// Block `id` (dense, in order of first write) now lives at `lba`: a user write, or a GC
+    /// move of the data it already held (`by_gc`).
+    fn placed(&mut self, id: u32, lba: Lba, by_gc: bool);
     /// Zone `zone` is about to be reset: every live block it held has been placed elsewhere,
     /// and nothing durable may point into it after this returns.
     fn before_reset(&mut self, dev: &mut D, zone: ZoneId) -> Result<(), DeviceError>;
@@ -572,7 +572,7 @@ impl<D: ZonedDevice> Ftl<D> {
         let new_slot = self.append(class, id, data)?;
         self.blocks[id as usize] = BlockState { slot: new_slot, last_write: self.now as u32, policy: word };
         if let Some(observer) = &mut self.observer {
-            observer.placed(id, slot_to_lba(new_slot, self.zone_blocks, self.zone_size_blocks));
+            observer.placed(id, slot_to_lba(new_slot, self.zone_blocks, self.zone_size_blocks), false);
         }
         self.stats.user_blocks += 1;
         self.stats.user_blocks_by_class[class] += 1;
@@ -880,7 +880,7 @@ impl<D: ZonedDevice> Ftl<D> {
             let new_slot = self.append(to, id, if self.config.store_data { Some(&buf) } else { None })?;
             self.blocks[id as usize] = BlockState { slot: new_slot, policy: word, ..state };
             if let Some(observer) = &mut self.observer {
-                observer.placed(id, slot_to_lba(new_slot, self.zone_blocks, self.zone_size_blocks));
+                observer.placed(id, slot_to_lba(new_slot, self.zone_blocks, self.zone_size_blocks), true);
             }
             self.stats.gc_blocks += 1;
             self.stats.gc_blocks_by_class[to] += 1;

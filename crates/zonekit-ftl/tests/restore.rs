@@ -25,13 +25,21 @@ fn geometry() -> Geometry {
 struct Seen {
     placed: Vec<Option<Lba>>,
     resets: u64,
+    /// Placements by user writes and by GC moves.
+    by_user: u64,
+    by_gc: u64,
 }
 
 struct Recorder(Arc<Mutex<Seen>>);
 
 impl FtlObserver<MemDevice> for Recorder {
-    fn placed(&mut self, id: u32, lba: Lba) {
+    fn placed(&mut self, id: u32, lba: Lba, by_gc: bool) {
         let mut seen = self.0.lock().unwrap();
+        if by_gc {
+            seen.by_gc += 1;
+        } else {
+            seen.by_user += 1;
+        }
         if seen.placed.len() <= id as usize {
             seen.placed.resize(id as usize + 1, None);
         }
@@ -83,6 +91,12 @@ fn a_restored_ftl_reads_back_every_block_and_keeps_writing() {
         version[key as usize] = Some(i);
     }
     assert!(ftl.stats().gc_count > 0 && seen.lock().unwrap().resets == ftl.stats().gc_count);
+    // Each placement is told apart: the volume's data checksums ride with GC moves.
+    let by = {
+        let s = seen.lock().unwrap();
+        (s.by_user, s.by_gc)
+    };
+    assert_eq!(by, (ftl.stats().user_blocks, ftl.stats().gc_blocks));
 
     // The mapping as a durable journal would hold it, then the FTL is dropped (a restart).
     let mapping: Vec<(u64, Lba)> = seen.lock().unwrap().placed.iter().enumerate().map(|(id, lba)| (keys_by_id[id], lba.unwrap())).collect();
