@@ -16,6 +16,12 @@
 //! numbers), and charts named by profile (and zone size, when one was given): `P-max-keys.svg`,
 //! `P-waf.svg`, `P-space.svg`, `P-throughput.svg` for a sweep, `P-KM-ratios.{csv,svg}` for
 //! rounds.
+//!
+//! Each row of `results.csv` ends with a check, a fingerprint of its other cells (the sweep's,
+//! [`crate::sweep`]): a damaged row (a cell changed, a row cut) is never reused. A run moves it,
+//! byte for byte, to `results.previous.csv` and recomputes it if asked for; `report_only`
+//! refuses the file, naming the line. A file from before the check column is refused whole, as
+//! the sweep refuses one (move it away to start over).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -177,7 +183,7 @@ pub fn parse_db_bench_log(log: &str, exit_ok: bool) -> RunResult {
     r
 }
 
-const HEADER: [&str; 15] = [
+const HEADER: [&str; 16] = [
     "profile",
     "config",
     "million_keys",
@@ -193,6 +199,8 @@ const HEADER: [&str; 15] = [
     "capacity_bytes",
     "zone_size_bytes",
     "detail",
+    // A fingerprint of the other cells: a damaged row is recomputed, not reused.
+    "check",
 ];
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -208,8 +216,9 @@ struct Place<'a> {
     zone_size_bytes: u64,
 }
 
+/// A row of `results.csv`, its check last.
 fn row(place: Place, config: &str, million_keys: f64, repeat: u32, r: &RunResult) -> Vec<String> {
-    vec![
+    crate::sweep::sealed(vec![
         place.profile.into(),
         config.into(),
         million_keys.to_string(),
@@ -225,7 +234,7 @@ fn row(place: Place, config: &str, million_keys: f64, repeat: u32, r: &RunResult
         place.capacity_bytes.to_string(),
         place.zone_size_bytes.to_string(),
         r.detail.replace([',', '\n'], ";"),
-    ]
+    ])
 }
 
 /// A row of `results.csv`: its place, configuration, key count, repeat and result.
@@ -244,6 +253,90 @@ fn from_row(cells: &[String]) -> Option<Row> {
         detail: cells.get(14).cloned().unwrap_or_default(),
     };
     Some((cells[0].clone(), num(12)?, num(13)?, cells[1].clone(), cells[2].parse().ok()?, cells[3].parse().ok()?, r))
+}
+
+/// The rows of `results.csv` a run or a report may use, read back by [`resume`].
+#[derive(Debug, Default, PartialEq)]
+struct Resumed {
+    /// The rows whose check holds, in file order.
+    rows: Vec<Vec<String>>,
+    /// Damaged rows moved to `results.previous.csv`.
+    set_aside: usize,
+}
+
+/// The file damaged rows are moved to, beside `results`.
+fn previous_path(results: &Path) -> PathBuf {
+    results.with_file_name("results.previous.csv")
+}
+
+/// Reads `results.csv` back. A missing file is started (for `report_only`, refused); a file
+/// with another header (another version's, or one from before the check column) is refused
+/// whole. Damaged rows (not UTF-8, cut or with extra cells, or not matching their check):
+/// `report_only` refuses the file naming the first one's line; a run moves them, byte for
+/// byte, to `results.previous.csv` and rewrites `results.csv` without them (also when its last
+/// row lacks its newline, so the next appended row starts a line of its own).
+fn resume(path: &Path, report_only: bool) -> Result<Resumed> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if report_only {
+                return Err(LabError::Usage(format!("--report-only: no {} to report", path.display())));
+            }
+            std::fs::write(path, csv(&HEADER, &[])).map_err(LabError::io(path))?;
+            return Ok(Resumed::default());
+        }
+        // Never started over: a file that cannot be read is not an empty one.
+        Err(error) => return Err(LabError::Io { path: path.into(), error }),
+    };
+    let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    if lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    if lines.first().copied() != Some(HEADER.join(",").as_bytes()) {
+        return Err(LabError::Results { path: path.into(), line: 1, reason: "not a kv-bench results file of this version (move it away to start over)".into() });
+    }
+    let mut intact: Vec<&str> = Vec::new();
+    // (line number, what is wrong with the row, its bytes)
+    let mut damaged: Vec<(usize, String, &[u8])> = Vec::new();
+    for (i, bytes) in lines.iter().enumerate().skip(1) {
+        let Ok(line) = std::str::from_utf8(bytes) else {
+            damaged.push((i + 1, "is not UTF-8".into(), bytes));
+            continue;
+        };
+        let cells: Vec<String> = line.split(',').map(str::to_string).collect();
+        if cells.len() != HEADER.len() {
+            damaged.push((i + 1, format!("has {} fields, expected {}", cells.len(), HEADER.len()), bytes));
+        } else if !crate::sweep::seal_holds(&cells) {
+            damaged.push((i + 1, "does not match its check".into(), bytes));
+        } else {
+            intact.push(line);
+        }
+    }
+    if report_only {
+        if let Some((line, what, _)) = damaged.first() {
+            return Err(LabError::Results {
+                path: path.into(),
+                line: *line,
+                reason: format!("the row {what}: the file is damaged (rerun kv-bench without --report-only: it moves the row aside and recomputes it)"),
+            });
+        }
+    } else if !damaged.is_empty() || !bytes.ends_with(b"\n") {
+        // Aside first, then the rewrite: an interruption between them leaves a row in both
+        // files, never in neither.
+        if !damaged.is_empty() {
+            let previous = previous_path(path);
+            let mut text = if previous.exists() { Vec::new() } else { csv(&HEADER, &[]).into_bytes() };
+            for (_, _, bytes) in &damaged {
+                text.extend_from_slice(bytes);
+                text.push(b'\n');
+            }
+            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&previous).map_err(LabError::io(&previous))?;
+            file.write_all(&text).map_err(LabError::io(&previous))?;
+        }
+        let text: String = std::iter::once(HEADER.join(",")).chain(intact.iter().map(|l| l.to_string())).map(|l| l + "\n").collect();
+        crate::sweep::write_atomically(path, &text)?;
+    }
+    Ok(Resumed { rows: intact.iter().map(|l| l.split(',').map(str::to_string).collect()).collect(), set_aside: damaged.len() })
 }
 
 /// The geometry of `mem:PRESET` with zones of `zone_size_mib` if given.
@@ -372,23 +465,14 @@ impl KvBench {
 
         // Earlier rows of this place: reused, so an interrupted experiment resumes.
         let results_path = self.out.join("results.csv");
+        let resumed = resume(&results_path, self.report_only)?;
         let mut done: BTreeMap<(String, String, u32), RunResult> = BTreeMap::new();
-        if let Ok(text) = std::fs::read_to_string(&results_path) {
-            if text.lines().next() != Some(HEADER.join(",").as_str()) {
-                return Err(LabError::Results { path: results_path, line: 1, reason: "not a kv-bench results file of this version (move it away to start over)".into() });
-            }
-            for line in text.lines().skip(1) {
-                let cells: Vec<String> = line.splitn(HEADER.len(), ',').map(str::to_string).collect();
-                if let Some((p, capacity, zone, c, k, repeat, r)) = from_row(&cells) {
-                    if (p.as_str(), capacity, zone) == (place.profile, place.capacity_bytes, place.zone_size_bytes) {
-                        done.insert((c, k.to_string(), repeat), r);
-                    }
+        for cells in &resumed.rows {
+            if let Some((p, capacity, zone, c, k, repeat, r)) = from_row(cells) {
+                if (p.as_str(), capacity, zone) == (place.profile, place.capacity_bytes, place.zone_size_bytes) {
+                    done.insert((c, k.to_string(), repeat), r);
                 }
             }
-        } else if self.report_only {
-            return Err(LabError::Usage(format!("--report-only: no {} to report", results_path.display())));
-        } else {
-            std::fs::write(&results_path, csv(&HEADER, &[])).map_err(LabError::io(&results_path))?;
         }
         let mut results = std::fs::OpenOptions::new().append(true).open(&results_path).map_err(LabError::io(&results_path))?;
         // One db_bench run, or its earlier row (None: neither, with report_only); `config`
@@ -456,7 +540,7 @@ impl KvBench {
             .filter(|(_, _, r)| !r.completed && !r.detail.contains("No space left") && !r.detail.contains("no space"))
             .map(|(c, k, r)| format!("{c} at {k} M keys: {}", if r.detail.is_empty() { "failed" } else { &r.detail }))
             .collect();
-        Ok(KvOutcome { table, failed })
+        Ok(KvOutcome { table, failed, set_aside: resumed.set_aside })
     }
 }
 
@@ -595,6 +679,9 @@ pub struct KvOutcome {
     pub table: String,
     /// Runs that failed for another reason than space: the caller should exit non-zero.
     pub failed: Vec<String>,
+    /// Damaged rows of `results.csv` moved to `results.previous.csv` (those this run asked
+    /// for were recomputed).
+    pub set_aside: usize,
 }
 
 /// One line about a finished run, as the experiment prints it.
@@ -735,6 +822,61 @@ zonekit: appended 20 bytes, device wrote 22 bytes, WAF 1.100, zone resets 1, liv
         let (p, capacity, zone, c, k, repeat, back) = from_row(&cells).unwrap();
         assert_eq!((p.as_str(), capacity, zone, c.as_str(), k, repeat), ("bounded", 8 << 30, 64 << 20, "both", 7.0, 2));
         assert_eq!(back, r);
+    }
+
+    /// A results file with one intact row, one whose bytes written were changed (125, a WAF
+    /// of 1.250, where the run measured 130), one cut before its check, and one not UTF-8.
+    fn damaged_results(dir: &Path) -> (PathBuf, Vec<String>, Vec<u8>) {
+        let place = Place { profile: "bounded", capacity_bytes: 8 << 30, zone_size_bytes: 64 << 20 };
+        let mut r =
+            RunResult { completed: true, fillseq_ops_s: Some(100), overwrite_ops_s: Some(50), appended_bytes: Some(100), device_written_bytes: Some(125), ..RunResult::default() };
+        let intact = row(place, "both", 4.0, 0, &r).join(",");
+        r.device_written_bytes = Some(130);
+        let damaged = row(place, "both", 5.0, 0, &r).join(",").replacen(",130,", ",125,", 1);
+        let cut = &row(place, "both", 6.0, 0, &r).join(",")[..40];
+        let mut text = format!("{}\n{intact}\n{damaged}\n{cut}\n", HEADER.join(",")).into_bytes();
+        text.extend_from_slice(b"bounded,both,7,0,tr\xffe\n");
+        let path = dir.join("results.csv");
+        std::fs::write(&path, &text).unwrap();
+        (path, vec![intact, damaged, cut.to_string()], text)
+    }
+
+    #[test]
+    fn a_report_refuses_a_damaged_row_naming_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _, text) = damaged_results(dir.path());
+        let e = resume(&path, true).unwrap_err().to_string();
+        assert!(e.contains("results.csv:3: the row does not match its check"), "{e}");
+        let mut b = bench(1, vec![4.0, 5.0], &["both"], "zenfs", None);
+        (b.report_only, b.out) = (true, dir.path().into());
+        let e = b.run(&mut |_, _, _, _| panic!("a report runs nothing")).unwrap_err().to_string();
+        assert!(e.contains("results.csv:3: the row does not match its check"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), text, "a report changes nothing");
+        // A file from before the check column is refused whole.
+        std::fs::write(&path, format!("{}\n", HEADER[..HEADER.len() - 1].join(","))).unwrap();
+        let e = resume(&path, true).unwrap_err().to_string();
+        assert!(e.contains("results.csv:1: not a kv-bench results file of this version"), "{e}");
+        assert!(resume(&path, false).is_err(), "a run does not start it over either");
+    }
+
+    #[test]
+    fn a_run_moves_damaged_rows_aside_byte_for_byte_and_reuses_only_intact_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, lines, text) = damaged_results(dir.path());
+        let resumed = resume(&path, false).unwrap();
+        assert_eq!(resumed.set_aside, 3);
+        assert_eq!(resumed.rows, vec![lines[0].split(',').map(str::to_string).collect::<Vec<_>>()]);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{}\n{}\n", HEADER.join(","), lines[0]));
+        let aside = std::fs::read(previous_path(&path)).unwrap();
+        let header_len = HEADER.join(",").len() + 1;
+        assert_eq!(aside[header_len..], text[header_len + lines[0].len() + 1..], "the damaged rows, as they were");
+        // Now clean: read back as it is.
+        assert_eq!(resume(&path, false).unwrap(), Resumed { rows: resumed.rows.clone(), set_aside: 0 });
+        assert_eq!(resume(&path, true).unwrap().rows, resumed.rows);
+        // A last row without its newline is kept, and the file ends with one again.
+        std::fs::write(&path, format!("{}\n{}", HEADER.join(","), lines[0])).unwrap();
+        assert_eq!(resume(&path, false).unwrap().rows, resumed.rows);
+        assert!(std::fs::read_to_string(&path).unwrap().ends_with('\n'));
     }
 
     #[test]

@@ -92,6 +92,9 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
     };
     let rounds = bench.repeats > 1;
     let outcome = bench.run(&mut |config, k, repeat, r| println!("{}", describe_run(config, k, rounds.then_some(repeat), r))).map_err(lab)?;
+    if outcome.set_aside > 0 {
+        println!("kv-bench: {} damaged rows of results.csv moved to {}, not reused", outcome.set_aside, args.out.join("results.previous.csv").display());
+    }
     print!("{}", outcome.table);
     crate::report_cmd::finish(&args.out)?;
     if !outcome.failed.is_empty() {

@@ -9,7 +9,7 @@ use zonekit_trace::format::Format;
 
 #[allow(dead_code)] // the shared helpers this suite does not use
 mod common;
-use common::limited;
+use common::{fnv1a, limited};
 
 fn zonekit(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(cwd).output().expect("run zonekit")
@@ -381,8 +381,13 @@ fn kv_bench_report_only_reports_existing_rows_and_runs_nothing() {
         // Another zone size: not this report's.
         "bounded,zenfs-gc,6,0,true,200000,80000,100,170,1.700,5,1000,8053063680,268435456,",
     ];
-    std::fs::write(d.join("kv/results.csv"), format!("{header}\n{}\n", rows.join("\n"))).unwrap();
     let args = ["kv-bench", "--report-only", "--db-bench", "/bin/false", "--plugin", "/nonexistent.so", "--configs", "zenfs-gc,both", "--keys", "3,4,5,6", "--out", "kv"];
+    // A file from before rows carried a check is refused whole, as the sweep refuses one.
+    std::fs::write(d.join("kv/results.csv"), format!("{header}\n{}\n", rows.join("\n"))).unwrap();
+    let e = refused(&args, d);
+    assert!(e.contains("kv/results.csv:1: not a kv-bench results file of this version"), "{e}");
+    let sealed: Vec<String> = rows.iter().map(|r| format!("{r},{}", fnv1a(r))).collect();
+    std::fs::write(d.join("kv/results.csv"), format!("{header},check\n{}\n", sealed.join("\n"))).unwrap();
     let out = ok(&args, d);
     assert!(out.contains("original + GC") && out.contains("1.250") && out.contains("0.250") && out.contains("1.300"), "{out}");
     assert!(!out.contains("1.700"), "a row of another zone size was reported: {out}");

@@ -541,3 +541,55 @@ fn a_damaged_row_of_a_resumable_results_file_is_recomputed_not_reused() {
     assert_eq!(std::fs::read_to_string(d.join("s/results.csv")).unwrap(), clean, "the damaged row was reused");
     assert!(std::fs::read_to_string(d.join("s/results.previous.csv")).unwrap().contains(&damaged_waf), "the damaged row was lost");
 }
+
+/// The same for kv-bench's `results.csv`, without RocksDB: a stand-in db_bench prints the
+/// lines of a completed run (and counts its runs). A row whose bytes written were changed
+/// used to be reused and reported (a WAF of 1.290 where the run measured 1.250).
+#[test]
+fn a_damaged_row_of_kv_benchs_results_file_is_recomputed_not_reused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("plugin.so"), b"").unwrap();
+    let runs = d.join("runs");
+    let db_bench = d.join("db_bench");
+    std::fs::write(
+        &db_bench,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\ncat <<'EOF'\n\
+fillseq      :       5.126 micros/op 195080 ops/sec 0.005 seconds 1000 operations;  151.8 MB/s\n\
+overwrite    :      18.597 micros/op 53771 ops/sec 0.018 seconds 1000 operations;   41.8 MB/s\n\
+zonekit: appended 1000000 bytes, device wrote 1250000 bytes, WAF 1.250, zone resets 3, live 1 MiB, garbage 0 MiB, free 7000 MiB, peak file bytes 2 MiB\n\
+EOF\n",
+            runs.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&db_bench, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let runs_count = || std::fs::read_to_string(&runs).unwrap_or_default().lines().count();
+    let db_bench = db_bench.to_str().unwrap();
+    let kv = ["kv-bench", "--plugin", "plugin.so", "--db-bench", db_bench, "--configs", "both", "--keys", "0.001,0.002", "--no-reference", "--out", "kv"];
+    let report = ["kv-bench", "--report-only", "--configs", "both", "--keys", "0.001,0.002", "--no-reference", "--out", "kv"];
+    run(d, &kv);
+    assert_eq!(runs_count(), 2);
+    let clean = std::fs::read_to_string(d.join("kv/results.csv")).unwrap();
+    let line = clean.lines().nth(1).unwrap();
+    assert!(line.contains(",1250000,"), "{line}");
+    let damaged_line = line.replacen(",1250000,", ",1290000,", 1);
+    std::fs::write(d.join("kv/results.csv"), clean.replacen(line, &damaged_line, 1)).unwrap();
+    refused(d, &report, "kv/results.csv:2: the row does not match its check", 0).unwrap_or_else(|e| panic!("{e}"));
+    run(d, &kv);
+    assert_eq!(runs_count(), 3, "the damaged row was reused, not recomputed");
+    let resumed = std::fs::read_to_string(d.join("kv/results.csv")).unwrap();
+    let sorted = |text: &str| {
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        lines.sort();
+        lines
+    };
+    // The recomputed row comes after the intact one: appended as it ran.
+    assert_eq!(sorted(&resumed), sorted(&clean), "the recomputed row is the intact one");
+    assert!(std::fs::read_to_string(d.join("kv/results.previous.csv")).unwrap().contains(&damaged_line), "the damaged row was lost");
+    let out = zonekit(d, &report);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("1.250") && !stdout.contains("1.290"), "{stdout}");
+}

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{ok, refused};
+use common::{fnv1a, ok, refused};
 
 const SMALL: [&str; 6] = ["--records", "3000", "--sequential-zones", "4", "--zone-size-mib", "8"];
 
@@ -92,12 +92,6 @@ fn experiment_writes_tables_and_charts_and_resumes_only_same_settings() {
         cells[value] == "8" && cells[inner] == "0"
     }));
     assert!(summary.contains("the values fitted to the paper's load-phase figures"), "{summary}");
-}
-
-/// The rows' check: FNV-1a, 64 bits, as 16 hex digits (`zonekit_lab::sweep`'s fingerprint).
-fn fnv1a(text: &str) -> String {
-    let h = text.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01B3));
-    format!("{h:016x}")
 }
 
 /// xorshift64*, seeded from `ZK_SEED` (printed on failure).

@@ -29,8 +29,19 @@ pub const WARCIP: PolicyInfo<MakePlacement> = PolicyInfo {
         ParamInfo { name: "clusters", default: "6", summary: "user-write clusters at most (k); classes = k + 1" },
         ParamInfo { name: "adjust-every", default: "256", summary: "sealed user zones between split/merge steps" },
     ],
-    make: |p, env| Ok(Box::new(Warcip::new(p.u64("clusters")? as usize, p.u64("adjust-every")?, env.zone_blocks))),
+    make: |p, env| {
+        let clusters = p.u64("clusters")?;
+        // Every class is allocated up front (clusters=2^40 asked for terabytes before anything
+        // ran), and the engine keeps a zone's class in a byte.
+        if clusters > CLUSTERS_MAX {
+            return Err(p.invalid(format!("clusters={clusters}: at most {CLUSTERS_MAX} (a class per cluster and one for GC, at most 256)")));
+        }
+        Ok(Box::new(Warcip::new(clusters as usize, p.u64("adjust-every")?, env.zone_blocks)))
+    },
 };
+
+/// The most user clusters: with the GC class, 256 classes.
+const CLUSTERS_MAX: u64 = u8::MAX as u64;
 
 /// The class of GC writes (the simulator's segment 0, which is never split or merged).
 const GC_CLASS: usize = 0;
@@ -219,6 +230,18 @@ mod tests {
     fn write(p: &mut Warcip, id: u32, now_us: u64, word: &mut u32) -> usize {
         let b = BlockCtx { id, now: 0, now_us, last_user_write: None, next_write: zonekit_base::NEVER, from_class: 0 };
         p.user_write(&b, word)
+    }
+
+    /// Found by the `input_specs` fuzz target: `clusters=100000000000` allocated its
+    /// clusters before anything checked the count, and the fuzzer ran out of memory.
+    #[test]
+    fn a_cluster_count_beyond_the_class_range_is_refused_by_name() {
+        let env = super::super::PolicyEnv { zone_blocks: 1 << 13, capacity_blocks: 1 << 20 };
+        let with = |clusters: &str| super::super::create("warcip", &[("clusters".to_string(), clusters.to_string())].into(), env);
+        let e = with("100000000000").err().expect("refused").to_string();
+        assert!(e.contains("warcip") && e.contains("clusters=100000000000: at most 255"), "{e}");
+        assert!(with("256").is_err());
+        assert_eq!(with("255").unwrap().classes(), 256);
     }
 
     #[test]

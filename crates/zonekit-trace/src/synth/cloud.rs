@@ -93,20 +93,33 @@ pub struct CloudNode {
 const HOUR_US: f64 = 3.6e9;
 const DAY_US: f64 = 24.0 * HOUR_US;
 
-impl CloudNode {
-    pub fn new(config: CloudNodeConfig) -> Result<CloudNode, SpecError> {
-        if config.volumes == 0 || config.total_blocks < config.volumes as u64 * 64 {
-            return Err(format!("a cloud node needs volumes > 0 and at least 64 blocks per volume ({} blocks for {} volumes)", config.total_blocks, config.volumes).into());
+impl CloudNodeConfig {
+    /// Refuses settings the generator cannot run, naming them. The workload spec parser calls
+    /// it too, so `cloud:burst=5` is refused when it is read, not when a run starts.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.volumes == 0 || self.total_blocks < self.volumes as u64 * 64 {
+            return Err(format!("a cloud node needs volumes > 0 and at least 64 blocks per volume ({} blocks for {} volumes)", self.total_blocks, self.volumes).into());
         }
-        if !(0.0..1.0).contains(&config.burst) {
-            return Err(format!("burst={}: expected a share of requests in [0, 1)", config.burst).into());
+        if !(0.0..1.0).contains(&self.burst) {
+            return Err(format!("burst={}: expected a share of requests in [0, 1)", self.burst).into());
         }
-        if !(0.0..=10.0).contains(&config.once) {
-            return Err(format!("once={}: expected a multiplier of the write-once share in [0, 10]", config.once).into());
+        if !(0.0..=10.0).contains(&self.once) {
+            return Err(format!("once={}: expected a multiplier of the write-once share in [0, 10]", self.once).into());
         }
-        if !(config.hours > 0.0) || config.writes == 0 {
+        if !(self.hours > 0.0) || self.writes == 0 {
             return Err("a cloud node needs positive hours and writes".into());
         }
+        // The trace's times are µs in a u64 (`hours=inf` made every time the same).
+        if !(self.hours * HOUR_US < u64::MAX as f64) {
+            return Err(format!("hours={}: at most {:.0} (the virtual clock's range)", self.hours, u64::MAX as f64 / HOUR_US).into());
+        }
+        Ok(())
+    }
+}
+
+impl CloudNode {
+    pub fn new(config: CloudNodeConfig) -> Result<CloudNode, SpecError> {
+        config.validate()?;
         let mut rng = Rng::new(config.seed);
         let mut setup = rng.derive(1);
         let sizes: Vec<f64> = (0..config.volumes).map(|_| setup.lognormal(0.0, 1.0)).collect();

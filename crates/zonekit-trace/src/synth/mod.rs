@@ -234,14 +234,18 @@ impl Workload {
                 at_most("blocks", c.total_blocks, BLOCKS_MAX, BLOCK_RANGE)?;
                 // Each volume keeps its own state, and volume ids are below 2^24.
                 at_most("volumes", c.volumes as u64, crate::blocks::MAX_VOLUME as u64 + 1, "the volume ids' range, 2^24")?;
+                // The rest of the node's settings, checked here rather than when a run starts.
+                c.validate()?;
             }
             Workload::Hpc { .. } => {}
         }
         match self {
+            Workload::Zipf { blocks: 0, .. } | Workload::Uniform { blocks: 0, .. } | Workload::HotCold { blocks: 0, .. } => return Err("blocks must be positive".into()),
+            // Named here: Zipf's own refusal does not say which key it was.
+            Workload::Zipf { alpha, .. } if !(*alpha > 0.0 && alpha.is_finite()) => return Err(format!("alpha={alpha}: the Zipf exponent must be positive and finite").into()),
             Workload::Zipf { blocks, alpha, .. } => {
                 Zipf::new(*blocks, *alpha)?;
             }
-            Workload::Uniform { blocks, .. } | Workload::HotCold { blocks, .. } if *blocks == 0 => return Err("blocks must be positive".into()),
             Workload::HotCold { hot_blocks, hot_writes, .. } if !(0.0 < *hot_blocks && *hot_blocks < 1.0 && (0.0..=1.0).contains(hot_writes)) => {
                 return Err("hotcold: hot must be in (0, 1) and hot-writes in [0, 1]".into())
             }
@@ -271,9 +275,11 @@ impl Workload {
             }
             Workload::HotCold { blocks, writes, hot_blocks, hot_writes } => {
                 let mut rng = Rng::new(seed);
-                let hot = ((blocks as f64 * hot_blocks) as u64).max(1);
+                // Within the blocks: one block, or a share that rounds to all of them, is all hot
+                // (the cold branch wrote block `blocks`, one past the last).
+                let hot = ((blocks as f64 * hot_blocks) as u64).clamp(1, blocks);
                 Box::new((0..writes).map(move |i| {
-                    let b = if rng.chance(hot_writes) { rng.below(hot) } else { hot + rng.below((blocks - hot).max(1)) };
+                    let b = if hot == blocks || rng.chance(hot_writes) { rng.below(hot) } else { hot + rng.below(blocks - hot) };
                     single(b, i)
                 }))
             }
@@ -336,6 +342,32 @@ mod tests {
         }
         let w: Workload = "uniform:blocks=1099511627776,writes=3".parse().unwrap();
         assert!(w.records(1).unwrap().all(|r| r.offset_bytes < 1 << 52));
+    }
+
+    /// Found by the `input_specs` fuzz target: settings a generator cannot run were accepted
+    /// when read (and refused only when a run started), a Zipf refusal did not name its key,
+    /// and a one-block hot/cold workload wrote a second block.
+    #[test]
+    fn accepted_specs_are_in_range_and_refusals_name_the_key() {
+        for (spec, needle) in [
+            ("cloud:burst=5", "burst=5"),
+            ("cloud:blocks=0", "64 blocks per volume"),
+            ("cloud:volumes=0", "volumes > 0"),
+            ("cloud:once=11", "once=11"),
+            ("cloud:hours=0", "positive hours"),
+            ("cloud:hours=inf", "hours=inf"),
+            ("cloud:writes=0", "positive hours and writes"),
+            ("zipf:blocks=0", "blocks must be positive"),
+            ("zipf:alpha=0", "alpha=0"),
+            ("zipf:alpha=inf", "alpha=inf"),
+        ] {
+            let e = spec.parse::<Workload>().unwrap_err().to_string();
+            assert!(e.contains(needle), "{spec}: {e}");
+        }
+        for (spec, blocks) in [("hotcold:blocks=1,writes=1K", 1), ("hotcold:blocks=3,hot=0.9999999999999999,writes=1K", 3)] {
+            let w: Workload = spec.parse().unwrap();
+            assert!(w.records(1).unwrap().all(|r| r.offset_bytes / 4096 < blocks), "{spec}");
+        }
     }
 
     #[test]

@@ -46,3 +46,11 @@ pub fn limited(kib: u64, args: &[&str], cwd: &Path) -> Command {
     cmd.arg("-c").arg(format!("ulimit -v {kib}; exec \"$0\" \"$@\"")).arg(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(cwd);
     cmd
 }
+
+/// The check resumable `results.csv` rows end with: FNV-1a, 64 bits, as 16 hex digits
+/// (`zonekit_lab::sweep`'s fingerprint), written out here so a test can seal a row it made.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn fnv1a(text: &str) -> String {
+    let h = text.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01B3));
+    format!("{h:016x}")
+}
