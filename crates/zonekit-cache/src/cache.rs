@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 use zonekit_base::{BlockMap, LogHistogram};
 
-use crate::device::CacheDevice;
+use crate::device::{CacheDevice, RecoveredKeys};
 use crate::evict::{CacheShape, Candidate, Eviction};
 use crate::hdd::{Hdd, HddStats};
 use crate::sampler::Sampler;
@@ -126,6 +126,9 @@ pub struct CacheStats {
     pub inserted_per_class: Vec<u64>,
     /// Read misses the admission rule kept out of the cache.
     pub admission_rejected: u64,
+    /// Clean cached copies that failed their checksum (a durable device's) and were read from
+    /// the disk instead.
+    pub damaged_clean_blocks: u64,
 }
 
 impl CacheStats {
@@ -217,7 +220,9 @@ pub struct Cache<C: CacheDevice> {
 
 impl<C: CacheDevice> Cache<C> {
     /// A cache on `device` in front of `hdd`. `sampler` (if any) places blocks by class.
-    pub fn new(device: C, hdd: Hdd, config: CacheConfig, eviction: Box<dyn Eviction>, sampler: Option<Box<dyn Sampler>>) -> Result<Cache<C>> {
+    /// A durable device's recovered keys are taken in: the cache opens where it was.
+    pub fn new(mut device: C, hdd: Hdd, config: CacheConfig, eviction: Box<dyn Eviction>, sampler: Option<Box<dyn Sampler>>) -> Result<Cache<C>> {
+        let recovered = device.take_recovered();
         let buckets = device.buckets();
         let bucket_blocks = device.bucket_blocks();
         let block_bytes = device.block_bytes() as u64;
@@ -243,7 +248,7 @@ impl<C: CacheDevice> Cache<C> {
         let slots = (buckets as u64 * bucket_blocks) as usize;
         // bcache's free_inc: roundup_pow2(buckets) >> 10 << 2.
         let batch = ((buckets as u64).next_power_of_two() >> 10 << 2).max(1) as u32;
-        Ok(Cache {
+        let mut cache = Cache {
             index: BlockMap::new(),
             buckets: vec![Bucket { gen: 0, filled: 0, live: 0, state: State::Free }; buckets as usize],
             slot_lba: vec![0; slots],
@@ -270,7 +275,82 @@ impl<C: CacheDevice> Cache<C> {
             device,
             hdd,
             config,
-        })
+        };
+        if let Some(r) = recovered {
+            cache.restore(r)?;
+        }
+        Ok(cache)
+    }
+
+    /// Takes in what a durable device held: its buckets closed as they are, its keys indexed.
+    fn restore(&mut self, r: RecoveredKeys) -> Result<()> {
+        if r.fills.len() != self.buckets.len() {
+            return Err(CacheError::Internal(format!("{} bucket fills recovered for {} buckets", r.fills.len(), self.buckets.len())));
+        }
+        self.free.clear();
+        for (bucket, &filled) in r.fills.iter().enumerate() {
+            let b = &mut self.buckets[bucket];
+            b.filled = filled;
+            if filled == 0 {
+                self.free.push_back(bucket as u32);
+            } else {
+                b.state = State::Full;
+                self.eviction.opened(bucket as u32, self.clock);
+            }
+        }
+        let capacity = self.hdd.capacity_blocks();
+        for (lba, bucket, offset, dirty) in r.keys {
+            if lba >= capacity {
+                return Err(CacheError::Corrupt(format!("backing block {lba} is cached, but the disk has {capacity} blocks")));
+            }
+            let slot = self.slot(bucket, offset);
+            self.slot_lba[slot] = lba;
+            self.slot_dirty[slot] = dirty;
+            self.index.insert(lba, Entry { bucket, offset: offset as u32, gen: self.buckets[bucket as usize].gen, valid: true });
+            self.buckets[bucket as usize].live += 1;
+        }
+        if self.free.is_empty() {
+            self.evict_batch()?;
+        }
+        Ok(())
+    }
+
+    /// Makes the cache's state durable on a durable device: the disk's writes first, then the
+    /// keys (nothing to do on a volatile one).
+    pub fn commit(&mut self) -> Result<()> {
+        self.hdd.sync()?;
+        self.device.commit()
+    }
+
+    /// Reads `buf.len()` bytes at block `lba` as they are, from the cache where it holds
+    /// them and from the disk elsewhere, without inserting anything or counting a request;
+    /// returns the cached blocks and how many of them are dirty.
+    pub fn inspect(&mut self, lba: u64, buf: &mut [u8]) -> Result<(u64, u64)> {
+        let blocks = self.check_request(lba, buf.len())?;
+        let bb = self.block_bytes();
+        let (mut cached, mut dirty) = (0, 0);
+        for i in 0..blocks {
+            let at = i as usize * bb;
+            match self.lookup(lba + i) {
+                Some(e) => {
+                    self.device.read(e.bucket, e.offset as u64, &mut buf[at..at + bb])?;
+                    cached += 1;
+                    dirty += self.slot_dirty[self.slot(e.bucket, e.offset as u64)] as u64;
+                }
+                None => {
+                    self.hdd.read(lba + i, &mut buf[at..at + bb])?;
+                }
+            }
+        }
+        Ok((cached, dirty))
+    }
+
+    /// Blocks cached and dirty blocks among them.
+    pub fn cached_blocks(&self) -> (u64, u64) {
+        let live = self.buckets.iter().map(|b| b.live).sum();
+        let dirty =
+            self.index.iter().filter(|(_, e)| e.valid && self.buckets[e.bucket as usize].gen == e.gen && self.slot_dirty[self.slot(e.bucket, e.offset as u64)]).count() as u64;
+        (live, dirty)
     }
 
     pub fn shape(&self) -> CacheShape {
@@ -287,6 +367,11 @@ impl<C: CacheDevice> Cache<C> {
 
     pub fn device(&self) -> &C {
         &self.device
+    }
+
+    /// The cache device back (a durable one keeps what was committed).
+    pub fn into_device(self) -> C {
+        self.device
     }
 
     pub fn latency(&self) -> &LogHistogram {
@@ -367,14 +452,23 @@ impl<C: CacheDevice> Cache<C> {
         while i < blocks {
             let at = (i as usize) * bb;
             if let Some(e) = self.lookup(lba + i) {
-                self.device.read(e.bucket, e.offset as u64, &mut buf[at..at + bb])?;
                 let slot = self.slot(e.bucket, e.offset as u64);
-                self.slot_hit[slot] = true;
-                self.eviction.hit(e.bucket, self.clock);
-                latency += self.config.flash_read_ns;
-                hits += 1;
-                i += 1;
-                continue;
+                match self.device.read(e.bucket, e.offset as u64, &mut buf[at..at + bb]) {
+                    Ok(()) => {
+                        self.slot_hit[slot] = true;
+                        self.eviction.hit(e.bucket, self.clock);
+                        latency += self.config.flash_read_ns;
+                        hits += 1;
+                        i += 1;
+                        continue;
+                    }
+                    // A damaged clean copy is dropped and read from the disk: a miss.
+                    Err(CacheError::Damaged { .. }) if !self.slot_dirty[slot] => {
+                        self.invalidate(lba + i);
+                        self.stats.damaged_clean_blocks += 1;
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             // A run of misses is one disk access.
             let mut end = i + 1;
@@ -464,6 +558,7 @@ impl<C: CacheDevice> Cache<C> {
         self.device.read(bucket, offset, &mut block)?;
         self.hdd.write(self.slot_lba[slot], &block)?;
         self.slot_dirty[slot] = false;
+        self.device.key(self.slot_lba[slot], Some((bucket, offset, false)));
         self.stats.writeback_blocks += 1;
         Ok(())
     }
@@ -477,6 +572,7 @@ impl<C: CacheDevice> Cache<C> {
             self.index.insert(lba, Entry { valid: false, ..e });
             self.seq += 1;
             self.tombstones.insert(lba, self.seq);
+            self.device.key(lba, None);
         }
     }
 
@@ -495,6 +591,7 @@ impl<C: CacheDevice> Cache<C> {
         self.seq += 1;
         self.slot_seq[slot] = self.seq;
         self.index.insert(lba, Entry { bucket, offset: b.filled as u32, gen: b.gen, valid: true });
+        self.device.key(lba, Some((bucket, b.filled, dirty)));
         let b = &mut self.buckets[bucket as usize];
         b.filled += 1;
         b.live += 1;
@@ -580,10 +677,19 @@ impl<C: CacheDevice> Cache<C> {
             if reinserts && self.slot_hit[slot] && (reinsert.len() as u64) < cap {
                 let at = run.len();
                 run.resize(at + bb, 0);
-                self.device.read(bucket, offset, &mut run[at..])?;
-                reinsert.push(self.slot_lba[slot]);
+                match self.device.read(bucket, offset, &mut run[at..]) {
+                    Ok(()) => reinsert.push(self.slot_lba[slot]),
+                    // Written back above if it was dirty; a damaged clean copy is not kept.
+                    Err(CacheError::Damaged { .. }) => {
+                        run.truncate(at);
+                        self.stats.damaged_clean_blocks += 1;
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         }
+        // The blocks written back are durable before the keys that leave them to the disk.
+        self.hdd.sync()?;
         let b = &mut self.buckets[bucket as usize];
         b.gen = b.gen.wrapping_add(1);
         b.filled = 0;

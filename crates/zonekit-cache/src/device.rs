@@ -23,6 +23,29 @@ pub trait CacheDevice {
     }
     /// Bytes the cache wrote to the device so far.
     fn bytes_written(&self) -> u64;
+    /// A durable device's state after a restart (each bucket's fill and the keys of what it
+    /// holds), given once to the cache that opens it; `None` for a fresh or volatile device.
+    fn take_recovered(&mut self) -> Option<RecoveredKeys> {
+        None
+    }
+    /// The cache's key for backing block `lba` changed: it now lives at (bucket, offset,
+    /// dirty), or (`None`) is no longer cached. A durable device journals it; a volatile one
+    /// keeps nothing.
+    fn key(&mut self, _lba: u64, _at: Option<(u32, u64, bool)>) {}
+    /// Makes every key change so far durable. The backing disk's writes the keys rely on
+    /// (dirty blocks written back) must be durable first.
+    fn commit(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What a durable cache device held when it was opened.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveredKeys {
+    /// Blocks written in each bucket (the bucket is closed: filled no further).
+    pub fills: Vec<u64>,
+    /// (backing block, bucket, offset, dirty) of every cached block.
+    pub keys: Vec<(u64, u32, u64, bool)>,
 }
 
 /// Buckets of `zones_per_bucket` consecutive sequential zones.
@@ -60,7 +83,25 @@ impl<D: ZonedDevice> ZonedBuckets<D> {
         &self.device
     }
 
-    fn lba(&self, bucket: u32, offset: u64) -> Lba {
+    pub fn device_mut(&mut self) -> &mut D {
+        &mut self.device
+    }
+
+    pub fn into_device(self) -> D {
+        self.device
+    }
+
+    /// Zones per bucket.
+    pub fn zones_per_bucket(&self) -> u32 {
+        self.zones_per_bucket
+    }
+
+    /// The first zone of `bucket`.
+    pub fn first_zone_of(&self, bucket: u32) -> u32 {
+        self.first_zone + bucket * self.zones_per_bucket
+    }
+
+    pub(crate) fn lba(&self, bucket: u32, offset: u64) -> Lba {
         let zone = self.first_zone as u64 + bucket as u64 * self.zones_per_bucket as u64;
         Lba(zone * self.zone_blocks + offset)
     }

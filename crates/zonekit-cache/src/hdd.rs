@@ -1,5 +1,5 @@
 //! The backing hard disk: a latency model (seek, rotation, transfer, with sequential access
-//! detected) and, in data mode, the bytes.
+//! detected) and, in data mode, the bytes, in memory or in a file (a durable cache's disk).
 //!
 //! Defaults are the thesis' disk class (Seagate BarraCuda 2 TB, 7200 rpm): 1–16 ms seeks
 //! growing with the square root of the distance, half a revolution (4.17 ms) of rotational
@@ -7,6 +7,8 @@
 //! the previous one ended pays transfer only.
 
 use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 
 use serde::Serialize;
 
@@ -43,9 +45,18 @@ pub struct HddStats {
 pub struct Hdd {
     config: HddConfig,
     head_block: u64,
-    /// Block contents in data mode (absent: zeros).
-    data: Option<HashMap<u64, Box<[u8]>>>,
+    data: Store,
     stats: HddStats,
+}
+
+/// Where the disk's bytes are.
+enum Store {
+    /// Latency only: reads return nothing.
+    Nothing,
+    /// Block contents (absent: zeros).
+    Memory(HashMap<u64, Box<[u8]>>),
+    /// A file of `capacity_blocks` blocks, written in place.
+    File(File),
 }
 
 impl Hdd {
@@ -53,7 +64,29 @@ impl Hdd {
         if config.capacity_blocks == 0 || config.block_bytes == 0 || config.rpm == 0 || config.transfer_bytes_per_sec == 0 {
             return Err(CacheError::Config(format!("backing disk {config:?}: every dimension must be positive")));
         }
-        Ok(Hdd { config, head_block: 0, data: keep_data.then(HashMap::new), stats: HddStats::default() })
+        let data = if keep_data { Store::Memory(HashMap::new()) } else { Store::Nothing };
+        Ok(Hdd { config, head_block: 0, data, stats: HddStats::default() })
+    }
+
+    /// A disk whose bytes are `file`, of exactly `config.capacity_blocks` blocks (its latency
+    /// still modelled).
+    pub fn on_file(config: HddConfig, file: File) -> Result<Hdd> {
+        let mut hdd = Hdd::new(config, false)?;
+        let bytes = file.metadata().map_err(CacheError::Disk)?.len();
+        let expected = config.capacity_blocks * config.block_bytes as u64;
+        if bytes != expected {
+            return Err(CacheError::Config(format!("the backing disk's file holds {bytes} bytes, not {} blocks of {} bytes", config.capacity_blocks, config.block_bytes)));
+        }
+        hdd.data = Store::File(file);
+        Ok(hdd)
+    }
+
+    /// Makes every write so far durable (a file's data synced; nothing to do otherwise).
+    pub fn sync(&mut self) -> Result<()> {
+        match &self.data {
+            Store::File(f) => f.sync_data().map_err(CacheError::Disk),
+            _ => Ok(()),
+        }
     }
 
     pub fn capacity_blocks(&self) -> u64 {
@@ -94,13 +127,17 @@ impl Hdd {
         let bb = self.config.block_bytes as usize;
         let blocks = (buf.len() / bb) as u64;
         self.check(lba, blocks)?;
-        if let Some(data) = &self.data {
-            for (i, block) in buf.chunks_mut(bb).enumerate() {
-                match data.get(&(lba + i as u64)) {
-                    Some(bytes) => block.copy_from_slice(bytes),
-                    None => block.fill(0),
+        match &self.data {
+            Store::Nothing => {}
+            Store::Memory(data) => {
+                for (i, block) in buf.chunks_mut(bb).enumerate() {
+                    match data.get(&(lba + i as u64)) {
+                        Some(bytes) => block.copy_from_slice(bytes),
+                        None => block.fill(0),
+                    }
                 }
             }
+            Store::File(f) => f.read_exact_at(buf, lba * bb as u64).map_err(CacheError::Disk)?,
         }
         self.stats.reads += 1;
         self.stats.blocks_read += blocks;
@@ -112,10 +149,14 @@ impl Hdd {
         let bb = self.config.block_bytes as usize;
         let blocks = (data.len() / bb) as u64;
         self.check(lba, blocks)?;
-        if let Some(store) = &mut self.data {
-            for (i, block) in data.chunks(bb).enumerate() {
-                store.insert(lba + i as u64, block.into());
+        match &mut self.data {
+            Store::Nothing => {}
+            Store::Memory(store) => {
+                for (i, block) in data.chunks(bb).enumerate() {
+                    store.insert(lba + i as u64, block.into());
+                }
             }
+            Store::File(f) => f.write_all_at(data, lba * bb as u64).map_err(CacheError::Disk)?,
         }
         self.stats.writes += 1;
         self.stats.blocks_written += blocks;

@@ -6,13 +6,15 @@
 
 pub mod cache;
 pub mod device;
+pub mod durable;
 pub mod evict;
 pub mod hdd;
 pub mod item;
 pub mod sampler;
 
 pub use cache::{Admission, Cache, CacheConfig, CacheStats, WriteMode};
-pub use device::{CacheDevice, ZonedBuckets};
+pub use device::{CacheDevice, RecoveredKeys, ZonedBuckets};
+pub use durable::{DurableBuckets, DurableSettings};
 pub use hdd::{Hdd, HddConfig};
 
 use zonekit_device::DeviceError;
@@ -26,6 +28,14 @@ pub enum CacheError {
     OutOfRange { lba: u64, blocks: u64, capacity_blocks: u64 },
     #[error(transparent)]
     Device(#[from] DeviceError),
+    #[error("backing disk: {0}")]
+    Disk(std::io::Error),
+    /// A cached block whose data does not match the checksum taken when it was written.
+    #[error("backing block {block}: its cached copy (bucket {bucket}, block {offset}) does not match the checksum taken when it was written")]
+    Damaged { block: u64, bucket: u32, offset: u64 },
+    /// A durable cache's journal or keys that are not what a crash leaves.
+    #[error("the cache's journal is damaged: {0}")]
+    Corrupt(String),
     #[error("cache invariant broken: {0}")]
     Internal(String),
 }

@@ -28,6 +28,17 @@ pub enum CacheCommand {
     /// The thesis' comparisons (Figs. 5.1–5.3, 2.4) and today's policies, with the Belady
     /// bound: tables and charts.
     Experiment(ExperimentArgs),
+    /// Create an empty durable cache on a zoned device (an image or /dev) in front of a
+    /// backing disk file; over an existing one only with --force.
+    Create(crate::cache_image::CreateArgs),
+    /// Write (and read) blocks through the durable cache, each request committed before the
+    /// next, so a kill at any moment loses nothing committed.
+    Load(crate::cache_image::LoadArgs),
+    /// Open the durable cache (recovering its keys), read every block through it and check
+    /// every checksum, every invariant and, with --seed, every block's contents.
+    Check(crate::cache_image::CheckArgs),
+    /// Write every dirty block of the durable cache back to its disk.
+    Flush(crate::cache_image::FlushArgs),
 }
 
 #[derive(Args)]
@@ -191,6 +202,10 @@ pub fn run(cmd: CacheCommand) -> Result<ExitCode> {
         CacheCommand::Sim(a) => sim_cmd(*a),
         CacheCommand::Run(a) => run_cmd(*a),
         CacheCommand::Experiment(a) => experiment_cmd(a),
+        CacheCommand::Create(a) => crate::cache_image::create(a),
+        CacheCommand::Load(a) => crate::cache_image::load(a),
+        CacheCommand::Check(a) => crate::cache_image::check(a),
+        CacheCommand::Flush(a) => crate::cache_image::flush(a),
     }
 }
 

@@ -9,6 +9,7 @@ macro_rules! usage {
 }
 
 mod cache_cmd;
+mod cache_image;
 mod demo;
 mod device_cmd;
 mod device_demo;

@@ -88,6 +88,8 @@ fn base(leaf: &str, run: usize) -> (Vec<String>, Vec<(&'static str, &'static str
         "fs cat" => (p(&["fs.zk", "f"]), vec![]),
         "tree create" => (p(&["treec.zk", "--force"]), vec![]),
         "tree load" | "tree check" => (p(&["tree.zk"]), vec![("--count", "10")].into_iter().filter(|_| leaf == "tree load").collect()),
+        "cache create" => (p(&["cachec.zk", "--disk", "cachec.img", "--force"]), vec![("--disk-mib", "8")]),
+        "cache load" | "cache check" | "cache flush" => (p(&["cache.zk", "--disk", "cache.img"]), vec![("--count", "10")].into_iter().filter(|_| leaf == "cache load").collect()),
         "tree run" => (vec![], vec![("--records", "2000"), ("--operations", "2000"), ("--sequential-zones", "4"), ("--zone-size-mib", "8")]),
         "cache run" => (vec![], vec![("--records", "2000"), ("--operations", "2000"), ("--cache-mib", "64"), ("--data-mib", "512")]),
         "demo" | "experiment" | "tree experiment" | "ocssd experiment" | "cache experiment" | "kv-bench" => (p(&["--out", "out/NEW"]), vec![]),
@@ -177,6 +179,9 @@ fn every_numeric_flag_at_its_boundaries_is_accepted_or_refused_by_name() {
         &["tree", "create", "tree.zk"],
         &["tree", "load", "tree.zk", "--count", "100"],
         &["device", "create", "treec.zk", "--zones", "6", "--conventional", "1", "--zone-size-mib", "1"],
+        &["device", "create", "cache.zk", "--zones", "12", "--zone-size-mib", "1"],
+        &["cache", "create", "cache.zk", "--disk", "cache.img", "--disk-mib", "8"],
+        &["device", "create", "cachec.zk", "--zones", "12", "--zone-size-mib", "1"],
     ] {
         ok(args, d);
     }
