@@ -577,11 +577,21 @@ impl<C: CacheDevice> Cache<C> {
     }
 
     fn insert(&mut self, lba: u64, data: &[u8], class: usize, dirty: bool) -> Result<()> {
-        self.invalidate(lba);
+        // On a durable device an eviction commits the keys: room is made before the old copy
+        // is dropped, or its removal could be committed before the new copy's key and a dirty
+        // old copy (never written back) would be lost to a crash. The simulation keeps its
+        // order (the dropped copy does not count as live when victims are chosen).
+        let durable = self.device.durable();
+        if !durable {
+            self.invalidate(lba);
+        }
         let bucket = match self.open[class] {
             Some(b) => b,
             None => self.open_bucket(class)?,
         };
+        if durable {
+            self.invalidate(lba);
+        }
         let b = self.buckets[bucket as usize];
         self.device.write(bucket, b.filled, data)?;
         let slot = self.slot(bucket, b.filled);

@@ -23,6 +23,11 @@ pub trait CacheDevice {
     }
     /// Bytes the cache wrote to the device so far.
     fn bytes_written(&self) -> u64;
+    /// Whether the device keeps the cache's keys across a restart ([`CacheDevice::key`] and
+    /// [`CacheDevice::commit`] do something).
+    fn durable(&self) -> bool {
+        false
+    }
     /// A durable device's state after a restart (each bucket's fill and the keys of what it
     /// holds), given once to the cache that opens it; `None` for a fresh or volatile device.
     fn take_recovered(&mut self) -> Option<RecoveredKeys> {

@@ -275,6 +275,10 @@ impl<D: ZonedDevice> CacheDevice for DurableBuckets<D> {
         self.buckets.bytes_written()
     }
 
+    fn durable(&self) -> bool {
+        true
+    }
+
     fn take_recovered(&mut self) -> Option<RecoveredKeys> {
         self.recovered.take()
     }

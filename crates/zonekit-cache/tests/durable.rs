@@ -70,7 +70,8 @@ fn a_write_back_cache_loses_nothing_committed_across_crashes() {
     let mut buf = vec![0u8; BLOCK];
     for round in 0..24 {
         let what = format!("round {round}, ZK_SEED={seed}");
-        dev.fail_nth(FaultOn::Any, 200 + rng.below(4000), true);
+        // Past the reopen and the reads that verify it (a few hundred operations).
+        dev.fail_nth(FaultOn::Any, 2000 + rng.below(4000), true);
         let mut cache = open(dev, &disk).unwrap_or_else(|e| panic!("reopen: {e} ({what})"));
         // What survived: between the last commit and the last write of each block.
         for lba in 0..DISK_BLOCKS {

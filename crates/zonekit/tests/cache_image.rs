@@ -6,18 +6,6 @@
 mod common;
 use common::{ok, refused};
 
-/// xorshift64*, seeded from `ZK_SEED` (printed on failure).
-fn rng() -> (u64, impl FnMut() -> u64) {
-    let seed = std::env::var("ZK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xCAC4);
-    let mut state = seed | 1;
-    (seed, move || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    })
-}
-
 /// The steps `cache check --seed 1` finds the cache clean at.
 fn clean_steps(d: &std::path::Path, extra: &[&str], ctx: &str) -> u64 {
     let out = common::zonekit(&[&["cache", "check", "c.zk", "--disk", "d.img", "--seed", "1"][..], extra].concat(), d);
@@ -35,7 +23,7 @@ fn dirty_blocks(d: &std::path::Path) -> u64 {
 fn a_write_back_cache_on_an_image_survives_kill_9_and_flushes() {
     let dir = common::sync_free_tempdir();
     let d = dir.path();
-    let (seed, mut next) = rng();
+    let (seed, mut next) = common::seeded_rng(0xCAC4);
     ok(&["device", "create", "c.zk", "--zones", "12", "--zone-size-mib", "1"], d);
     ok(&["cache", "create", "c.zk", "--disk", "d.img", "--disk-mib", "16"], d);
     assert!(refused(&["cache", "create", "c.zk", "--disk", "d.img"], d, 1).contains("add --force"));
@@ -45,16 +33,7 @@ fn a_write_back_cache_on_an_image_survives_kill_9_and_flushes() {
     assert_eq!(clean_steps(d, &[], "after the first load"), 3000);
     let (mut previous, mut interrupted, mut dirty_seen) = (3000, 0, 0);
     for round in 0..16 {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zonekit"))
-            .args(["cache", "load", "c.zk", "--disk", "d.img", "--from", &previous.to_string(), "--count", "4000"])
-            .current_dir(d)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_micros(next() % (load_us * 4 / 3)));
-        let _ = child.kill();
-        child.wait().unwrap();
+        common::killed_after(&["cache", "load", "c.zk", "--disk", "d.img", "--from", &previous.to_string(), "--count", "4000"], d, next() % (load_us * 4 / 3));
         let n = clean_steps(d, &[], &format!("round {round} (ZK_SEED={seed})"));
         assert!(n >= previous, "round {round}: the cache is at step {n} after a load from {previous} (ZK_SEED={seed})");
         interrupted += (n < previous + 4000) as u32;
@@ -76,7 +55,7 @@ fn a_write_back_cache_on_an_image_survives_kill_9_and_flushes() {
 fn a_flipped_byte_in_a_cache_image_is_detected_or_harmless() {
     let dir = common::sync_free_tempdir();
     let d = dir.path();
-    let (seed, mut next) = rng();
+    let (seed, mut next) = common::seeded_rng(0xCAC4);
     ok(&["device", "create", "c.zk", "--zones", "12", "--zone-size-mib", "1"], d);
     ok(&["cache", "create", "c.zk", "--disk", "d.img", "--disk-mib", "16"], d);
     ok(&["cache", "load", "c.zk", "--disk", "d.img", "--count", "6000"], d);

@@ -94,18 +94,6 @@ fn experiment_writes_tables_and_charts_and_resumes_only_same_settings() {
     assert!(summary.contains("the values fitted to the paper's load-phase figures"), "{summary}");
 }
 
-/// xorshift64*, seeded from `ZK_SEED` (printed on failure).
-fn rng() -> (u64, impl FnMut() -> u64) {
-    let seed = std::env::var("ZK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x7EE5);
-    let mut state = seed | 1;
-    (seed, move || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    })
-}
-
 /// The number of records `tree check --seed 1` finds clean, and that they are keys 0..n
 /// (inserted in order, each committed before the next: what survives is a prefix).
 fn clean_prefix(d: &std::path::Path, image: &str, ctx: &str) -> u64 {
@@ -129,7 +117,7 @@ fn clean_prefix(d: &std::path::Path, image: &str, ctx: &str) -> u64 {
 fn a_tree_on_an_image_survives_kill_9_and_reopens() {
     let dir = common::sync_free_tempdir();
     let d = dir.path();
-    let (seed, mut next) = rng();
+    let (seed, mut next) = common::seeded_rng(0x7EE5);
     ok(&["device", "create", "t.zk", "--zones", "10", "--conventional", "2", "--zone-size-mib", "4"], d);
     ok(&["tree", "create", "t.zk"], d);
     assert!(refused(&["tree", "create", "t.zk"], d, 1).contains("add --force"));
@@ -140,16 +128,7 @@ fn a_tree_on_an_image_survives_kill_9_and_reopens() {
     let (mut previous, mut interrupted) = (3000, 0);
     for round in 0..20 {
         // Each round loads 4000 more keys from where the tree is, killed somewhere inside.
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zonekit"))
-            .args(["tree", "load", "t.zk", "--from", &previous.to_string(), "--count", "4000"])
-            .current_dir(d)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_micros(next() % (load_us * 4 / 3)));
-        let _ = child.kill();
-        child.wait().unwrap();
+        common::killed_after(&["tree", "load", "t.zk", "--from", &previous.to_string(), "--count", "4000"], d, next() % (load_us * 4 / 3));
         let n = clean_prefix(d, "t.zk", &format!("round {round} (ZK_SEED={seed})"));
         assert!(n >= previous, "round {round}: {n} records after a load from {previous} (ZK_SEED={seed})");
         interrupted += (n < previous + 4000) as u32;
@@ -168,7 +147,7 @@ fn a_tree_on_an_image_survives_kill_9_and_reopens() {
 fn a_flipped_byte_in_a_tree_image_is_detected_or_harmless() {
     let dir = common::sync_free_tempdir();
     let d = dir.path();
-    let (seed, mut next) = rng();
+    let (seed, mut next) = common::seeded_rng(0x7EE5);
     ok(&["device", "create", "t.zk", "--zones", "6", "--conventional", "1", "--zone-size-mib", "2"], d);
     ok(&["tree", "create", "t.zk"], d);
     ok(&["tree", "load", "t.zk", "--count", "5000"], d);

@@ -54,3 +54,27 @@ pub fn fnv1a(text: &str) -> String {
     let h = text.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01B3));
     format!("{h:016x}")
 }
+
+/// xorshift64*, seeded from `ZK_SEED` or `default`; the seed is returned to be printed on
+/// failure.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn seeded_rng(default: u64) -> (u64, impl FnMut() -> u64) {
+    let seed = std::env::var("ZK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(default);
+    let mut state = seed | 1;
+    (seed, move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    })
+}
+
+/// Runs `zonekit args` in `cwd` and SIGKILLs it after `micros` µs (if it still runs).
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn killed_after(args: &[&str], cwd: &Path, micros: u64) {
+    let mut child =
+        Command::new(env!("CARGO_BIN_EXE_zonekit")).args(args).current_dir(cwd).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_micros(micros));
+    let _ = child.kill();
+    child.wait().unwrap();
+}
