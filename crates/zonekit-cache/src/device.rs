@@ -96,11 +96,6 @@ impl<D: ZonedDevice> ZonedBuckets<D> {
         self.device
     }
 
-    /// Zones per bucket.
-    pub fn zones_per_bucket(&self) -> u32 {
-        self.zones_per_bucket
-    }
-
     /// The first zone of `bucket`.
     pub fn first_zone_of(&self, bucket: u32) -> u32 {
         self.first_zone + bucket * self.zones_per_bucket

@@ -136,7 +136,7 @@ impl<D: ZonedDevice> DurableBuckets<D> {
         let (buckets, bucket_blocks) = (cache.buckets.buckets(), cache.buckets.bucket_blocks());
         // Each bucket's written blocks: its zones fill in order.
         let zone_blocks = cache.buckets.device().geometry().zone_capacity_blocks;
-        let fills: Vec<u64> = (0..buckets)
+        let mut fills: Vec<u64> = (0..buckets)
             .map(|b| {
                 let first = cache.buckets.first_zone_of(b) as usize;
                 let mut fill = 0;
@@ -174,7 +174,6 @@ impl<D: ZonedDevice> DurableBuckets<D> {
         }
         let mut held = vec![false; buckets as usize];
         keys.iter().for_each(|k| held[k.1 as usize] = true);
-        let mut fills = fills;
         for b in 0..buckets {
             let first = cache.buckets.first_zone_of(b);
             let dev = cache.buckets.device_mut();
@@ -190,24 +189,13 @@ impl<D: ZonedDevice> DurableBuckets<D> {
                 fills[b as usize] = 0;
             }
         }
-        let entries: Vec<Entry> = r.entries.clone();
-        cache.writer.snapshot(cache.buckets.device_mut().inner_mut(), &entries)?;
+        cache.writer.snapshot(cache.buckets.device_mut().inner_mut(), &r.entries)?;
         cache.recovered = Some(RecoveredKeys { fills, keys });
         Ok(cache)
     }
 
     pub fn settings(&self) -> DurableSettings {
         self.settings
-    }
-
-    /// Keys (cached blocks) and how many of them are dirty.
-    pub fn key_counts(&self) -> (u64, u64) {
-        (self.map.len() as u64, self.map.values().filter(|v| v.1).count() as u64)
-    }
-
-    /// Journal commits since the cache was opened.
-    pub fn commits(&self) -> u64 {
-        self.writer.commits()
     }
 
     pub fn into_device(self) -> D {
