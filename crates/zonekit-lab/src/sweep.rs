@@ -28,6 +28,7 @@ use zonekit_trace::input::Input;
 
 use crate::error::{LabError, Result};
 use crate::replay::{replay_staged, ReplayReport, ReplaySpec, TempDir};
+use crate::results::{fingerprint, seal_holds, sealed, write_atomically};
 use crate::stage::{stage, with_future, Staged};
 
 /// The columns of `results.csv`.
@@ -63,18 +64,6 @@ pub const C_GC_COUNT: usize = 7;
 pub const C_VS_ZBOPT: usize = 8;
 pub const C_SETTINGS: usize = 15;
 pub const C_CHECK: usize = 16;
-
-/// A row with its check appended (see the module doc).
-pub(crate) fn sealed(mut cells: Vec<String>) -> Vec<String> {
-    let check = fingerprint(&cells.join(","));
-    cells.push(check);
-    cells
-}
-
-/// Whether a row's last cell is the check of the others.
-pub(crate) fn seal_holds(row: &[String]) -> bool {
-    row.split_last().is_some_and(|(check, cells)| *check == fingerprint(&cells.join(",")))
-}
 
 /// `rows` of `path` if every one's check holds, else the first damaged one's line.
 fn verified(path: &Path, rows: Vec<Vec<String>>) -> Result<Vec<Vec<String>>> {
@@ -174,16 +163,6 @@ impl Job {
     fn key(&self) -> (String, String, String, String, String) {
         (self.workload.clone(), self.spec.placement.clone(), self.spec.victim.clone(), self.params_cell(), fingerprint(&self.spec.settings_key()))
     }
-}
-
-/// FNV-1a, 64 bits, as 16 hex digits: stable across builds and platforms.
-fn fingerprint(text: &str) -> String {
-    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
-    for b in text.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01B3);
-    }
-    format!("{h:016x}")
 }
 
 /// Parses `key=v1,v2;key2=v3`: every axis needs a key and at least one value.
@@ -438,12 +417,6 @@ pub(crate) fn prepare_out(out: &Path) -> Result<()> {
     std::fs::write(&probe, b"").map_err(unwritable)?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
-}
-
-pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).map_err(LabError::io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(LabError::io(path))
 }
 
 fn write_rows(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {

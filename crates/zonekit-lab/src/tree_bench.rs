@@ -642,7 +642,7 @@ fn result_row(section: Section, o: &TreeOutcome) -> Vec<String> {
         o.run.deletes_missing.to_string(),
         o.run.zone_resets.to_string(),
     ]);
-    crate::sweep::sealed(row)
+    crate::results::sealed(row)
 }
 
 /// Runs the experiment (reusing rows of an earlier `results.csv` with identical settings),
@@ -655,9 +655,12 @@ pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &st
     crate::sweep::prepare_out(&exp.out)?;
     let results_path = exp.out.join("results.csv");
     let previous: Vec<Vec<String>> = match std::fs::read_to_string(&results_path) {
-        Ok(text) => {
-            text.lines().skip(1).map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>()).filter(|r| r.len() == RESULTS_HEADER.len() && crate::sweep::seal_holds(r)).collect()
-        }
+        Ok(text) => text
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>())
+            .filter(|r| r.len() == RESULTS_HEADER.len() && crate::results::seal_holds(r))
+            .collect(),
         Err(_) => Vec::new(),
     };
     let specs = exp.specs();
@@ -686,7 +689,7 @@ pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &st
                 rows[i] = Some(result_row(*section, &outcome));
                 // Written after every run, so an interrupted experiment resumes.
                 let finished: Vec<Vec<String>> = rows.iter().flatten().cloned().collect();
-                if let Err(e) = crate::sweep::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &finished)) {
+                if let Err(e) = crate::results::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &finished)) {
                     failures.lock().expect("failures").push(format!("{label}: {e}"));
                 }
             }
@@ -695,9 +698,9 @@ pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &st
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total, &label);
     });
     let rows: Vec<Vec<String>> = rows.into_inner().expect("rows").into_iter().flatten().collect();
-    crate::sweep::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &rows))?;
+    crate::results::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &rows))?;
     let summary = summarize(&rows, exp.scale, &exp.out)?;
-    crate::sweep::write_atomically(&exp.out.join("summary.md"), &summary)?;
+    crate::results::write_atomically(&exp.out.join("summary.md"), &summary)?;
     let failed = failures.into_inner().expect("failures");
     if !failed.is_empty() {
         return Err(LabError::Runs { failed, total });
