@@ -78,7 +78,7 @@ pub(crate) struct Resumed {
 
 /// The file rows not reused are moved to, beside `results`.
 pub(crate) fn previous_path(results: &Path) -> PathBuf {
-    results.with_file_name("results.previous.csv")
+    results.with_file_name(zonekit_report::html::SET_ASIDE_FILE)
 }
 
 /// Appends `lines` (rows as they were, without their newlines) to `results.previous.csv`
