@@ -340,6 +340,9 @@ pub fn run_inputs(
         b.finish_and_clear();
     }
     let outcome = outcome.map_err(lab)?;
+    if outcome.damaged > 0 {
+        println!("{} damaged rows of results.csv moved to {}, recomputed", outcome.damaged, out.join("results.previous.csv").display());
+    }
     if outcome.set_aside > 0 {
         println!("{} rows of other settings or grids moved to {}", outcome.set_aside, out.join("results.previous.csv").display());
     }

@@ -542,6 +542,34 @@ fn a_damaged_row_of_a_resumable_results_file_is_recomputed_not_reused() {
     assert!(std::fs::read_to_string(d.join("s/results.previous.csv")).unwrap().contains(&damaged_waf), "the damaged row was lost");
 }
 
+/// A cut row (fewer fields, as an interrupted write leaves one) or a row that is not UTF-8 in
+/// a sweep's `results.csv`: the rerun moves it byte for byte to `results.previous.csv` and
+/// recomputes it, as kv-bench and the tree experiment do (it used to refuse the whole resume,
+/// naming the line); `sweep merge`, which only reports, refuses it naming its line.
+#[test]
+fn a_cut_row_of_a_sweep_is_moved_aside_and_recomputed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep =
+        ["sweep", "--workloads", "zipf:blocks=5K,alpha=0.9,writes=40K", "--placements", "sepbit,nosep", "--victims", "greedy", "--preset", "tiny", "--shard", "0/1", "--out", "s"];
+    run(d, &sweep);
+    let clean = std::fs::read_to_string(d.join("s/results.csv")).unwrap();
+    let lines: Vec<&str> = clean.lines().collect();
+    let mut damaged = format!("{}\n{}\n", lines[0], &lines[1][..40]).into_bytes();
+    damaged.extend_from_slice(&lines[2].as_bytes()[..30]);
+    damaged.extend_from_slice(b"\xff\n");
+    std::fs::write(d.join("s/results.csv"), &damaged).unwrap();
+    let fields = lines[1][..40].split(',').count();
+    refused(d, &["sweep", "merge", "--out", "m", "s"], &format!("s/results.csv:2: the row has {fields} fields, expected 17"), 0).unwrap_or_else(|e| panic!("{e}"));
+    let out = zonekit(d, &sweep);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "the resume was refused: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("2 damaged rows of results.csv moved to s/results.previous.csv"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(d.join("s/results.csv")).unwrap(), clean, "the cut rows are recomputed");
+    let header_len = lines[0].len() + 1;
+    assert_eq!(std::fs::read(d.join("s/results.previous.csv")).unwrap()[header_len..], damaged[header_len..], "the cut rows, byte for byte");
+}
+
 /// The same for kv-bench's `results.csv`, without RocksDB: a stand-in db_bench prints the
 /// lines of a completed run (and counts its runs). A row whose bytes written were changed
 /// used to be reused and reported (a WAF of 1.290 where the run measured 1.250).
