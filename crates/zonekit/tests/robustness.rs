@@ -434,6 +434,16 @@ fn the_shared_trace_input_bounds_names_and_reports() {
         (&["replay", "good.csv", "--seed", "7"], "--seed"),
         (&["replay", "--workload", "zipf:blocks=1K,blocks=2K,writes=2K"], "blocks: given twice"),
         (&["replay", "good.csv", "--param", "r1=2", "--param", "r1=3"], "--param r1: given twice"),
+        // Every KEY=VALUE flag is read by one parser: spaces around a key do not make another
+        // key, a key given twice is named the same way, a missing key is refused.
+        (&["replay", "good.csv", "--param", "r1=2", "--param", " r1 =3"], "--param r1: given twice (r1=2 and  r1 =3)"),
+        (&["replay", "good.csv", "--param", "=5"], "--param \"=5\": expected KEY=VALUE"),
+        (&["ocssd", "run", "good.csv", "--param", "pn=2", "--param", "pn=4"], "--param pn: given twice (pn=2 and pn=4)"),
+        (
+            &["cache", "sim", "good.csv", "--cache-blocks", "64", "--policy", "s3fifo", "--param", "small_ratio=0.2", "--param", "small_ratio =0.3"],
+            "--param small_ratio: given twice",
+        ),
+        (&["cache", "run", "--records", "2000", "--sampler", "slru", "--sampler-param", "levels=3", "--sampler-param", " levels=4"], "--sampler-param levels: given twice"),
         (&["trace", "info", "good.csv", "--format", "delimited", "--columns", "time=0 offset=1 offset=2 size=3 op=4:R/W"], "mapped twice"),
         (&["tree", "run", "--workload", "4294967295/1/100"], "summing to 100"),
     ];
