@@ -709,8 +709,8 @@ pub struct TreeExperimentOutcome {
 }
 
 /// Runs the experiment, writes `results.csv`, `summary.md` and the charts, and returns the
-/// summary. An earlier `results.csv` is read back as every resumable results file is
-/// ([`crate::results`]): a row is reused only when its check holds and its settings are a run
+/// summary with the counts of rows moved aside. An earlier `results.csv` is read back as every resumable results file is
+/// (`crate::results`): a row is reused only when its check holds and its settings are a run
 /// of this experiment; damaged rows and rows of other settings are moved to
 /// `results.previous.csv`, never dropped; a file from before the check column is refused
 /// naming line 1. `progress` gets (runs finished, runs in all, the run just finished).
