@@ -17,11 +17,12 @@
 //! `P-waf.svg`, `P-space.svg`, `P-throughput.svg` for a sweep, `P-KM-ratios.{csv,svg}` for
 //! rounds.
 //!
-//! Each row of `results.csv` ends with a check, a fingerprint of its other cells (the sweep's,
-//! [`crate::sweep`]): a damaged row (a cell changed, a row cut) is never reused. A run moves it,
-//! byte for byte, to `results.previous.csv` and recomputes it if asked for; `report_only`
-//! refuses the file, naming the line. A file from before the check column is refused whole, as
-//! the sweep refuses one (move it away to start over).
+//! Each row of `results.csv` ends with a check, a fingerprint of its other cells, read back as
+//! every resumable results file is (`crate::results`, shared with the sweep and the tree
+//! experiment): a damaged row (a cell changed, a row cut) is never reused. A run moves it, byte
+//! for byte, to `results.previous.csv` and recomputes it if asked for; `report_only` refuses
+//! the file, naming the line. A file from before the check column is refused whole (move it
+//! away to start over).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -34,6 +35,7 @@ use zonekit_report::{bar_chart, box_chart, csv, line_chart, text_table, Series, 
 use zonekit_zfs::alloc::{first_fit::FIRST_FIT, lifetime::LIFETIME, zenfs::ZENFS, AllocInfo};
 
 use crate::error::{LabError, Result};
+use crate::results::{Reading, ResultsFile, Resumed};
 
 /// One file-system configuration of the experiment: an allocation rule and GC on or off.
 #[derive(Debug)]
@@ -218,7 +220,7 @@ struct Place<'a> {
 
 /// A row of `results.csv`, its check last.
 fn row(place: Place, config: &str, million_keys: f64, repeat: u32, r: &RunResult) -> Vec<String> {
-    crate::sweep::sealed(vec![
+    crate::results::sealed(vec![
         place.profile.into(),
         config.into(),
         million_keys.to_string(),
@@ -255,88 +257,14 @@ fn from_row(cells: &[String]) -> Option<Row> {
     Some((cells[0].clone(), num(12)?, num(13)?, cells[1].clone(), cells[2].parse().ok()?, cells[3].parse().ok()?, r))
 }
 
-/// The rows of `results.csv` a run or a report may use, read back by [`resume`].
-#[derive(Debug, Default, PartialEq)]
-struct Resumed {
-    /// The rows whose check holds, in file order.
-    rows: Vec<Vec<String>>,
-    /// Damaged rows moved to `results.previous.csv`.
-    set_aside: usize,
-}
+/// The header and writer of kv-bench's `results.csv`, for [`crate::results`].
+const RESULTS_FILE: ResultsFile = ResultsFile { header: &HEADER, writer: "kv-bench" };
 
-/// The file damaged rows are moved to, beside `results`.
-fn previous_path(results: &Path) -> PathBuf {
-    results.with_file_name("results.previous.csv")
-}
-
-/// Reads `results.csv` back. A missing file is started (for `report_only`, refused); a file
-/// with another header (another version's, or one from before the check column) is refused
-/// whole. Damaged rows (not UTF-8, cut or with extra cells, or not matching their check):
-/// `report_only` refuses the file naming the first one's line; a run moves them, byte for
-/// byte, to `results.previous.csv` and rewrites `results.csv` without them (also when its last
-/// row lacks its newline, so the next appended row starts a line of its own).
+/// Reads `results.csv` back ([`crate::results::resume`]): a run moves damaged rows aside and
+/// starts a missing file; `report_only` refuses either, naming the damaged row's line.
 fn resume(path: &Path, report_only: bool) -> Result<Resumed> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if report_only {
-                return Err(LabError::Usage(format!("--report-only: no {} to report", path.display())));
-            }
-            std::fs::write(path, csv(&HEADER, &[])).map_err(LabError::io(path))?;
-            return Ok(Resumed::default());
-        }
-        // Never started over: a file that cannot be read is not an empty one.
-        Err(error) => return Err(LabError::Io { path: path.into(), error }),
-    };
-    let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    if lines.last().is_some_and(|l| l.is_empty()) {
-        lines.pop();
-    }
-    if lines.first().copied() != Some(HEADER.join(",").as_bytes()) {
-        return Err(LabError::Results { path: path.into(), line: 1, reason: "not a kv-bench results file of this version (move it away to start over)".into() });
-    }
-    let mut intact: Vec<&str> = Vec::new();
-    // (line number, what is wrong with the row, its bytes)
-    let mut damaged: Vec<(usize, String, &[u8])> = Vec::new();
-    for (i, bytes) in lines.iter().enumerate().skip(1) {
-        let Ok(line) = std::str::from_utf8(bytes) else {
-            damaged.push((i + 1, "is not UTF-8".into(), bytes));
-            continue;
-        };
-        let cells: Vec<String> = line.split(',').map(str::to_string).collect();
-        if cells.len() != HEADER.len() {
-            damaged.push((i + 1, format!("has {} fields, expected {}", cells.len(), HEADER.len()), bytes));
-        } else if !crate::sweep::seal_holds(&cells) {
-            damaged.push((i + 1, "does not match its check".into(), bytes));
-        } else {
-            intact.push(line);
-        }
-    }
-    if report_only {
-        if let Some((line, what, _)) = damaged.first() {
-            return Err(LabError::Results {
-                path: path.into(),
-                line: *line,
-                reason: format!("the row {what}: the file is damaged (rerun kv-bench without --report-only: it moves the row aside and recomputes it)"),
-            });
-        }
-    } else if !damaged.is_empty() || !bytes.ends_with(b"\n") {
-        // Aside first, then the rewrite: an interruption between them leaves a row in both
-        // files, never in neither.
-        if !damaged.is_empty() {
-            let previous = previous_path(path);
-            let mut text = if previous.exists() { Vec::new() } else { csv(&HEADER, &[]).into_bytes() };
-            for (_, _, bytes) in &damaged {
-                text.extend_from_slice(bytes);
-                text.push(b'\n');
-            }
-            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&previous).map_err(LabError::io(&previous))?;
-            file.write_all(&text).map_err(LabError::io(&previous))?;
-        }
-        let text: String = std::iter::once(HEADER.join(",")).chain(intact.iter().map(|l| l.to_string())).map(|l| l + "\n").collect();
-        crate::sweep::write_atomically(path, &text)?;
-    }
-    Ok(Resumed { rows: intact.iter().map(|l| l.split(',').map(str::to_string).collect()).collect(), set_aside: damaged.len() })
+    let reading = if report_only { Reading::Report { by: "--report-only", rerun: "kv-bench without --report-only" } } else { Reading::Run };
+    crate::results::resume(path, &RESULTS_FILE, reading)
 }
 
 /// The geometry of `mem:PRESET` with zones of `zone_size_mib` if given.
@@ -540,7 +468,7 @@ impl KvBench {
             .filter(|(_, _, r)| !r.completed && !r.detail.contains("No space left") && !r.detail.contains("no space"))
             .map(|(c, k, r)| format!("{c} at {k} M keys: {}", if r.detail.is_empty() { "failed" } else { &r.detail }))
             .collect();
-        Ok(KvOutcome { table, failed, set_aside: resumed.set_aside })
+        Ok(KvOutcome { table, failed, set_aside: resumed.damaged })
     }
 }
 
@@ -864,14 +792,14 @@ zonekit: appended 20 bytes, device wrote 22 bytes, WAF 1.100, zone resets 1, liv
         let dir = tempfile::tempdir().unwrap();
         let (path, lines, text) = damaged_results(dir.path());
         let resumed = resume(&path, false).unwrap();
-        assert_eq!(resumed.set_aside, 3);
+        assert_eq!(resumed.damaged, 3);
         assert_eq!(resumed.rows, vec![lines[0].split(',').map(str::to_string).collect::<Vec<_>>()]);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{}\n{}\n", HEADER.join(","), lines[0]));
-        let aside = std::fs::read(previous_path(&path)).unwrap();
+        let aside = std::fs::read(crate::results::previous_path(&path)).unwrap();
         let header_len = HEADER.join(",").len() + 1;
         assert_eq!(aside[header_len..], text[header_len + lines[0].len() + 1..], "the damaged rows, as they were");
         // Now clean: read back as it is.
-        assert_eq!(resume(&path, false).unwrap(), Resumed { rows: resumed.rows.clone(), set_aside: 0 });
+        assert_eq!(resume(&path, false).unwrap(), Resumed { rows: resumed.rows.clone(), damaged: 0 });
         assert_eq!(resume(&path, true).unwrap().rows, resumed.rows);
         // A last row without its newline is kept, and the file ends with one again.
         std::fs::write(&path, format!("{}\n{}", HEADER.join(","), lines[0])).unwrap();

@@ -6,6 +6,8 @@
 //!   the replay loop fed by a reader thread, prefetching a few writes ahead.
 //! - [`replay`]: one replay of a trace or workload through the block FTL: device sizing from a
 //!   preset and the workload, the report.
+//! - `results`: the resumable `results.csv` a sweep, kv-bench and the tree experiment write:
+//!   each row checked, damaged rows moved aside byte for byte and recomputed, never reused.
 //! - [`sweep`]: grids of replays in parallel, resumable only under the same settings,
 //!   shardable (`--shard I/N`) and mergeable byte for byte, with tables and charts.
 //! - [`cbs`]: seed 000's ten cloud block storage nodes (Table 2.1) as generated workloads,
@@ -51,6 +53,7 @@ pub mod ocssd_fit;
 pub mod ocssd_workload;
 mod parallel;
 pub mod replay;
+mod results;
 pub mod stage;
 pub mod sweep;
 pub mod tree_bench;

@@ -6,10 +6,12 @@
 //!   then a check (a fingerprint of every other cell of the row) as the last columns. Rows are
 //!   appended as runs finish (so an interrupted sweep resumes) and the file is rewritten in grid
 //!   order at the end; a row is reused only when its point and its settings fingerprint both
-//!   match and its check holds. Rows of other grids or settings, and damaged rows, are moved to
-//!   `results.previous.csv`, never reported and never lost (a damaged cell — a WAF with a
-//!   digit changed — used to be reused as a result). `sweep merge` and the summaries refuse a
-//!   damaged row, naming its line.
+//!   match and its check holds. Rows of other grids or settings, and damaged rows (a cell
+//!   changed, a row cut, bytes not UTF-8), are moved byte for byte to `results.previous.csv`,
+//!   never reported and never lost (a damaged cell — a WAF with a digit changed — used to be
+//!   reused as a result; a cut row stopped the whole resume). `sweep merge` and the summaries
+//!   refuse a damaged row, naming its line. The file is read back by `crate::results`, as
+//!   kv-bench's and the tree experiment's are.
 //! - `speed.csv`: wall-clock speed of each run (kept apart so `results.csv` is a pure
 //!   function of the grid: shards merge into the same bytes one process writes).
 //! - `shard.json` (shards only): which slice of which grid the directory holds.
@@ -28,6 +30,7 @@ use zonekit_trace::input::Input;
 
 use crate::error::{LabError, Result};
 use crate::replay::{replay_staged, ReplayReport, ReplaySpec, TempDir};
+use crate::results::{fingerprint, resume, sealed, set_aside, write_atomically, Reading, ResultsFile};
 use crate::stage::{stage, with_future, Staged};
 
 /// The columns of `results.csv`.
@@ -64,29 +67,8 @@ pub const C_VS_ZBOPT: usize = 8;
 pub const C_SETTINGS: usize = 15;
 pub const C_CHECK: usize = 16;
 
-/// A row with its check appended (see the module doc).
-pub(crate) fn sealed(mut cells: Vec<String>) -> Vec<String> {
-    let check = fingerprint(&cells.join(","));
-    cells.push(check);
-    cells
-}
-
-/// Whether a row's last cell is the check of the others.
-pub(crate) fn seal_holds(row: &[String]) -> bool {
-    row.split_last().is_some_and(|(check, cells)| *check == fingerprint(&cells.join(",")))
-}
-
-/// `rows` of `path` if every one's check holds, else the first damaged one's line.
-fn verified(path: &Path, rows: Vec<Vec<String>>) -> Result<Vec<Vec<String>>> {
-    match rows.iter().position(|r| !seal_holds(r)) {
-        Some(i) => Err(LabError::Results {
-            path: path.into(),
-            line: i + 2,
-            reason: "the row does not match its check: the file is damaged (rerun the sweep: it recomputes the row)".into(),
-        }),
-        None => Ok(rows),
-    }
-}
+/// The header and writer of a sweep's `results.csv`, for [`crate::results`].
+const RESULTS_FILE: ResultsFile = ResultsFile { header: &RESULTS_HEADER, writer: "sweep" };
 
 /// One named input of a sweep: a trace file or a generated workload.
 #[derive(Clone, Debug)]
@@ -176,16 +158,6 @@ impl Job {
     }
 }
 
-/// FNV-1a, 64 bits, as 16 hex digits: stable across builds and platforms.
-fn fingerprint(text: &str) -> String {
-    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
-    for b in text.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01B3);
-    }
-    format!("{h:016x}")
-}
-
 /// Parses `key=v1,v2;key2=v3`: every axis needs a key and at least one value.
 pub fn parse_grid(spec: &str) -> Result<Vec<(String, Vec<String>)>> {
     let mut axes: Vec<(String, Vec<String>)> = Vec::new();
@@ -269,21 +241,20 @@ impl Sweep {
             write_atomically(&out.join("shard.json"), &(serde_json::to_string_pretty(&manifest).expect("manifest") + "\n"))?;
         }
         let results = out.join("results.csv");
-        let previous = read_rows(&results, &RESULTS_HEADER)?;
+        // Damaged rows (cut, changed, not UTF-8) are moved aside here, then recomputed.
+        let resumed = resume(&results, &RESULTS_FILE, Reading::Run)?;
         let wanted: BTreeSet<_> = jobs.iter().map(|(_, j)| j.key()).collect();
         let mut done: BTreeMap<_, Vec<String>> = BTreeMap::new();
-        let mut set_aside = Vec::new();
-        for row in previous {
+        let mut other = Vec::new();
+        for row in resumed.rows {
             let key = row_key(&row);
-            if wanted.contains(&key) && seal_holds(&row) {
+            if wanted.contains(&key) && !done.contains_key(&key) {
                 done.insert(key, row);
             } else {
-                set_aside.push(row);
+                other.push(row.join(","));
             }
         }
-        if !set_aside.is_empty() {
-            append_rows(&out.join("results.previous.csv"), &RESULTS_HEADER, &set_aside)?;
-        }
+        set_aside(&results, &RESULTS_HEADER, &other.iter().map(|l| l.as_bytes()).collect::<Vec<_>>())?;
         // Start the file over with the rows being reused, then append as runs finish.
         write_rows(&results, &RESULTS_HEADER, &jobs.iter().filter_map(|(_, j)| done.get(&j.key()).cloned()).collect::<Vec<_>>())?;
         let todo: Vec<&Job> = jobs.iter().map(|(_, j)| j).filter(|j| !done.contains_key(&j.key())).collect();
@@ -331,7 +302,7 @@ impl Sweep {
         if !failed.is_empty() {
             return Err(LabError::Runs { failed, total: jobs.len() });
         }
-        Ok(SweepOutcome { ran: todo.len(), reused: jobs.len() - todo.len(), set_aside: set_aside.len(), rows: rows.len() })
+        Ok(SweepOutcome { ran: todo.len(), reused: jobs.len() - todo.len(), damaged: resumed.damaged, set_aside: other.len(), rows: rows.len() })
     }
 }
 
@@ -393,7 +364,10 @@ impl InputFiles {
 pub struct SweepOutcome {
     pub ran: usize,
     pub reused: usize,
-    /// Rows of other grids or settings moved to `results.previous.csv`.
+    /// Damaged rows of `results.csv` (a cell changed, a row cut, bytes not UTF-8) moved, byte
+    /// for byte, to `results.previous.csv`; those of this grid were recomputed.
+    pub damaged: usize,
+    /// Intact rows of other grids or settings moved to `results.previous.csv`.
     pub set_aside: usize,
     pub rows: usize,
 }
@@ -440,12 +414,6 @@ pub(crate) fn prepare_out(out: &Path) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).map_err(LabError::io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(LabError::io(path))
-}
-
 fn write_rows(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {
     write_atomically(path, &csv(header, rows))
 }
@@ -458,7 +426,8 @@ fn append_rows(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()>
     f.write_all(text.as_bytes()).map_err(LabError::io(path))
 }
 
-/// The rows of a CSV file with exactly `header` (none if the file does not exist).
+/// The rows of a CSV file with exactly `header` (none if the file does not exist): for
+/// `speed.csv`, which is not resumed from (`results.csv` is read by [`resume`]).
 fn read_rows(path: &Path, header: &[&str]) -> Result<Vec<Vec<String>>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -495,8 +464,7 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<()> {
         let path = dir.join("shard.json");
         let text = std::fs::read_to_string(&path).map_err(|e| LabError::Usage(format!("{}: {e} (not a shard directory of `zonekit sweep --shard`?)", path.display())))?;
         let m: ShardManifest = serde_json::from_str(&text).map_err(|e| LabError::Results { path: path.clone(), line: 1, reason: e.to_string() })?;
-        let path = dir.join("results.csv");
-        let rows = verified(&path, read_rows(&path, &RESULTS_HEADER)?)?;
+        let rows = resume(&dir.join("results.csv"), &RESULTS_FILE, Reading::Report { by: "sweep merge", rerun: "the shard's sweep" })?.rows;
         if let Some((first, _)) = shards.values().next() {
             if first.grid != m.grid || first.shard.count != m.shard.count {
                 return Err(LabError::Usage(format!("{}: a shard of another sweep (grid or shard count differs)", dir.display())));
@@ -527,7 +495,7 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<()> {
 
 /// A sweep's results with GC count relative to ZB-OPT on the same workload and victim filled in.
 pub fn load_results(results: &Path) -> Result<Vec<Vec<String>>> {
-    let mut rows = verified(results, read_rows(results, &RESULTS_HEADER)?)?;
+    let mut rows = resume(results, &RESULTS_FILE, Reading::Report { by: "the sweep's summary", rerun: "the sweep" })?.rows;
     let oracle = placement::zbopt::ZBOPT.name;
     let zbopt: BTreeMap<(String, String), f64> =
         rows.iter().filter(|r| r[C_PLACEMENT] == oracle).map(|r| ((r[C_WORKLOAD].clone(), r[C_VICTIM].clone()), r[C_GC_COUNT].parse::<f64>().unwrap_or(0.0))).collect();

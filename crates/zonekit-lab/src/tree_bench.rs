@@ -441,6 +441,53 @@ mod tests {
         }
     }
 
+    /// The ratio section at a tiny scale into `out` (12 runs of 2,000 records).
+    fn tiny_experiment(out: &std::path::Path) -> TreeExperiment {
+        TreeExperiment {
+            scale: 0.002,
+            sections: vec![Section::Ratio],
+            seed: 1,
+            value_size_bytes: CALIBRATED_VALUE_SIZE_BYTES,
+            inner_entries_max: CALIBRATED_INNER_ENTRIES_MAX,
+            threads: 2,
+            out: out.into(),
+        }
+    }
+
+    #[test]
+    fn damaged_rows_are_moved_aside_byte_for_byte_and_a_file_without_checks_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let exp = tiny_experiment(dir.path());
+        let path = dir.path().join("results.csv");
+        run_experiment(&exp, &|_, _, _| {}).unwrap();
+        let clean = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = clean.lines().collect();
+        // A row with one more node write than the run made, one cut before its check, one
+        // not UTF-8, and the last row without its newline.
+        let mut cells: Vec<String> = lines[1].split(',').map(String::from).collect();
+        cells[col("run_node_writes")] = (cells[col("run_node_writes")].parse::<u64>().unwrap() + 1).to_string();
+        let changed = cells.join(",");
+        let mut damage = format!("{changed}\n{}\n", &lines[2][..50]).into_bytes();
+        damage.extend_from_slice(b"ratio,cow,w1,zipf\xffan\n");
+        let mut text = format!("{}\n", lines[0]).into_bytes();
+        text.extend_from_slice(&damage);
+        text.extend_from_slice(lines[3..].join("\n").as_bytes());
+        std::fs::write(&path, &text).unwrap();
+        run_experiment(&exp, &|_, _, _| {}).unwrap();
+        let aside = std::fs::read(dir.path().join("results.previous.csv")).unwrap();
+        assert_eq!(aside, [format!("{}\n", lines[0]).into_bytes(), damage].concat(), "the damaged rows, as they were");
+        let resumed = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(resumed.lines().count(), lines.len(), "every row is there again: {resumed}");
+        assert!(resumed.lines().skip(1).all(|l| crate::results::seal_holds(&l.split(',').map(String::from).collect::<Vec<_>>())));
+        assert!(resumed.lines().skip(3).eq(lines[3..].iter().copied()), "intact rows are reused as they were");
+        // A file from before the check column is refused naming its first line, and kept.
+        let old: String = lines.iter().map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n").collect();
+        std::fs::write(&path, &old).unwrap();
+        let e = run_experiment(&exp, &|_, _, _| {}).unwrap_err().to_string();
+        assert!(e.contains("results.csv:1: not a tree experiment results file of this version"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), old);
+    }
+
     #[test]
     fn small_run_counts_add_up() {
         let spec = TreeSpec { records: 3000, operations: 3000, zone_size_bytes: 16 << 20, sequential_zones: 8, ..TreeSpec::default() };
@@ -642,38 +689,56 @@ fn result_row(section: Section, o: &TreeOutcome) -> Vec<String> {
         o.run.deletes_missing.to_string(),
         o.run.zone_resets.to_string(),
     ]);
-    crate::sweep::sealed(row)
+    crate::results::sealed(row)
 }
 
-/// Runs the experiment (reusing rows of an earlier `results.csv` with identical settings),
-/// writes `results.csv`, `summary.md` and the charts, and returns the summary.
-/// `progress` gets (runs finished, runs in all, the run just finished).
-pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<String> {
+/// The header and writer of the experiment's `results.csv`, for [`crate::results`].
+const RESULTS_FILE: crate::results::ResultsFile = crate::results::ResultsFile { header: &RESULTS_HEADER, writer: "tree experiment" };
+
+/// What [`run_experiment`] did besides the summary, for the caller to print.
+#[derive(Clone, Debug)]
+pub struct TreeExperimentOutcome {
+    /// The tables beside the paper's (also in `summary.md`).
+    pub summary: String,
+    /// Damaged rows of `results.csv` (a cell changed, a row cut, bytes not UTF-8) moved, byte
+    /// for byte, to `results.previous.csv`; those of this experiment were recomputed.
+    pub damaged: usize,
+    /// Intact rows of other settings (another seed, value size, scale or section) moved to
+    /// `results.previous.csv`: `results.csv` holds this experiment's rows only.
+    pub set_aside: usize,
+}
+
+/// Runs the experiment, writes `results.csv`, `summary.md` and the charts, and returns the
+/// summary with the counts of rows moved aside. An earlier `results.csv` is read back as every resumable results file is
+/// (`crate::results`): a row is reused only when its check holds and its settings are a run
+/// of this experiment; damaged rows and rows of other settings are moved to
+/// `results.previous.csv`, never dropped; a file from before the check column is refused
+/// naming line 1. `progress` gets (runs finished, runs in all, the run just finished).
+pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<TreeExperimentOutcome> {
     if !(exp.scale > 0.0 && exp.scale <= 4.0) {
         return Err(LabError::Usage(format!("--scale {} is out of range: (0, 4]", exp.scale)));
     }
-    crate::sweep::prepare_out(&exp.out)?;
-    let results_path = exp.out.join("results.csv");
-    let previous: Vec<Vec<String>> = match std::fs::read_to_string(&results_path) {
-        Ok(text) => {
-            text.lines().skip(1).map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>()).filter(|r| r.len() == RESULTS_HEADER.len() && crate::sweep::seal_holds(r)).collect()
-        }
-        Err(_) => Vec::new(),
-    };
     let specs = exp.specs();
     for (_, spec) in &specs {
         spec.validate()?;
     }
+    crate::sweep::prepare_out(&exp.out)?;
+    let results_path = exp.out.join("results.csv");
+    let resumed = crate::results::resume(&results_path, &RESULTS_FILE, crate::results::Reading::Run)?;
     let total = specs.len();
-    let rows: std::sync::Mutex<Vec<Option<Vec<String>>>> = std::sync::Mutex::new(vec![None; total]);
-    let mut todo = Vec::new();
-    for (i, (section, spec)) in specs.iter().enumerate() {
-        let key = settings_row(*section, spec);
-        match previous.iter().find(|r| r[..SETTINGS_COLUMNS] == key[..]) {
-            Some(row) => rows.lock().expect("rows")[i] = Some(row.clone()),
-            None => todo.push(i),
+    let keys: Vec<Vec<String>> = specs.iter().map(|(section, spec)| settings_row(*section, spec)).collect();
+    let mut reused: Vec<Option<Vec<String>>> = vec![None; total];
+    let mut other = Vec::new();
+    for row in resumed.rows {
+        match keys.iter().position(|k| row[..SETTINGS_COLUMNS] == k[..]).filter(|&i| reused[i].is_none()) {
+            Some(i) => reused[i] = Some(row),
+            None => other.push(row.join(",")),
         }
     }
+    // Aside before the file is rewritten without them (after the first run finishes).
+    crate::results::set_aside(&results_path, &RESULTS_HEADER, &other.iter().map(|l| l.as_bytes()).collect::<Vec<_>>())?;
+    let todo: Vec<usize> = (0..total).filter(|&i| reused[i].is_none()).collect();
+    let rows = std::sync::Mutex::new(reused);
     let done = std::sync::atomic::AtomicUsize::new(total - todo.len());
     let failures = std::sync::Mutex::new(Vec::new());
     crate::parallel::for_each(todo.len(), exp.threads, |n| {
@@ -686,7 +751,7 @@ pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &st
                 rows[i] = Some(result_row(*section, &outcome));
                 // Written after every run, so an interrupted experiment resumes.
                 let finished: Vec<Vec<String>> = rows.iter().flatten().cloned().collect();
-                if let Err(e) = crate::sweep::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &finished)) {
+                if let Err(e) = crate::results::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &finished)) {
                     failures.lock().expect("failures").push(format!("{label}: {e}"));
                 }
             }
@@ -695,14 +760,14 @@ pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &st
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total, &label);
     });
     let rows: Vec<Vec<String>> = rows.into_inner().expect("rows").into_iter().flatten().collect();
-    crate::sweep::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &rows))?;
+    crate::results::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &rows))?;
     let summary = summarize(&rows, exp.scale, &exp.out)?;
-    crate::sweep::write_atomically(&exp.out.join("summary.md"), &summary)?;
+    crate::results::write_atomically(&exp.out.join("summary.md"), &summary)?;
     let failed = failures.into_inner().expect("failures");
     if !failed.is_empty() {
         return Err(LabError::Runs { failed, total });
     }
-    Ok(summary)
+    Ok(TreeExperimentOutcome { summary, damaged: resumed.damaged, set_aside: other.len() })
 }
 
 /// The paper's Tables 2–6 (Seq-Zone occupancy, zipfian, ZB+-tree then CoW, at 0.5/1.5/2.5 M).

@@ -15,6 +15,9 @@ pub const TABLE_ROWS_MAX: usize = 200;
 pub const SETTINGS_FILE: &str = "settings.tsv";
 /// The page's name in its directory.
 pub const REPORT_FILE: &str = "report.html";
+/// Where a resumed experiment moves the rows of its `results.csv` it does not reuse (damaged
+/// ones, or of other settings): not the run's results, so not on the page.
+pub const SET_ASIDE_FILE: &str = "results.previous.csv";
 
 /// Writes the run's settings (`key`, `value` pairs, in order) beside its results, for
 /// [`report_dir`] to show.
@@ -28,7 +31,8 @@ fn one_line(s: &str) -> String {
 }
 
 /// The page for results directory `dir` (titled `title`): its settings file, then every
-/// `*.svg` inline and every `*.csv` as a table, in name order. Errors name the file.
+/// `*.svg` inline and every `*.csv` but [`SET_ASIDE_FILE`] as a table, in name order. Errors
+/// name the file.
 pub fn report_dir(dir: &Path, title: &str) -> Result<String, String> {
     let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
     let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -39,7 +43,7 @@ pub fn report_dir(dir: &Path, title: &str) -> Result<String, String> {
         _ => Vec::new(),
     };
     let mut tables = Vec::new();
-    for p in with_ext("csv") {
+    for p in with_ext("csv").into_iter().filter(|p| !p.ends_with(SET_ASIDE_FILE)) {
         let text = read(&p)?;
         let mut rows = parse_csv(&text);
         if rows.is_empty() {
@@ -179,6 +183,21 @@ mod tests {
         let mut back = parse_csv(&text);
         assert_eq!(back.remove(0), vec!["x", "y", "z"]);
         assert_eq!(back, rows);
+    }
+
+    /// The rows a resumed experiment moved aside (damaged ones among them, possibly not
+    /// UTF-8) are not the run's results: the page leaves them out, and is still made (a byte
+    /// that was not UTF-8 there failed every later experiment at its last step).
+    #[test]
+    fn the_page_leaves_out_the_rows_set_aside() {
+        let dir = std::env::temp_dir().join(format!("zonekit-html-aside-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("results.csv"), crate::csv(&["placement", "waf"], &[vec!["sepbit".into(), "1.9".into()]])).unwrap();
+        std::fs::write(dir.join(SET_ASIDE_FILE), b"placement,waf\nsepbit,1.\xff9\nnosep,7.5\n").unwrap();
+        let html = report_dir(&dir, "x").unwrap();
+        assert!(html.contains("<td>sepbit</td><td>1.9</td>"));
+        assert!(!html.contains("7.5") && !html.contains(SET_ASIDE_FILE), "rows set aside are not reported");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

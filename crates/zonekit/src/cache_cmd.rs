@@ -13,7 +13,7 @@ use zonekit_cache::CacheConfig;
 use zonekit_lab::cache_bench::{run_cache, run_cache_trace, run_experiment, write_mode, CacheExperiment, CacheSpec, DeviceKind, Layout, TraceExperiment, Ycsb};
 use zonekit_lab::cache_sim::{params_for_each, report_table, simulate, validate};
 
-use crate::ocssd_cmd::parse_params;
+use crate::params::parse_params;
 use crate::replay_cmd::lab;
 use crate::trace_cmd::InputArgs;
 
@@ -211,7 +211,7 @@ pub fn run(cmd: CacheCommand) -> Result<ExitCode> {
 
 fn sim_cmd(a: SimArgs) -> Result<ExitCode> {
     let policies = a.policies.clone().unwrap_or_else(|| vec![a.policy.clone()]);
-    let params = params_for_each(&policies, &parse_params(&a.params)?).map_err(lab)?;
+    let params = params_for_each(&policies, &parse_params("--param", &a.params)?).map_err(lab)?;
     // Every policy is checked before any runs: a typo in the last one wastes no time.
     for (policy, params) in policies.iter().zip(&params) {
         validate(policy, params, a.cache_blocks).map_err(lab)?;
@@ -313,7 +313,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         cache_bytes,
         eviction: a.eviction.clone(),
         sampler: a.sampler.clone(),
-        sampler_params: crate::replay_cmd::parse_params_of("--sampler-param", &a.sampler_params)?,
+        sampler_params: parse_params("--sampler-param", &a.sampler_params)?,
         budget: SamplerBudget { memory_bytes: a.sampler_bytes.unwrap_or(16384), chunk_bytes: kib(a.chunk_kib, "--chunk-kib")? },
         config: CacheConfig {
             mode: write_mode(&a.mode).map_err(lab)?,

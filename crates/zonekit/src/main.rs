@@ -19,6 +19,7 @@ mod fs_cmd;
 mod kv_bench_cmd;
 mod ocssd_cmd;
 mod open;
+mod params;
 mod progress;
 mod replay_cmd;
 mod report_cmd;

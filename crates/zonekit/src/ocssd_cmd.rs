@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_base::policy::Params;
 use zonekit_lab::ocssd_bench::{report_table, run_experiment, run_ocssd, OcssdExperiment, OcssdSpec};
 use zonekit_ocssd::{OcGeometry, Timing};
 
@@ -155,18 +154,6 @@ pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
     }
 }
 
-/// `--param KEY=VALUE` flags as a map (a key given twice is refused).
-pub fn parse_params(raw: &[String]) -> Result<Params> {
-    let mut params = Params::new();
-    for p in raw {
-        let Some((k, v)) = p.split_once('=') else { usage!("--param {p:?}: expected KEY=VALUE") };
-        if params.insert(k.trim().to_string(), v.trim().to_string()).is_some() {
-            usage!("--param {k} given twice");
-        }
-    }
-    Ok(params)
-}
-
 fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if a.input.block_size != 4096 {
         usage!("--block-size does not apply here: the FTL maps flash pages (--page-kib)");
@@ -182,7 +169,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     };
     let spec = OcssdSpec {
         ftl: a.ftl.clone(),
-        params: parse_params(&a.params)?,
+        params: crate::params::parse_params("--param", &a.params)?,
         geometry,
         input: a.input.input()?,
         compact: a.compact,

@@ -94,22 +94,6 @@ impl FtlArgs {
     }
 }
 
-pub fn parse_params(list: &[String]) -> Result<Params> {
-    parse_params_of("--param", list)
-}
-
-/// KEY=VALUE pairs given with `flag` (named in a refusal).
-pub fn parse_params_of(flag: &str, list: &[String]) -> Result<Params> {
-    let mut p = Params::new();
-    for kv in list {
-        let (k, v) = kv.split_once('=').ok_or_else(|| Usage(format!("{flag} {kv:?}: expected key=value")))?;
-        if let Some(first) = p.insert(k.to_string(), v.to_string()) {
-            return Err(Usage(format!("{flag} {k}: given twice ({k}={first} and {kv})")).into());
-        }
-    }
-    Ok(p)
-}
-
 #[derive(Args)]
 pub struct ReplayArgs {
     #[command(flatten)]
@@ -139,7 +123,7 @@ fn progress_bar(total: Option<u64>, what: &str) -> Progress {
 
 pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
     let input = a.input.input()?;
-    let spec = a.ftl.spec(&a.placement, &a.victim, parse_params(&a.params)?, a.input.seed);
+    let spec = a.ftl.spec(&a.placement, &a.victim, crate::params::parse_params("--param", &a.params)?, a.input.seed);
     let bar = progress_bar(None, &format!("replaying {} + {}", a.placement, a.victim));
     let report = replay(&input, &spec, &mut |n| bar.set_position(n)).map_err(lab)?;
     bar.finish_and_clear();
@@ -340,6 +324,9 @@ pub fn run_inputs(
         b.finish_and_clear();
     }
     let outcome = outcome.map_err(lab)?;
+    if outcome.damaged > 0 {
+        println!("{} damaged rows of results.csv moved to {}, recomputed", outcome.damaged, out.join("results.previous.csv").display());
+    }
     if outcome.set_aside > 0 {
         println!("{} rows of other settings or grids moved to {}", outcome.set_aside, out.join("results.previous.csv").display());
     }

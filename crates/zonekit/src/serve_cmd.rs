@@ -298,7 +298,7 @@ fn serve_nbd(a: NbdArgs) -> Result<ExitCode> {
     }
     let spec = VolumeSpec {
         placement: a.placement.clone(),
-        placement_params: crate::replay_cmd::parse_params(&a.params)?,
+        placement_params: crate::params::parse_params("--param", &a.params)?,
         victim: a.victim.clone(),
         utilization: a.utilization,
         trigger: zonekit_ftl::GcTrigger::from_name(&a.gc_trigger).expect("clap checked the name"),

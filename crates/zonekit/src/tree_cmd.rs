@@ -206,13 +206,20 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let exp = TreeExperiment { scale: a.scale, sections, seed: a.seed, value_size_bytes: a.value_size_bytes, inner_entries_max: a.inner_entries_max, threads, out: a.out.clone() };
     let runs = exp.specs().len() as u64;
     let bar = crate::progress::Progress::bar(runs, "runs");
-    let summary = run_experiment(&exp, &|done, _, label| {
+    let outcome = run_experiment(&exp, &|done, _, label| {
         bar.set_position(done as u64);
         bar.set_message(label);
     })
     .map_err(lab)?;
     bar.finish_and_clear();
-    print!("{summary}");
+    let previous = a.out.join("results.previous.csv");
+    if outcome.damaged > 0 {
+        println!("tree experiment: {} damaged rows of results.csv moved to {}, recomputed", outcome.damaged, previous.display());
+    }
+    if outcome.set_aside > 0 {
+        println!("tree experiment: {} rows of other settings moved to {}", outcome.set_aside, previous.display());
+    }
+    print!("{}", outcome.summary);
     println!("\nresults: {}/results.csv, summary.md and charts", a.out.display());
     crate::report_cmd::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)

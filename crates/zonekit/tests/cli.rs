@@ -207,7 +207,7 @@ fn replay_bad_input_is_refused_clearly() {
     let e = refused(&["replay", "--workload", "uniform:blocks=200K,writes=300K", "--preset", "tiny", "--preset-size"], d);
     assert!(e.contains("does not fit the device"), "{e}");
     let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--param", "r1"], d);
-    assert!(e.contains("expected key=value"), "{e}");
+    assert!(e.contains("--param \"r1\": expected KEY=VALUE"), "{e}");
     let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--placement", "sepbit", "--param", "r1=2"], d);
     assert!(e.contains("has no parameter \"r1\""), "{e}");
     let e = refused(&["replay", "--workload", "zipf:blocks=1K,writes=1K", "--preset", "ssd"], d);
@@ -363,6 +363,21 @@ fn kv_bench_refuses_bad_input_before_running_anything() {
     assert!(e.contains("--repeats"), "{e}");
     let e = refused(&["kv-bench", "--plugin", plugin, "--db-bench", "/nonexistent/db_bench", "--keys", "0.001", "--out", "out"], d);
     assert!(e.contains("/nonexistent/db_bench") && e.contains("setup kv"), "{e}");
+}
+
+/// `--param` reads KEY=VALUE as every other KEY=VALUE flag does (ocssd's and cache's trimmed,
+/// replay's did not): spaces around the key and the value are dropped, so `" r1 = 0.5 "` is
+/// the parameter r1 (replay refused it: no parameter " r1 ").
+#[test]
+fn param_flags_drop_spaces_around_key_and_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let replay = |param: &str, out: &str| {
+        ok(&["replay", "--workload", "zipf:blocks=2K,writes=20K", "--preset", "tiny", "--placement", "bhbdp", "--param", param, "--out", out], d);
+        std::fs::read_to_string(d.join(out).join("report.json")).unwrap()
+    };
+    let waf = |report: String| serde_json::from_str::<serde_json::Value>(&report).unwrap()["waf"].clone();
+    assert_eq!(waf(replay(" r1 = 0.5 ", "spaced")), waf(replay("r1=0.5", "plain")));
 }
 
 /// `--report-only` reports the rows a results file has (of the requested profile and zone

@@ -434,6 +434,16 @@ fn the_shared_trace_input_bounds_names_and_reports() {
         (&["replay", "good.csv", "--seed", "7"], "--seed"),
         (&["replay", "--workload", "zipf:blocks=1K,blocks=2K,writes=2K"], "blocks: given twice"),
         (&["replay", "good.csv", "--param", "r1=2", "--param", "r1=3"], "--param r1: given twice"),
+        // Every KEY=VALUE flag is read by one parser: spaces around a key do not make another
+        // key, a key given twice is named the same way, a missing key is refused.
+        (&["replay", "good.csv", "--param", "r1=2", "--param", " r1 =3"], "--param r1: given twice (r1=2 and  r1 =3)"),
+        (&["replay", "good.csv", "--param", "=5"], "--param \"=5\": expected KEY=VALUE"),
+        (&["ocssd", "run", "good.csv", "--param", "pn=2", "--param", "pn=4"], "--param pn: given twice (pn=2 and pn=4)"),
+        (
+            &["cache", "sim", "good.csv", "--cache-blocks", "64", "--policy", "s3fifo", "--param", "small_ratio=0.2", "--param", "small_ratio =0.3"],
+            "--param small_ratio: given twice",
+        ),
+        (&["cache", "run", "--records", "2000", "--sampler", "slru", "--sampler-param", "levels=3", "--sampler-param", " levels=4"], "--sampler-param levels: given twice"),
         (&["trace", "info", "good.csv", "--format", "delimited", "--columns", "time=0 offset=1 offset=2 size=3 op=4:R/W"], "mapped twice"),
         (&["tree", "run", "--workload", "4294967295/1/100"], "summing to 100"),
     ];
@@ -540,6 +550,34 @@ fn a_damaged_row_of_a_resumable_results_file_is_recomputed_not_reused() {
     run(d, &sweep);
     assert_eq!(std::fs::read_to_string(d.join("s/results.csv")).unwrap(), clean, "the damaged row was reused");
     assert!(std::fs::read_to_string(d.join("s/results.previous.csv")).unwrap().contains(&damaged_waf), "the damaged row was lost");
+}
+
+/// A cut row (fewer fields, as an interrupted write leaves one) or a row that is not UTF-8 in
+/// a sweep's `results.csv`: the rerun moves it byte for byte to `results.previous.csv` and
+/// recomputes it, as kv-bench and the tree experiment do (it used to refuse the whole resume,
+/// naming the line); `sweep merge`, which only reports, refuses it naming its line.
+#[test]
+fn a_cut_row_of_a_sweep_is_moved_aside_and_recomputed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep =
+        ["sweep", "--workloads", "zipf:blocks=5K,alpha=0.9,writes=40K", "--placements", "sepbit,nosep", "--victims", "greedy", "--preset", "tiny", "--shard", "0/1", "--out", "s"];
+    run(d, &sweep);
+    let clean = std::fs::read_to_string(d.join("s/results.csv")).unwrap();
+    let lines: Vec<&str> = clean.lines().collect();
+    let mut damaged = format!("{}\n{}\n", lines[0], &lines[1][..40]).into_bytes();
+    damaged.extend_from_slice(&lines[2].as_bytes()[..30]);
+    damaged.extend_from_slice(b"\xff\n");
+    std::fs::write(d.join("s/results.csv"), &damaged).unwrap();
+    let fields = lines[1][..40].split(',').count();
+    refused(d, &["sweep", "merge", "--out", "m", "s"], &format!("s/results.csv:2: the row has {fields} fields, expected 17"), 0).unwrap_or_else(|e| panic!("{e}"));
+    let out = zonekit(d, &sweep);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "the resume was refused: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("2 damaged rows of results.csv moved to s/results.previous.csv"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(d.join("s/results.csv")).unwrap(), clean, "the cut rows are recomputed");
+    let header_len = lines[0].len() + 1;
+    assert_eq!(std::fs::read(d.join("s/results.previous.csv")).unwrap()[header_len..], damaged[header_len..], "the cut rows, byte for byte");
 }
 
 /// The same for kv-bench's `results.csv`, without RocksDB: a stand-in db_bench prints the

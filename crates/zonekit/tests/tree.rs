@@ -76,10 +76,13 @@ fn experiment_writes_tables_and_charts_and_resumes_only_same_settings() {
     std::fs::write(d.join("out/results.csv"), lines.join("\n") + "\n").unwrap();
     ok(&args, d);
     assert!(std::fs::read_to_string(d.join("out/results.csv")).unwrap().contains(",424242,"), "a finished row was recomputed");
-    ok(&[&args[..], &["--seed", "2"]].concat(), d);
+    let out = ok(&[&args[..], &["--seed", "2"]].concat(), d);
     let rerun = std::fs::read_to_string(d.join("out/results.csv")).unwrap();
     assert!(!rerun.contains(",424242,"), "a row computed under seed 1 was reported for seed 2");
     assert_eq!(rerun.lines().count() - 1, rows);
+    // Not dropped either: moved aside, as the sweep moves rows of other settings.
+    assert!(out.contains(&format!("tree experiment: {rows} rows of other settings moved to out/results.previous.csv")), "{out}");
+    assert!(std::fs::read_to_string(d.join("out/results.previous.csv")).unwrap().contains(",424242,"), "the seed 1 rows were lost");
     // Other values and fan-outs (a sensitivity run): every row under them, none kept from the
     // fitted runs, and the summary says so.
     let sensitivity = ok(&[&args[..], &["--value-size-bytes", "8", "--inner-entries-max", "0"]].concat(), d);
@@ -92,6 +95,50 @@ fn experiment_writes_tables_and_charts_and_resumes_only_same_settings() {
         cells[value] == "8" && cells[inner] == "0"
     }));
     assert!(summary.contains("the values fitted to the paper's load-phase figures"), "{summary}");
+}
+
+/// Damaged rows of the experiment's `results.csv` (a cell changed, a row cut, bytes that are
+/// not UTF-8) are moved byte for byte to `results.previous.csv`, counted on stdout and
+/// recomputed; they used to be dropped without a word. A file from before the check column is
+/// refused naming line 1; its rows used to be dropped and recomputed.
+#[test]
+fn experiment_moves_damaged_rows_aside_and_recomputes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = ["tree", "experiment", "--scale", "0.002", "--sections", "ratio", "--out", "out", "--threads", "2"];
+    ok(&args, d);
+    let clean = std::fs::read_to_string(d.join("out/results.csv")).unwrap();
+    let lines: Vec<&str> = clean.lines().collect();
+    let header = lines[0];
+    let wall = |l: &str| -> Vec<String> {
+        // Wall-clock cells (run_wall_s, run_ops_per_s) and the check differ between runs.
+        let cells: Vec<&str> = l.split(',').collect();
+        cells.iter().enumerate().filter(|(i, _)| ![17, 18, cells.len() - 1].contains(i)).map(|(_, c)| c.to_string()).collect()
+    };
+    // One more node read than the run measured: a plausible number.
+    let mut cells: Vec<String> = lines[1].split(',').map(String::from).collect();
+    cells[13] = (cells[13].parse::<u64>().unwrap() + 1).to_string();
+    let changed = cells.join(",");
+    let mut damaged = format!("{header}\n{changed}\n{}\n", &lines[2][..30]).into_bytes();
+    damaged.extend_from_slice(b"ratio,zbtree,w\xff\n");
+    for l in &lines[3..] {
+        damaged.extend_from_slice(format!("{l}\n").as_bytes());
+    }
+    std::fs::write(d.join("out/results.csv"), &damaged).unwrap();
+    let out = ok(&args, d);
+    assert!(out.contains("3 damaged rows of results.csv moved to out/results.previous.csv"), "{out}");
+    let resumed = std::fs::read_to_string(d.join("out/results.csv")).unwrap();
+    assert_eq!(resumed.lines().map(wall).collect::<Vec<_>>(), clean.lines().map(wall).collect::<Vec<_>>(), "the damaged rows are recomputed");
+    let aside = std::fs::read(d.join("out/results.previous.csv")).unwrap();
+    let mut expected = format!("{header}\n{changed}\n{}\n", &lines[2][..30]).into_bytes();
+    expected.extend_from_slice(b"ratio,zbtree,w\xff\n");
+    assert_eq!(aside, expected, "the damaged rows, byte for byte");
+    // A file from before the check column: refused, not started over.
+    let old: String = clean.lines().map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n").collect();
+    std::fs::write(d.join("out/results.csv"), &old).unwrap();
+    let e = refused(&args, d, 1);
+    assert!(e.contains("out/results.csv:1: not a tree experiment results file of this version"), "{e}");
+    assert_eq!(std::fs::read_to_string(d.join("out/results.csv")).unwrap(), old, "the refused file is left as it was");
 }
 
 /// The number of records `tree check --seed 1` finds clean, and that they are keys 0..n

@@ -48,7 +48,7 @@ pub fn limited(kib: u64, args: &[&str], cwd: &Path) -> Command {
 }
 
 /// The check resumable `results.csv` rows end with: FNV-1a, 64 bits, as 16 hex digits
-/// (`zonekit_lab::sweep`'s fingerprint), written out here so a test can seal a row it made.
+/// (`zonekit_lab`'s results fingerprint), written out here so a test can seal a row it made.
 #[allow(dead_code)] // not every test binary that includes this module uses it
 pub fn fnv1a(text: &str) -> String {
     let h = text.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01B3));
