@@ -23,8 +23,8 @@
 
 use std::collections::HashMap;
 
-use zonekit_device::journal::{self, DataZones, Entry, JournalError, Layout, Writer, REMOVED};
-use zonekit_device::{ZoneFilter, ZoneId, ZoneState, ZonedDevice};
+use zonekit_device::journal::{self, Entry, JournalError, Layout, Writer, REMOVED};
+use zonekit_device::{FirstZones, ZoneFilter, ZoneId, ZoneState, ZonedDevice};
 
 use crate::device::{CacheDevice, RecoveredKeys, ZonedBuckets};
 use crate::{CacheError, Result, WriteMode};
@@ -83,7 +83,7 @@ impl From<JournalError> for CacheError {
 
 /// Zone buckets with a journal of the cache's keys: see the module doc.
 pub struct DurableBuckets<D: ZonedDevice> {
-    buckets: ZonedBuckets<DataZones<D>>,
+    buckets: ZonedBuckets<FirstZones<D>>,
     settings: DurableSettings,
     writer: Writer,
     /// The keys as the journal will hold them after the next commit: backing block → slot
@@ -106,7 +106,7 @@ impl<D: ZonedDevice> DurableBuckets<D> {
 
     fn with(dev: D, layout: &Layout, settings: DurableSettings, writer: Writer) -> Result<DurableBuckets<D>> {
         let zone_bytes = dev.geometry().zone_size_bytes();
-        let buckets = ZonedBuckets::new(DataZones::new(dev, layout), zone_bytes * settings.zones_per_bucket as u64)?;
+        let buckets = ZonedBuckets::new(FirstZones::new(dev, layout.first_zone())?, zone_bytes * settings.zones_per_bucket as u64)?;
         let slots = (buckets.buckets() as u64 * buckets.bucket_blocks()) as usize;
         Ok(DurableBuckets { buckets, settings, writer, map: HashMap::new(), slot_key: vec![NO_KEY; slots], slot_check: vec![None; slots], pending: Vec::new(), recovered: None })
     }

@@ -60,7 +60,7 @@
 
 use std::collections::HashMap;
 
-use crate::{DeviceError, DeviceStats, Geometry, Lba, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZoneType, ZonedDevice};
+use crate::{DeviceError, Geometry, Lba, ZoneAction, ZoneDescriptor, ZoneId, ZoneState, ZoneType, ZonedDevice};
 
 /// The value that takes a key out of the map.
 pub const REMOVED: u64 = u64::MAX;
@@ -149,93 +149,6 @@ impl Layout {
 
     fn lba(&self, zone: u32, block: u64) -> u64 {
         zone as u64 * self.zone_size_blocks + block
-    }
-}
-
-/// The device without its journal zones: what the journal's user writes its data through.
-pub struct DataZones<D> {
-    inner: D,
-    geometry: Geometry,
-}
-
-impl<D: ZonedDevice> DataZones<D> {
-    /// `device` as its zones below the journal of `layout`.
-    pub fn new(device: D, layout: &Layout) -> DataZones<D> {
-        let geometry = Geometry { zone_count: layout.first_zone(), ..*device.geometry() };
-        DataZones { inner: device, geometry }
-    }
-
-    fn check(&self, zone: u64) -> Result<(), DeviceError> {
-        if zone >= self.geometry.zone_count as u64 {
-            return Err(DeviceError::InvalidArgument(format!("zone {zone} belongs to the journal")));
-        }
-        Ok(())
-    }
-
-    pub fn inner(&self) -> &D {
-        &self.inner
-    }
-
-    /// The whole device, journal zones included (for the journal's writer).
-    pub fn inner_mut(&mut self) -> &mut D {
-        &mut self.inner
-    }
-
-    pub fn into_inner(self) -> D {
-        self.inner
-    }
-}
-
-impl<D: ZonedDevice> ZonedDevice for DataZones<D> {
-    fn geometry(&self) -> &Geometry {
-        &self.geometry
-    }
-
-    fn behavior(&self) -> ZoneBehavior {
-        self.inner.behavior()
-    }
-
-    fn report_zones(&mut self, start: Lba, filter: ZoneFilter, max_zones: usize, out: &mut Vec<ZoneDescriptor>) -> crate::Result<usize> {
-        let first = start.0 / self.geometry.zone_size_blocks;
-        let left = (self.geometry.zone_count as u64).saturating_sub(first) as usize;
-        if left == 0 {
-            out.clear();
-            return Ok(0);
-        }
-        // Filtered reports may skip zones: ask for everything up to the journal and filter here.
-        let mut all = Vec::new();
-        self.inner.report_zones(start, ZoneFilter::All, left, &mut all)?;
-        out.clear();
-        out.extend(all.into_iter().filter(|z| filter.matches(z.state)).take(max_zones));
-        Ok(out.len())
-    }
-
-    fn read(&mut self, lba: Lba, buf: &mut [u8]) -> crate::Result<()> {
-        self.check(lba.0 / self.geometry.zone_size_blocks)?;
-        self.inner.read(lba, buf)
-    }
-
-    fn write(&mut self, lba: Lba, data: &[u8]) -> crate::Result<()> {
-        self.check(lba.0 / self.geometry.zone_size_blocks)?;
-        self.inner.write(lba, data)
-    }
-
-    fn append(&mut self, zone: ZoneId, data: &[u8]) -> crate::Result<Lba> {
-        self.check(zone.0 as u64)?;
-        self.inner.append(zone, data)
-    }
-
-    fn manage(&mut self, action: ZoneAction, zone: ZoneId) -> crate::Result<()> {
-        self.check(zone.0 as u64)?;
-        self.inner.manage(action, zone)
-    }
-
-    fn flush(&mut self) -> crate::Result<()> {
-        self.inner.flush()
-    }
-
-    fn stats(&self) -> &DeviceStats {
-        self.inner.stats()
     }
 }
 
@@ -591,7 +504,7 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{MemDevice, StorageMode};
+    use crate::{DeviceStats, MemDevice, StorageMode, ZoneBehavior, ZoneFilter};
 
     const MAGIC: [u8; 4] = *b"TEST";
 

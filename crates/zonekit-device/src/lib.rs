@@ -11,7 +11,8 @@
 //!   `<linux/blkzoned.h>` ioctls.
 //!
 //! Wrappers implement the same trait: [`timing::TimedDevice`] charges each operation to a flash
-//! timing model in virtual time, [`fault::FaultyDevice`] fails chosen operations.
+//! timing model in virtual time, [`fault::FaultyDevice`] fails chosen operations, [`FirstZones`] shows only a device's first
+//! zones.
 //! [`conformance`] is the one suite every backend passes. [`preset`] names the geometries and
 //! timings of the devices the research used.
 //!
@@ -33,6 +34,7 @@ mod device;
 pub mod emu;
 mod error;
 pub mod fault;
+mod first_zones;
 pub mod journal;
 pub mod linux;
 pub mod preset;
@@ -42,6 +44,7 @@ mod types;
 pub use device::{DeviceStats, OpCounter, ZonedDevice};
 pub use emu::{FileDevice, MemDevice, StorageMode};
 pub use error::{DeviceError, LockHolder, Result, ZoneAction};
+pub use first_zones::FirstZones;
 pub use types::{AutoClose, Geometry, Lba, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZoneType};
 
 /// A device opened by path, with a line saying which backend serves it.

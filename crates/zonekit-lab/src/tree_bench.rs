@@ -19,7 +19,7 @@ use std::time::Instant;
 use serde::Serialize;
 use zonekit_base::Rng;
 use zonekit_device::timing::TimedDevice;
-use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
+use zonekit_device::{FirstZones, Geometry, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
 use zonekit_trace::synth::ycsb::{fnv_hash64, KeyChooser, Latest, ScrambledZipfian, Uniform};
 use zonekit_trace::synth::YcsbDist;
 use zonekit_zbtree::{CowTree, Index, Payload, TreeConfig, TreeError, TreeStats, ZbTree};
@@ -302,15 +302,23 @@ fn value_of(key: u64, size: usize) -> Vec<u8> {
     key.to_le_bytes().iter().copied().cycle().take(size).collect()
 }
 
-type Device = TimedDevice<MemDevice>;
-
-/// A tree of either kind over the emulated device, with access to the timing report.
-enum AnyTree {
-    Zb(Box<ZbTree<Device>>),
-    Cow(Box<CowTree<Device>>),
+/// A tree of either kind over a device, with access to the timing report.
+enum AnyTree<D: ZonedDevice> {
+    Zb(Box<ZbTree<TimedDevice<D>>>),
+    Cow(Box<CowTree<TimedDevice<D>>>),
 }
 
-impl AnyTree {
+impl<D: ZonedDevice> AnyTree<D> {
+    fn create(spec: &TreeSpec, device: D, payload: Payload) -> Result<AnyTree<D>> {
+        let flash = zonekit_device::preset::find("zn540").expect("the zn540 preset exists").flash;
+        let device = TimedDevice::new(device, flash, 1)?;
+        let config = TreeConfig { payload, ..spec.config() };
+        Ok(match spec.tree {
+            TreeKind::Zb => AnyTree::Zb(Box::new(ZbTree::create(device, config).map_err(|e| LabError::Usage(e.to_string()))?)),
+            TreeKind::Cow => AnyTree::Cow(Box::new(CowTree::create(device, config).map_err(|e| LabError::Usage(e.to_string()))?)),
+        })
+    }
+
     fn index(&mut self) -> &mut dyn Index {
         match self {
             AnyTree::Zb(t) => t.as_mut(),
@@ -324,23 +332,68 @@ impl AnyTree {
             AnyTree::Cow(t) => t.store().device().report().elapsed_ns,
         }
     }
+
+    fn into_device(self) -> D {
+        match self {
+            AnyTree::Zb(t) => t.into_device().into_inner(),
+            AnyTree::Cow(t) => t.into_device().into_inner(),
+        }
+    }
 }
 
 fn engine_error<'a>(spec: &'a TreeSpec, phase: &'a str, op: u64) -> impl Fn(TreeError) -> LabError + 'a {
     move |error| LabError::Tree { context: format!("{} {} {} at {phase} operation {op}", spec.tree.name(), spec.mix.name(), spec.distribution.name()), error: Box::new(error) }
 }
 
-/// Loads and runs one spec. `progress` gets (operations done, operations in all).
+/// Loads and runs one spec on the paper's device emulated in memory (zone states only, the
+/// live nodes' bytes beside it): the device time is the timing model's, the wall time the
+/// trees' own CPU time. `progress` gets (operations done, operations in all).
 pub fn run_tree(spec: &TreeSpec, progress: &mut dyn FnMut(u64, u64)) -> Result<TreeOutcome> {
     spec.validate()?;
-    let flash = zonekit_device::preset::find("zn540").expect("the zn540 preset exists").flash;
     let mem = MemDevice::new(spec.geometry(), ZoneBehavior::default(), StorageMode::MetadataOnly)?;
-    let device = TimedDevice::new(mem, flash, 1)?;
-    let config = spec.config();
-    let mut tree = match spec.tree {
-        TreeKind::Zb => AnyTree::Zb(Box::new(ZbTree::create(device, config).map_err(|e| LabError::Usage(e.to_string()))?)),
-        TreeKind::Cow => AnyTree::Cow(Box::new(CowTree::create(device, config).map_err(|e| LabError::Usage(e.to_string()))?)),
-    };
+    let (outcome, _) = drive(spec, AnyTree::create(spec, mem, Payload::Shadow)?, progress)?;
+    Ok(outcome)
+}
+
+/// Loads and runs one spec on a zoned device (an image or `/dev`): every node is written to
+/// and read back from it, so the wall time is the time measured on that device; the timing
+/// model runs beside it on the same requests. The trees take the device's first
+/// `conventional_zones + sequential_zones` zones ([`FirstZones`]), which must be its
+/// conventional zones and then sequential ones of `zone_size_bytes` and 4 KiB blocks; the
+/// device is handed back for the next run.
+pub fn run_tree_on<D: ZonedDevice>(spec: &TreeSpec, device: D, progress: &mut dyn FnMut(u64, u64)) -> Result<(TreeOutcome, D)> {
+    spec.validate()?;
+    fits_device(spec, device.geometry())?;
+    let window = FirstZones::new(device, spec.conventional_zones + spec.sequential_zones)?;
+    let (outcome, window) = drive(spec, AnyTree::create(spec, window, Payload::Device)?, progress)?;
+    Ok((outcome, window.into_inner()))
+}
+
+/// Whether a device can hold `spec`'s zones, as [`run_tree_on`] takes them; the refusal names
+/// the flag to change.
+pub fn fits_device(spec: &TreeSpec, g: &Geometry) -> Result<()> {
+    let refuse = |m: String| Err(LabError::Usage(m));
+    if g.block_size_bytes as u64 != BLOCK_BYTES {
+        return refuse(format!("the device's blocks are {} bytes; the trees' runs use {BLOCK_BYTES}-byte blocks", g.block_size_bytes));
+    }
+    if g.zone_size_bytes() != spec.zone_size_bytes {
+        return refuse(format!("the device's zones are {} bytes ({} MiB), this run's {} bytes", g.zone_size_bytes(), g.zone_size_bytes() >> 20, spec.zone_size_bytes));
+    }
+    if g.conventional_zone_count != spec.conventional_zones {
+        return refuse(format!(
+            "--conventional-zones {}: the device has {} conventional zones, and the trees take all of them (they come first)",
+            spec.conventional_zones, g.conventional_zone_count
+        ));
+    }
+    let sequential = g.zone_count - g.conventional_zone_count;
+    if spec.sequential_zones > sequential {
+        return refuse(format!("--sequential-zones {}: the device has {sequential} sequential zones", spec.sequential_zones));
+    }
+    Ok(())
+}
+
+/// The load, then the run phase, on a created tree; the tree's device back.
+fn drive<D: ZonedDevice>(spec: &TreeSpec, mut tree: AnyTree<D>, progress: &mut dyn FnMut(u64, u64)) -> Result<(TreeOutcome, D)> {
     let total = spec.records + spec.operations;
     let tick = (total / 200).max(1);
     let mut rng = Rng::new(spec.seed);
@@ -398,7 +451,7 @@ pub fn run_tree(spec: &TreeSpec, progress: &mut dyn FnMut(u64, u64)) -> Result<T
     run.zone_resets = stats.io.zone_resets - load.zone_resets;
     run.device_ns = tree.device_ns() - load.device_ns;
     progress(total, total);
-    Ok(TreeOutcome { spec: spec.clone(), load, run, stats })
+    Ok((TreeOutcome { spec: spec.clone(), load, run, stats }, tree.into_device()))
 }
 
 #[cfg(test)]
@@ -459,7 +512,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let exp = tiny_experiment(dir.path());
         let path = dir.path().join("results.csv");
-        run_experiment(&exp, &|_, _, _| {}).unwrap();
+        run_experiment(&exp, Backend::Model, &|_, _, _| {}).unwrap();
         let clean = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = clean.lines().collect();
         // A row with one more node write than the run made, one cut before its check, one
@@ -473,7 +526,7 @@ mod tests {
         text.extend_from_slice(&damage);
         text.extend_from_slice(lines[3..].join("\n").as_bytes());
         std::fs::write(&path, &text).unwrap();
-        run_experiment(&exp, &|_, _, _| {}).unwrap();
+        run_experiment(&exp, Backend::Model, &|_, _, _| {}).unwrap();
         let aside = std::fs::read(dir.path().join("results.previous.csv")).unwrap();
         assert_eq!(aside, [format!("{}\n", lines[0]).into_bytes(), damage].concat(), "the damaged rows, as they were");
         let resumed = std::fs::read_to_string(&path).unwrap();
@@ -483,7 +536,7 @@ mod tests {
         // A file from before the check column is refused naming its first line, and kept.
         let old: String = lines.iter().map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n").collect();
         std::fs::write(&path, &old).unwrap();
-        let e = run_experiment(&exp, &|_, _, _| {}).unwrap_err().to_string();
+        let e = run_experiment(&exp, Backend::Model, &|_, _, _| {}).unwrap_err().to_string();
         assert!(e.contains("results.csv:1: not a tree experiment results file of this version"), "{e}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), old);
     }
@@ -495,6 +548,82 @@ mod tests {
         assert_eq!(out.run.inserts + out.run.deletes + out.run.searches, 3000);
         assert_eq!(out.stats.records, 3000 + out.run.inserts - (out.run.deletes - out.run.deletes_missing));
         assert!(out.run.node_reads > 0 && out.run.node_writes > 0 && out.run.device_ns > 0);
+    }
+
+    /// A device with data, `extra` sequential zones more than `spec` takes.
+    fn data_device(spec: &TreeSpec, extra: u32) -> MemDevice {
+        let g = Geometry { zone_count: spec.geometry().zone_count + extra, ..spec.geometry() };
+        MemDevice::new(g, ZoneBehavior::default(), StorageMode::Data).unwrap()
+    }
+
+    /// On a device the trees write every node to it and read it back, and do exactly what they
+    /// do on the emulated one (same reads, writes, resets, occupancy, model time); the zones
+    /// past their window stay untouched.
+    #[test]
+    fn a_run_on_a_device_does_what_the_model_run_does() {
+        for tree in TreeKind::ALL {
+            let spec = TreeSpec { tree, records: 3000, operations: 3000, zone_size_bytes: 1 << 20, sequential_zones: 3, ..TreeSpec::default() };
+            let model = run_tree(&spec, &mut |_, _| {}).unwrap();
+            let (measured, mut device) = run_tree_on(&spec, data_device(&spec, 2), &mut |_, _| {}).unwrap();
+            assert_eq!((measured.load.node_writes, &measured.stats), (model.load.node_writes, &model.stats), "{}", tree.name());
+            assert_eq!(
+                (measured.run.node_reads, measured.run.node_writes, measured.run.device_ns),
+                (model.run.node_reads, model.run.node_writes, model.run.device_ns),
+                "{}",
+                tree.name()
+            );
+            let io = device.stats();
+            assert!(io.reads.ops >= measured.run.node_reads, "the nodes were read from the device");
+            assert!(io.writes.ops + io.appends.ops >= measured.load.node_writes + measured.run.node_writes, "the nodes were written to the device");
+            let zones = device.report_all(zonekit_device::ZoneFilter::All).unwrap();
+            assert!(zones[4..].iter().all(|z| z.write_pointer == z.start), "{}: zones past the window were written", tree.name());
+        }
+    }
+
+    #[test]
+    fn a_device_that_cannot_hold_the_run_is_refused_naming_why() {
+        let spec = TreeSpec { records: 100, operations: 100, zone_size_bytes: 1 << 20, sequential_zones: 3, ..TreeSpec::default() };
+        let refused = |g: Geometry| fits_device(&spec, &g).unwrap_err().to_string();
+        let g = spec.geometry();
+        assert!(refused(Geometry { zone_size_blocks: 512, zone_capacity_blocks: 512, ..g }).contains("the device's zones are 2097152 bytes (2 MiB), this run's 1048576"));
+        assert!(refused(Geometry { conventional_zone_count: 0, ..g }).contains("--conventional-zones 1: the device has 0 conventional zones"));
+        assert!(refused(Geometry { zone_count: 3, ..g }).contains("--sequential-zones 3: the device has 2 sequential zones"));
+        assert!(refused(Geometry { block_size_bytes: 512, zone_size_blocks: 2048, zone_capacity_blocks: 2048, ..g }).contains("blocks are 512 bytes"));
+        fits_device(&spec, &Geometry { zone_count: 9, ..g }).unwrap();
+    }
+
+    /// On a device the experiment's rows say so (its `device` cell), run one after another on
+    /// it, and a rerun on the emulated device moves them aside rather than reusing them.
+    #[test]
+    fn an_experiment_on_a_device_records_it_and_is_not_reused_by_a_model_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let exp = TreeExperiment { sections: vec![Section::Resets], scale: 0.0005, threads: 1, ..tiny_experiment(dir.path()) };
+        let spec = &exp.specs()[0].1;
+        let refused = run_experiment(
+            &exp,
+            Backend::Device {
+                name: "small".into(),
+                device: Box::new(MemDevice::new(Geometry { zone_count: 1, ..spec.geometry() }, ZoneBehavior::default(), StorageMode::Data).unwrap()),
+            },
+            &|_, _, _| {},
+        );
+        assert!(refused.unwrap_err().to_string().contains("small: cannot hold the resets section's runs at --scale 0.0005"));
+        let small_zones = Geometry { zone_size_blocks: 64, zone_capacity_blocks: 64, ..spec.geometry() };
+        let e = run_experiment(
+            &exp,
+            Backend::Device { name: "z".into(), device: Box::new(MemDevice::new(small_zones, ZoneBehavior::default(), StorageMode::Data).unwrap()) },
+            &|_, _, _| {},
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(&format!("(its zones match --scale {})", (64 * 4096) as f64 / (2u64 << 30) as f64)), "{e}");
+        let device = Box::new(data_device(spec, 3));
+        let outcome = run_experiment(&exp, Backend::Device { name: "mem0".into(), device }, &|_, _, _| {}).unwrap();
+        assert!(outcome.summary.contains("Measured on mem0"), "{}", outcome.summary);
+        let rows = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+        assert!(rows.lines().skip(1).all(|l| l.split(',').nth(col("device")) == Some("mem0")), "{rows}");
+        let model = run_experiment(&exp, Backend::Model, &|_, _, _| {}).unwrap();
+        assert_eq!(model.set_aside, exp.specs().len(), "the device's rows are not the model's");
     }
 }
 
@@ -620,7 +749,7 @@ impl TreeExperiment {
 }
 
 /// Columns of `results.csv`: the settings of a run, then what it measured.
-pub const RESULTS_HEADER: [&str; 28] = [
+pub const RESULTS_HEADER: [&str; 29] = [
     "section",
     "tree",
     "workload",
@@ -634,6 +763,9 @@ pub const RESULTS_HEADER: [&str; 28] = [
     "value_size_bytes",
     "inner_entries_max",
     "seed",
+    // "model" (the paper's device emulated in memory, time from the timing model) or the
+    // zoned device the run measured its wall time on.
+    "device",
     "run_node_reads",
     "run_node_writes",
     "run_node_writes_sequential",
@@ -651,9 +783,9 @@ pub const RESULTS_HEADER: [&str; 28] = [
     // A fingerprint of the other cells: a damaged row is recomputed, not reused.
     "check",
 ];
-const SETTINGS_COLUMNS: usize = 13;
+const SETTINGS_COLUMNS: usize = 14;
 
-fn settings_row(section: Section, s: &TreeSpec) -> Vec<String> {
+fn settings_row(section: Section, s: &TreeSpec, device: &str) -> Vec<String> {
     vec![
         section.name().into(),
         s.tree.name().into(),
@@ -668,11 +800,12 @@ fn settings_row(section: Section, s: &TreeSpec) -> Vec<String> {
         s.value_size_bytes.to_string(),
         s.inner_entries_max.to_string(),
         s.seed.to_string(),
+        device.to_string(),
     ]
 }
 
-fn result_row(section: Section, o: &TreeOutcome) -> Vec<String> {
-    let mut row = settings_row(section, &o.spec);
+fn result_row(section: Section, o: &TreeOutcome, device: &str) -> Vec<String> {
+    let mut row = settings_row(section, &o.spec, device);
     row.extend([
         o.run.node_reads.to_string(),
         o.run.node_writes.to_string(),
@@ -708,25 +841,55 @@ pub struct TreeExperimentOutcome {
     pub set_aside: usize,
 }
 
+/// Where the experiment's runs happen.
+pub enum Backend {
+    /// The paper's device emulated in memory, the ZN540 timing model's device time; runs in
+    /// parallel ([`run_tree`]).
+    Model,
+    /// A zoned device (an image or `/dev`), its name as the rows record it: runs take turns on
+    /// it and their wall time is measured on it ([`run_tree_on`]).
+    Device { name: String, device: Box<dyn ZonedDevice + Send> },
+}
+
+impl Backend {
+    /// The `device` cell of the rows it runs.
+    pub fn name(&self) -> &str {
+        match self {
+            Backend::Model => "model",
+            Backend::Device { name, .. } => name,
+        }
+    }
+}
+
 /// Runs the experiment, writes `results.csv`, `summary.md` and the charts, and returns the
 /// summary with the counts of rows moved aside. An earlier `results.csv` is read back as every resumable results file is
 /// (`crate::results`): a row is reused only when its check holds and its settings are a run
 /// of this experiment; damaged rows and rows of other settings are moved to
 /// `results.previous.csv`, never dropped; a file from before the check column is refused
-/// naming line 1. `progress` gets (runs finished, runs in all, the run just finished).
-pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<TreeExperimentOutcome> {
+/// naming line 1. On a [`Backend::Device`] every run must fit the device ([`fits_device`]),
+/// checked before any starts. `progress` gets (runs finished, runs in all, the run just
+/// finished).
+pub fn run_experiment(exp: &TreeExperiment, backend: Backend, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<TreeExperimentOutcome> {
     if !(exp.scale > 0.0 && exp.scale <= 4.0) {
         return Err(LabError::Usage(format!("--scale {} is out of range: (0, 4]", exp.scale)));
     }
     let specs = exp.specs();
-    for (_, spec) in &specs {
+    for (section, spec) in &specs {
         spec.validate()?;
+        if let Backend::Device { name, device } = &backend {
+            fits_device(spec, device.geometry()).map_err(|e| {
+                let zone_bytes = device.geometry().zone_size_bytes();
+                let hint = if zone_bytes != spec.zone_size_bytes { format!(" (its zones match --scale {})", zone_bytes as f64 / (2 * GIB) as f64) } else { String::new() };
+                LabError::Usage(format!("{name}: cannot hold the {} section's runs at --scale {}{hint}: {e}", section.name(), exp.scale))
+            })?;
+        }
     }
+    let device_name = backend.name().to_string();
     crate::sweep::prepare_out(&exp.out)?;
     let results_path = exp.out.join("results.csv");
     let resumed = crate::results::resume(&results_path, &RESULTS_FILE, crate::results::Reading::Run)?;
     let total = specs.len();
-    let keys: Vec<Vec<String>> = specs.iter().map(|(section, spec)| settings_row(*section, spec)).collect();
+    let keys: Vec<Vec<String>> = specs.iter().map(|(section, spec)| settings_row(*section, spec, &device_name)).collect();
     let mut reused: Vec<Option<Vec<String>>> = vec![None; total];
     let mut other = Vec::new();
     for row in resumed.rows {
@@ -741,14 +904,16 @@ pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &st
     let rows = std::sync::Mutex::new(reused);
     let done = std::sync::atomic::AtomicUsize::new(total - todo.len());
     let failures = std::sync::Mutex::new(Vec::new());
-    crate::parallel::for_each(todo.len(), exp.threads, |n| {
-        let i = todo[n];
+    let label = |i: usize| {
         let (section, spec) = &specs[i];
-        let label = format!("{} {} {} {} {} records", section.name(), spec.tree.name(), spec.mix.name(), spec.distribution.name(), spec.records);
-        match run_tree(spec, &mut |_, _| {}) {
+        format!("{} {} {} {} {} records", section.name(), spec.tree.name(), spec.mix.name(), spec.distribution.name(), spec.records)
+    };
+    let finish = |i: usize, outcome: Result<TreeOutcome>| {
+        let label = label(i);
+        match outcome {
             Ok(outcome) => {
                 let mut rows = rows.lock().expect("rows");
-                rows[i] = Some(result_row(*section, &outcome));
+                rows[i] = Some(result_row(specs[i].0, &outcome, &device_name));
                 // Written after every run, so an interrupted experiment resumes.
                 let finished: Vec<Vec<String>> = rows.iter().flatten().cloned().collect();
                 if let Err(e) = crate::results::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &finished)) {
@@ -758,7 +923,26 @@ pub fn run_experiment(exp: &TreeExperiment, progress: &(dyn Fn(usize, usize, &st
             Err(e) => failures.lock().expect("failures").push(format!("{label}: {e}")),
         }
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total, &label);
-    });
+    };
+    match backend {
+        Backend::Model => crate::parallel::for_each(todo.len(), exp.threads, |n| finish(todo[n], run_tree(&specs[todo[n]].1, &mut |_, _| {}))),
+        Backend::Device { mut device, .. } => {
+            // One device: the runs take turns, each handing it to the next. A failed run ends
+            // the experiment: the device went with it, in a state no later run should inherit.
+            for &i in &todo {
+                match run_tree_on(&specs[i].1, device, &mut |_, _| {}) {
+                    Ok((outcome, back)) => {
+                        device = back;
+                        finish(i, Ok(outcome));
+                    }
+                    Err(e) => {
+                        finish(i, Err(e));
+                        break;
+                    }
+                }
+            }
+        }
+    }
     let rows: Vec<Vec<String>> = rows.into_inner().expect("rows").into_iter().flatten().collect();
     crate::results::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &rows))?;
     let summary = summarize(&rows, exp.scale, &exp.out)?;
@@ -812,11 +996,21 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
             if fitted { " — the values fitted to the paper's load-phase figures" } else { " — not the fitted values: a sensitivity run" }
         );
     }
+    let on_device = rows.iter().find(|r| r[col("device")] != "model").map(|r| r[col("device")].clone());
+    match &on_device {
+        Some(device) => {
+            let _ = writeln!(text, "\nMeasured on {device}: wall ms is the run phase's time on that device (every node read from and written to it); model ms is the ZN540 timing model's for the same requests.");
+        }
+        None => {
+            let _ = writeln!(text, "\nOn the emulated device: model ms is the ZN540 timing model's device time; wall ms is the trees' own CPU time, no device I/O (`--device` measures on a zoned device).");
+        }
+    }
     let sizes = [0.5e6, 1.5e6, 2.5e6].map(|r| scaled(r, scale));
+    let wall_ms = |r: &Vec<String>| format!("{:.1}", num(r, "run_wall_s") * 1e3);
     // Grid: reads, writes, device time per distribution, at each size.
     if rows.iter().any(|r| r[col("section")] == "grid") {
         for d in KeyDistribution::ALL {
-            let _ = writeln!(text, "\n## Run phase, {} keys: ZB+-tree vs CoW (reads, writes in nodes; device time ms)\n", d.name());
+            let _ = writeln!(text, "\n## Run phase, {} keys: ZB+-tree vs CoW (reads, writes in nodes; time in ms)\n", d.name());
             let mut table = Vec::new();
             let mut bars_time = Vec::new();
             let mut bars_writes = Vec::new();
@@ -843,24 +1037,44 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
                         zb[col("run_device_ms")].clone(),
                         cow[col("run_device_ms")].clone(),
                         ratio("run_device_ms"),
-                        zb[col("run_ops_per_s")].clone(),
-                        cow[col("run_ops_per_s")].clone(),
+                        wall_ms(zb),
+                        wall_ms(cow),
+                        ratio("run_wall_s"),
                     ]);
                     if records == sizes[2] {
-                        bars_time.push((format!("{w} zb+"), num(zb, "run_device_ms")));
-                        bars_time.push((format!("{w} cow"), num(cow, "run_device_ms")));
+                        let time = if on_device.is_some() { "run_wall_s" } else { "run_device_ms" };
+                        bars_time.push((format!("{w} zb+"), num(zb, time)));
+                        bars_time.push((format!("{w} cow"), num(cow, time)));
                         bars_writes.push((format!("{w} zb+"), num(zb, "run_node_writes")));
                         bars_writes.push((format!("{w} cow"), num(cow, "run_node_writes")));
                     }
                 }
             }
             text.push_str(&zonekit_report::markdown_table(
-                &["records", "workload", "reads zb+", "reads cow", "Δ reads", "writes zb+", "writes cow", "Δ writes", "ms zb+", "ms cow", "Δ time", "ops/s zb+", "ops/s cow"],
+                &[
+                    "records",
+                    "workload",
+                    "reads zb+",
+                    "reads cow",
+                    "Δ reads",
+                    "writes zb+",
+                    "writes cow",
+                    "Δ writes",
+                    "model ms zb+",
+                    "model ms cow",
+                    "Δ model",
+                    "wall ms zb+",
+                    "wall ms cow",
+                    "Δ wall",
+                ],
                 &table,
             ));
             if !bars_time.is_empty() {
-                let title = format!("Device time of the run phase, {} keys, {} records", d.name(), sizes[2]);
-                write_chart(out, &format!("time-{}.svg", d.name()), zonekit_report::bar_chart(&title, "ms (ZN540 timing, QD1)", &bars_time))?;
+                let (title, unit) = match &on_device {
+                    Some(device) => (format!("Run phase measured on {device}, {} keys, {} records", d.name(), sizes[2]), "s (wall clock)"),
+                    None => (format!("Device time of the run phase, {} keys, {} records", d.name(), sizes[2]), "ms (ZN540 timing, QD1)"),
+                };
+                write_chart(out, &format!("time-{}.svg", d.name()), zonekit_report::bar_chart(&title, unit, &bars_time))?;
                 let title = format!("Node writes of the run phase, {} keys, {} records", d.name(), sizes[2]);
                 write_chart(out, &format!("writes-{}.svg", d.name()), zonekit_report::bar_chart(&title, "node writes", &bars_writes))?;
             }
@@ -883,10 +1097,25 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
                 let r = |tree: &str| find("ratio", tree, w, "zipfian", scaled(1e6, scale), seq);
                 let ours = |tree: &str| r(tree).map_or("-".into(), |r| r[col("sequential_occupancy")].clone());
                 let ms = |tree: &str| r(tree).map_or("-".into(), |r| r[col("run_device_ms")].clone());
-                table.push(vec![w.into(), format!("1:{seq}"), ours("zbtree"), format!("{:.6}", paper_zb[i]), ours("cow"), format!("{:.6}", paper_cow[i]), ms("zbtree"), ms("cow")]);
+                let wall = |tree: &str| r(tree).map_or("-".into(), wall_ms);
+                table.push(vec![
+                    w.into(),
+                    format!("1:{seq}"),
+                    ours("zbtree"),
+                    format!("{:.6}", paper_zb[i]),
+                    ours("cow"),
+                    format!("{:.6}", paper_cow[i]),
+                    ms("zbtree"),
+                    ms("cow"),
+                    wall("zbtree"),
+                    wall("cow"),
+                ]);
             }
         }
-        text.push_str(&zonekit_report::markdown_table(&["workload", "Cov:Seq", "zb+ ours", "zb+ paper", "cow ours", "cow paper", "ms zb+", "ms cow"], &table));
+        text.push_str(&zonekit_report::markdown_table(
+            &["workload", "Cov:Seq", "zb+ ours", "zb+ paper", "cow ours", "cow paper", "model ms zb+", "model ms cow", "wall ms zb+", "wall ms cow"],
+            &table,
+        ));
     }
     if rows.iter().any(|r| r[col("section")] == "resets") {
         let _ = writeln!(text, "\n## Zone resets with 1 Seq + 1 Cov zone, no dynamic choice, zipfian (paper §4.2.5 beside ours; run phase, and with the load)\n");

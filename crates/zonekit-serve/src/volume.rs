@@ -4,7 +4,7 @@
 //!
 //! The last zones of the device hold the mapping journal ([`zonekit_device::journal`], which
 //! documents the format and how a torn tail is told from damage); the FTL sees the device
-//! without them ([`DataZones`]). Each journal entry is (volume block, LBA, CRC-32 of the block's
+//! without them ([`FirstZones`]). Each journal entry is (volume block, LBA, CRC-32 of the block's
 //! data). A commit happens at every flush of the volume and before the FTL erases any zone (its
 //! observer), so nothing durable ever points into an erased zone. Opening recovers the newest
 //! whole snapshot and its records, checks the mapping against the data zones before anything
@@ -23,8 +23,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use zonekit_device::journal::{self, DataZones, Entry, JournalError, Layout, Writer};
-use zonekit_device::{DeviceError, Lba, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZonedDevice};
+use zonekit_device::journal::{self, Entry, JournalError, Layout, Writer};
+use zonekit_device::{DeviceError, FirstZones, Lba, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZonedDevice};
 use zonekit_ftl::placement::{self, Params, PolicyEnv};
 use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig, FtlError, FtlObserver, FtlStats, GcTrigger};
 
@@ -123,12 +123,12 @@ impl Journal {
 /// The FTL's observer: the journal behind a shared handle.
 struct Observer(Arc<Mutex<Journal>>);
 
-impl<D: ZonedDevice> FtlObserver<DataZones<D>> for Observer {
+impl<D: ZonedDevice> FtlObserver<FirstZones<D>> for Observer {
     fn placed(&mut self, id: u32, lba: Lba, by_gc: bool) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).placed(id, lba, by_gc);
     }
 
-    fn before_reset(&mut self, dev: &mut DataZones<D>, _zone: ZoneId) -> Result<(), DeviceError> {
+    fn before_reset(&mut self, dev: &mut FirstZones<D>, _zone: ZoneId) -> Result<(), DeviceError> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).commit(dev.inner_mut())
     }
 }
@@ -151,7 +151,7 @@ fn check_mapping(mapping: &[Entry], zones: &[ZoneDescriptor], layout: &Layout, v
 
 /// A random-write volume of `blocks()` blocks over a zoned device.
 pub struct Volume<D: ZonedDevice + Send + 'static> {
-    ftl: Ftl<DataZones<D>>,
+    ftl: Ftl<FirstZones<D>>,
     journal: Arc<Mutex<Journal>>,
     volume_blocks: u64,
     block_bytes: usize,
@@ -191,7 +191,7 @@ impl<D: ZonedDevice + Send + 'static> Volume<D> {
         if recovered.is_some() {
             check_mapping(entries, &zones, &layout, volume_blocks)?;
         }
-        let vdev = DataZones::new(dev, &layout);
+        let vdev = FirstZones::new(dev, layout.first_zone())?;
         let mut ftl = match &recovered {
             Some(_) => Ftl::restore(vdev, placement, victim, config, &entries.iter().map(|e| (e.key, Lba(e.value))).collect::<Vec<_>>())?,
             None => Ftl::new(vdev, placement, victim, config, volume_blocks as usize)?,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::tree_bench::{parse_distribution, run_experiment, run_tree, Mix, Section, TreeExperiment, TreeKind, TreeSpec};
+use zonekit_lab::tree_bench::{fits_device, parse_distribution, run_experiment, run_tree, run_tree_on, Backend, Mix, Section, TreeExperiment, TreeKind, TreeSpec};
 
 use crate::replay_cmd::lab;
 use crate::Usage;
@@ -53,8 +53,16 @@ pub struct RunArgs {
     sequential_zones: u32,
     #[arg(long, default_value_t = 1)]
     conventional_zones: u32,
-    #[arg(long, default_value_t = 2048)]
-    zone_size_mib: u64,
+    /// Zone size of the emulated device (default 2048, the paper's); with --device the
+    /// device's, and the flag is refused.
+    #[arg(long)]
+    zone_size_mib: Option<u64>,
+    /// Run on this zoned device (an image or /dev) instead of the emulated one: nodes are
+    /// written to it and read back, and wall time is measured on it. The trees take its first
+    /// conventional + sequential zones (its conventional zones come first); what they held is
+    /// overwritten.
+    #[arg(long)]
+    device: Option<PathBuf>,
     #[arg(long, default_value_t = 4096)]
     node_size_bytes: usize,
     /// Value bytes per record (default: fitted to the paper's load-phase figures, see
@@ -94,9 +102,15 @@ pub struct ExperimentArgs {
     /// (default: fitted like the value size).
     #[arg(long, default_value_t = zonekit_lab::tree_bench::CALIBRATED_INNER_ENTRIES_MAX)]
     inner_entries_max: usize,
-    /// Runs in parallel (default: the machine's cores).
+    /// Runs in parallel (default: the machine's cores; with --device 1, the only value).
     #[arg(long)]
     threads: Option<usize>,
+    /// Run every cell on this zoned device (an image or /dev) instead of the emulated one, one
+    /// after another, with wall time measured on it beside the model's. Its zones must be the
+    /// experiment's (2 GiB × --scale), one conventional zone first, and as many sequential
+    /// zones as the sections need (grid 40, ratio 64, resets 1, conventional 40).
+    #[arg(long)]
+    device: Option<PathBuf>,
     #[arg(long, default_value = "zonekit-out/tree")]
     out: PathBuf,
 }
@@ -132,7 +146,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         "both" => TreeKind::ALL.to_vec(),
         name => vec![TreeKind::parse(name).map_err(lab)?],
     };
-    let base = TreeSpec {
+    let mut base = TreeSpec {
         tree: trees[0],
         records: a.records,
         operations: a.operations.unwrap_or(a.records),
@@ -141,11 +155,27 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         seed: a.seed,
         sequential_zones: a.sequential_zones,
         conventional_zones: a.conventional_zones,
-        zone_size_bytes: a.zone_size_mib.checked_mul(1 << 20).ok_or_else(|| Usage(format!("--zone-size-mib {} is too large", a.zone_size_mib)))?,
+        zone_size_bytes: 0,
         node_size_bytes: a.node_size_bytes,
         value_size_bytes: a.value_size_bytes,
         inner_entries_max: a.inner_entries_max,
         dynamic_zone_choice: !a.no_dynamic_zone_choice,
+    };
+    let mut device = match &a.device {
+        Some(path) => {
+            if let Some(mib) = a.zone_size_mib {
+                return Err(Usage(format!("--zone-size-mib {mib}: with --device the zones are the device's")).into());
+            }
+            let device = crate::open::open_read_write(path)?.device;
+            base.zone_size_bytes = device.geometry().zone_size_bytes();
+            fits_device(&base, device.geometry()).map_err(|e| Usage(format!("--device {}: {e}", path.display())))?;
+            Some(device)
+        }
+        None => {
+            let mib = a.zone_size_mib.unwrap_or(2048);
+            base.zone_size_bytes = mib.checked_mul(1 << 20).ok_or_else(|| Usage(format!("--zone-size-mib {mib} is too large")))?;
+            None
+        }
     };
     base.validate().map_err(lab)?;
     let mut outcomes = Vec::new();
@@ -153,7 +183,15 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         let spec = TreeSpec { tree, ..base.clone() };
         let bar = crate::progress::Progress::bar(spec.records + spec.operations, "ops");
         bar.set_message(tree.name());
-        let outcome = run_tree(&spec, &mut |done, _| bar.set_position(done)).map_err(lab)?;
+        let mut tick = |done, _| bar.set_position(done);
+        let outcome = match device.take() {
+            Some(on) => {
+                let (outcome, back) = run_tree_on(&spec, on, &mut tick).map_err(lab)?;
+                device = Some(back);
+                outcome
+            }
+            None => run_tree(&spec, &mut tick).map_err(lab)?,
+        };
         bar.finish_and_clear();
         outcomes.push(outcome);
     }
@@ -174,7 +212,11 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         base.conventional_zones,
         base.zone_size_bytes >> 20
     );
-    let header = ["tree", "run reads", "run writes", "to seq zones", "device ms", "wall ops/s", "seq occupancy", "cov occupancy", "resets", "height"];
+    match &a.device {
+        Some(path) => println!("measured on {}: wall ms is the run phase's time on it; model ms the ZN540 timing model's for the same requests", path.display()),
+        None => println!("on the emulated device: model ms is the ZN540 timing model's; wall ms the trees' CPU time (no device I/O)"),
+    }
+    let header = ["tree", "run reads", "run writes", "to seq zones", "model ms", "wall ms", "wall ops/s", "seq occupancy", "cov occupancy", "resets", "height"];
     let rows: Vec<Vec<String>> = outcomes
         .iter()
         .map(|o| {
@@ -184,6 +226,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
                 o.run.node_writes.to_string(),
                 o.run.node_writes_sequential.to_string(),
                 format!("{:.1}", o.run.device_ns as f64 / 1e6),
+                format!("{:.1}", o.run.wall_s * 1e3),
                 format!("{:.0}", o.run.ops_per_sec()),
                 format!("{:.6}", o.stats.sequential_occupancy),
                 format!("{:.6}", o.stats.conventional_occupancy),
@@ -198,15 +241,23 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
 
 fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let sections = a.sections.iter().map(|s| Section::parse(s)).collect::<Result<Vec<_>, _>>().map_err(lab)?;
-    let threads = crate::experiment_run::threads(a.threads)?;
+    let threads = match (&a.device, a.threads) {
+        (Some(_), Some(n)) if n != 1 => return Err(Usage(format!("--threads {n}: runs on one --device take turns (--threads 1)")).into()),
+        (Some(_), _) => 1,
+        (None, threads) => crate::experiment_run::threads(threads)?,
+    };
     // Before the runs are listed: their record counts are the paper's times the scale.
     if !(a.scale > 0.0 && a.scale <= 4.0) {
         return Err(Usage(format!("--scale {} is out of range: (0, 4]", a.scale)).into());
     }
     let exp = TreeExperiment { scale: a.scale, sections, seed: a.seed, value_size_bytes: a.value_size_bytes, inner_entries_max: a.inner_entries_max, threads, out: a.out.clone() };
+    let backend = match &a.device {
+        Some(path) => Backend::Device { name: path.display().to_string(), device: crate::open::open_read_write(path)?.device },
+        None => Backend::Model,
+    };
     let runs = exp.specs().len() as u64;
     let bar = crate::progress::Progress::bar(runs, "runs");
-    let outcome = run_experiment(&exp, &|done, _, label| {
+    let outcome = run_experiment(&exp, backend, &|done, _, label| {
         bar.set_position(done as u64);
         bar.set_message(label);
     })
