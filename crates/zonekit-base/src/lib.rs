@@ -9,6 +9,8 @@
 //! - [`LogHistogram`]: log-linear histogram of latencies and lifetimes.
 //! - [`policy`]: policy registries as tables (name, summary, parameters with defaults, maker).
 //! - [`NEVER`]: the "no next write / no such time" sentinel of logical times.
+//! - [`thread_cpu_s`]: the calling thread's CPU time, for measurements that must not count
+//!   what other processes on a shared machine take.
 //!
 //! It depends on nothing of Zonekit's, so the device layer and the engines can use it without
 //! pulling in traces or reports.
@@ -36,3 +38,35 @@ pub use rng::Rng;
 
 /// A logical time that never comes: "no next write" in annotated traces and in the oracles.
 pub const NEVER: u64 = u64::MAX;
+
+/// CPU time (user and system) the calling thread has used, in seconds. Work done on the
+/// thread's behalf in the kernel (a system call to a memory-backed device) counts; time spent
+/// waiting for a CPU another process holds does not, so a run measured with it on a busy
+/// machine reads about what it reads on an idle one.
+pub fn thread_cpu_s() -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec we own; CLOCK_THREAD_CPUTIME_ID always exists
+    // on Linux.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thread_cpu_time_counts_work_not_sleep() {
+        let start = super::thread_cpu_s();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let slept = super::thread_cpu_s() - start;
+        let mut x = 0u64;
+        let busy = std::time::Instant::now();
+        while busy.elapsed().as_millis() < 50 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(std::hint::black_box(1));
+        }
+        std::hint::black_box(x);
+        let worked = super::thread_cpu_s() - start - slept;
+        assert!(slept < 0.02, "sleeping used {slept} s of CPU");
+        assert!(worked > 0.005, "50 ms of work used {worked} s of CPU");
+    }
+}

@@ -238,6 +238,9 @@ pub struct Phase {
     /// Device busy time from the timing model (queue depth 1).
     pub device_ns: u64,
     pub wall_s: f64,
+    /// CPU time of the thread that ran the phase, system calls included: on a memory-backed
+    /// device (null_blk, an image in tmpfs) the phase's time without what other processes took.
+    pub cpu_s: f64,
 }
 
 impl Phase {
@@ -389,6 +392,16 @@ pub fn fits_device(spec: &TreeSpec, g: &Geometry) -> Result<()> {
     if spec.sequential_zones > sequential {
         return refuse(format!("--sequential-zones {}: the device has {sequential} sequential zones", spec.sequential_zones));
     }
+    // Both trees choose among all their sequential zones (§2.2) and never finish one early, so
+    // every zone may be open at once.
+    for (what, limit) in [("open", g.open_zones_max), ("active", g.active_zones_max)] {
+        if let Some(limit) = limit.filter(|&l| l < spec.sequential_zones) {
+            return refuse(format!(
+                "--sequential-zones {}: the device allows {limit} {what} zones, and the trees may keep every sequential zone open (use a device without the limit)",
+                spec.sequential_zones
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -400,6 +413,7 @@ fn drive<D: ZonedDevice>(spec: &TreeSpec, mut tree: AnyTree<D>, progress: &mut d
 
     let mut load = Phase::default();
     let started = Instant::now();
+    let cpu_started = zonekit_base::thread_cpu_s();
     for keynum in 0..spec.records {
         let key = key_of(keynum);
         tree.index().insert(key, &value_of(key, spec.value_size_bytes)).map_err(engine_error(spec, "load", keynum))?;
@@ -410,6 +424,7 @@ fn drive<D: ZonedDevice>(spec: &TreeSpec, mut tree: AnyTree<D>, progress: &mut d
     load.operations = spec.records;
     load.inserts = spec.records;
     load.wall_s = started.elapsed().as_secs_f64();
+    load.cpu_s = zonekit_base::thread_cpu_s() - cpu_started;
     let after_load = tree.index().stats();
     load.node_reads = after_load.io.node_reads;
     load.node_writes = after_load.io.node_writes();
@@ -420,6 +435,7 @@ fn drive<D: ZonedDevice>(spec: &TreeSpec, mut tree: AnyTree<D>, progress: &mut d
     let mut keys = Keys::new(spec.distribution, spec.records, spec.mix, spec.operations);
     let mut run = Phase::default();
     let started = Instant::now();
+    let cpu_started = zonekit_base::thread_cpu_s();
     for op in 0..spec.operations {
         let dice = rng.below(100) as u32;
         let index = tree.index();
@@ -444,6 +460,7 @@ fn drive<D: ZonedDevice>(spec: &TreeSpec, mut tree: AnyTree<D>, progress: &mut d
     }
     run.operations = spec.operations;
     run.wall_s = started.elapsed().as_secs_f64();
+    run.cpu_s = zonekit_base::thread_cpu_s() - cpu_started;
     let stats = tree.index().stats();
     run.node_reads = stats.io.node_reads - load.node_reads;
     run.node_writes = stats.io.node_writes() - load.node_writes;
@@ -589,6 +606,8 @@ mod tests {
         assert!(refused(Geometry { conventional_zone_count: 0, ..g }).contains("--conventional-zones 1: the device has 0 conventional zones"));
         assert!(refused(Geometry { zone_count: 3, ..g }).contains("--sequential-zones 3: the device has 2 sequential zones"));
         assert!(refused(Geometry { block_size_bytes: 512, zone_size_blocks: 2048, zone_capacity_blocks: 2048, ..g }).contains("blocks are 512 bytes"));
+        assert!(refused(Geometry { active_zones_max: Some(2), ..g }).contains("--sequential-zones 3: the device allows 2 active zones"));
+        fits_device(&spec, &Geometry { open_zones_max: Some(3), ..g }).unwrap();
         fits_device(&spec, &Geometry { zone_count: 9, ..g }).unwrap();
     }
 
@@ -749,7 +768,7 @@ impl TreeExperiment {
 }
 
 /// Columns of `results.csv`: the settings of a run, then what it measured.
-pub const RESULTS_HEADER: [&str; 29] = [
+pub const RESULTS_HEADER: [&str; 30] = [
     "section",
     "tree",
     "workload",
@@ -771,6 +790,7 @@ pub const RESULTS_HEADER: [&str; 29] = [
     "run_node_writes_sequential",
     "run_device_ms",
     "run_wall_s",
+    "run_cpu_s",
     "run_ops_per_s",
     "load_node_writes",
     "zone_resets",
@@ -812,6 +832,7 @@ fn result_row(section: Section, o: &TreeOutcome, device: &str) -> Vec<String> {
         o.run.node_writes_sequential.to_string(),
         format!("{:.1}", o.run.device_ns as f64 / 1e6),
         format!("{:.3}", o.run.wall_s),
+        format!("{:.3}", o.run.cpu_s),
         format!("{:.0}", o.run.ops_per_sec()),
         o.load.node_writes.to_string(),
         o.stats.io.zone_resets.to_string(),
@@ -999,14 +1020,25 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
     let on_device = rows.iter().find(|r| r[col("device")] != "model").map(|r| r[col("device")].clone());
     match &on_device {
         Some(device) => {
-            let _ = writeln!(text, "\nMeasured on {device}: wall ms is the run phase's time on that device (every node read from and written to it); model ms is the ZN540 timing model's for the same requests.");
+            let _ = writeln!(
+                text,
+                "\nMeasured on {device}: every node is read from and written to it. cpu ms is the run phase's CPU time, system calls included (on a memory-backed device, its running time without what other processes took); Δ wall compares wall-clock times; model ms is the ZN540 timing model's for the same requests."
+            );
         }
         None => {
-            let _ = writeln!(text, "\nOn the emulated device: model ms is the ZN540 timing model's device time; wall ms is the trees' own CPU time, no device I/O (`--device` measures on a zoned device).");
+            let _ = writeln!(text, "\nOn the emulated device: model ms is the ZN540 timing model's device time; cpu ms and Δ wall are the trees' own computation, without device I/O (`--device` measures on a zoned device).");
         }
     }
     let sizes = [0.5e6, 1.5e6, 2.5e6].map(|r| scaled(r, scale));
-    let wall_ms = |r: &Vec<String>| format!("{:.1}", num(r, "run_wall_s") * 1e3);
+    // Rows from before the CPU column hold "-" there: shown as not measured.
+    let seconds_as_ms = |r: &Vec<String>, c: &str| {
+        let s = num(r, c);
+        if s.is_nan() {
+            "-".to_string()
+        } else {
+            format!("{:.1}", s * 1e3)
+        }
+    };
     // Grid: reads, writes, device time per distribution, at each size.
     if rows.iter().any(|r| r[col("section")] == "grid") {
         for d in KeyDistribution::ALL {
@@ -1019,7 +1051,7 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
                     let (Some(zb), Some(cow)) = (find("grid", "zbtree", w, d.name(), records, 40), find("grid", "cow", w, d.name(), records, 40)) else { continue };
                     let ratio = |c: &str| {
                         let (a, b) = (num(zb, c), num(cow, c));
-                        if b > 0.0 {
+                        if b > 0.0 && !a.is_nan() {
                             format!("{:+.0}%", (a / b - 1.0) * 100.0)
                         } else {
                             "-".into()
@@ -1037,12 +1069,13 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
                         zb[col("run_device_ms")].clone(),
                         cow[col("run_device_ms")].clone(),
                         ratio("run_device_ms"),
-                        wall_ms(zb),
-                        wall_ms(cow),
+                        seconds_as_ms(zb, "run_cpu_s"),
+                        seconds_as_ms(cow, "run_cpu_s"),
+                        ratio("run_cpu_s"),
                         ratio("run_wall_s"),
                     ]);
                     if records == sizes[2] {
-                        let time = if on_device.is_some() { "run_wall_s" } else { "run_device_ms" };
+                        let time = if on_device.is_some() { "run_cpu_s" } else { "run_device_ms" };
                         bars_time.push((format!("{w} zb+"), num(zb, time)));
                         bars_time.push((format!("{w} cow"), num(cow, time)));
                         bars_writes.push((format!("{w} zb+"), num(zb, "run_node_writes")));
@@ -1063,15 +1096,16 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
                     "model ms zb+",
                     "model ms cow",
                     "Δ model",
-                    "wall ms zb+",
-                    "wall ms cow",
+                    "cpu ms zb+",
+                    "cpu ms cow",
+                    "Δ cpu",
                     "Δ wall",
                 ],
                 &table,
             ));
             if !bars_time.is_empty() {
                 let (title, unit) = match &on_device {
-                    Some(device) => (format!("Run phase measured on {device}, {} keys, {} records", d.name(), sizes[2]), "s (wall clock)"),
+                    Some(device) => (format!("Run phase measured on {device}, {} keys, {} records", d.name(), sizes[2]), "s (CPU time, system calls included)"),
                     None => (format!("Device time of the run phase, {} keys, {} records", d.name(), sizes[2]), "ms (ZN540 timing, QD1)"),
                 };
                 write_chart(out, &format!("time-{}.svg", d.name()), zonekit_report::bar_chart(&title, unit, &bars_time))?;
@@ -1097,7 +1131,7 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
                 let r = |tree: &str| find("ratio", tree, w, "zipfian", scaled(1e6, scale), seq);
                 let ours = |tree: &str| r(tree).map_or("-".into(), |r| r[col("sequential_occupancy")].clone());
                 let ms = |tree: &str| r(tree).map_or("-".into(), |r| r[col("run_device_ms")].clone());
-                let wall = |tree: &str| r(tree).map_or("-".into(), wall_ms);
+                let cpu = |tree: &str| r(tree).map_or("-".into(), |r| seconds_as_ms(r, "run_cpu_s"));
                 table.push(vec![
                     w.into(),
                     format!("1:{seq}"),
@@ -1107,13 +1141,13 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
                     format!("{:.6}", paper_cow[i]),
                     ms("zbtree"),
                     ms("cow"),
-                    wall("zbtree"),
-                    wall("cow"),
+                    cpu("zbtree"),
+                    cpu("cow"),
                 ]);
             }
         }
         text.push_str(&zonekit_report::markdown_table(
-            &["workload", "Cov:Seq", "zb+ ours", "zb+ paper", "cow ours", "cow paper", "model ms zb+", "model ms cow", "wall ms zb+", "wall ms cow"],
+            &["workload", "Cov:Seq", "zb+ ours", "zb+ paper", "cow ours", "cow paper", "model ms zb+", "model ms cow", "cpu ms zb+", "cpu ms cow"],
             &table,
         ));
     }

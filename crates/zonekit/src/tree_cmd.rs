@@ -213,10 +213,12 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         base.zone_size_bytes >> 20
     );
     match &a.device {
-        Some(path) => println!("measured on {}: wall ms is the run phase's time on it; model ms the ZN540 timing model's for the same requests", path.display()),
-        None => println!("on the emulated device: model ms is the ZN540 timing model's; wall ms the trees' CPU time (no device I/O)"),
+        Some(path) => {
+            println!("measured on {}: the run phase's wall and CPU time (system calls included) on it; model ms the ZN540 timing model's for the same requests", path.display())
+        }
+        None => println!("on the emulated device: model ms is the ZN540 timing model's; wall and CPU ms the trees' own computation (no device I/O)"),
     }
-    let header = ["tree", "run reads", "run writes", "to seq zones", "model ms", "wall ms", "wall ops/s", "seq occupancy", "cov occupancy", "resets", "height"];
+    let header = ["tree", "run reads", "run writes", "to seq zones", "model ms", "wall ms", "cpu ms", "wall ops/s", "seq occupancy", "cov occupancy", "resets", "height"];
     let rows: Vec<Vec<String>> = outcomes
         .iter()
         .map(|o| {
@@ -227,6 +229,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
                 o.run.node_writes_sequential.to_string(),
                 format!("{:.1}", o.run.device_ns as f64 / 1e6),
                 format!("{:.1}", o.run.wall_s * 1e3),
+                format!("{:.1}", o.run.cpu_s * 1e3),
                 format!("{:.0}", o.run.ops_per_sec()),
                 format!("{:.6}", o.stats.sequential_occupancy),
                 format!("{:.6}", o.stats.conventional_occupancy),

@@ -147,12 +147,12 @@ fn experiment_moves_damaged_rows_aside_and_recomputes_them() {
     let lines: Vec<&str> = clean.lines().collect();
     let header = lines[0];
     let wall = |l: &str| -> Vec<String> {
-        // Wall-clock cells (run_wall_s, run_ops_per_s) and the check differ between runs.
+        // Wall-clock cells (run_wall_s, run_cpu_s, run_ops_per_s) and the check differ between runs.
         let cells: Vec<&str> = l.split(',').collect();
         cells
             .iter()
             .enumerate()
-            .filter(|(i, _)| ![column(&clean, "run_wall_s"), column(&clean, "run_ops_per_s"), cells.len() - 1].contains(i))
+            .filter(|(i, _)| ![column(&clean, "run_wall_s"), column(&clean, "run_cpu_s"), column(&clean, "run_ops_per_s"), cells.len() - 1].contains(i))
             .map(|(_, c)| c.to_string())
             .collect()
     };
