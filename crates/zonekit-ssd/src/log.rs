@@ -1,0 +1,226 @@
+//! The content of FDP's log pages (NVMe TP4146, ratified 2022), as the model keeps it:
+//! configurations (log identifier 20h), reclaim-unit-handle usage (21h), statistics (22h) and
+//! events (23h). Each is a plain struct (JSON through serde) with a text form shaped like
+//! nvme-cli's `nvme fdp configs | usage | stats | events`, so the two can be read side by side
+//! (docs/fdp/ holds a capture of QEMU's FDP emulation through nvme-cli).
+
+use serde::Serialize;
+
+use crate::config::RuhType;
+use crate::ssd::Ssd;
+use crate::Pid;
+
+/// Events the log keeps (the newest ones; older ones are counted, not kept). TP4146 has the
+/// FDP Events log hold up to 63 events per host/controller event kind; one ring of 64 here.
+pub const EVENTS_KEPT: usize = 64;
+
+/// FDP event types (TP4146's FDP Event Type field).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventKind {
+    /// 00h, host event: a reclaim unit a handle pointed to was closed before it filled (a
+    /// Reclaim Unit Handle Update, or a power cycle).
+    RuNotFullyWritten,
+    /// 03h, host event: a write named a reclaim group or placement handle that does not exist.
+    InvalidPlacementIdentifier,
+    /// 80h, controller event: device GC moved valid data to another reclaim unit.
+    MediaReallocated,
+}
+
+impl EventKind {
+    pub fn code(self) -> u8 {
+        match self {
+            EventKind::RuNotFullyWritten => 0x00,
+            EventKind::InvalidPlacementIdentifier => 0x03,
+            EventKind::MediaReallocated => 0x80,
+        }
+    }
+}
+
+/// One FDP event.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FdpEvent {
+    #[serde(rename = "type")]
+    pub kind: EventKind,
+    /// The placement identifier involved ([`None`]: a shared GC unit's data, several handles).
+    pub pid: Option<Pid>,
+    /// When, in host block writes so far (the model's clock; the log page has a timestamp).
+    pub host_writes: u64,
+    /// Blocks: moved (media reallocated) or left unwritten (RU not fully written).
+    pub blocks: u64,
+}
+
+/// A RUH's usage attribute (TP4146's RUHA).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuhAttribute {
+    /// 00h: not used by a namespace write yet.
+    Unused,
+    /// 01h: a host write named it.
+    HostSpecified,
+    /// 02h: the controller chose it for a write that named none.
+    ControllerSpecified,
+}
+
+impl RuhAttribute {
+    pub fn code(self) -> u8 {
+        match self {
+            RuhAttribute::Unused => 0,
+            RuhAttribute::HostSpecified => 1,
+            RuhAttribute::ControllerSpecified => 2,
+        }
+    }
+}
+
+/// FDP Configurations log (20h): the one configuration the model runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConfigLog {
+    /// Reclaim Group Identifier Format: bits of a placement identifier that name the group.
+    pub rgif: u8,
+    pub nrg: u16,
+    pub nruh: u16,
+    /// Reclaim Unit Nominal Size, bytes.
+    pub runs: u64,
+    /// RUH descriptors: each handle's type.
+    pub ruh_types: Vec<RuhType>,
+}
+
+/// Reclaim Unit Handle Usage log (21h).
+#[derive(Clone, Debug, Serialize)]
+pub struct UsageLog {
+    pub attributes: Vec<RuhAttribute>,
+}
+
+/// FDP Statistics log (22h): host and media bytes with metadata written, media bytes erased.
+#[derive(Clone, Debug, Serialize)]
+pub struct StatsLog {
+    pub hbmw: u64,
+    pub mbmw: u64,
+    pub mbe: u64,
+}
+
+/// FDP Events log (23h): the newest events, and how many there were.
+#[derive(Clone, Debug, Serialize)]
+pub struct EventsLog {
+    pub total: u64,
+    pub events: Vec<FdpEvent>,
+}
+
+/// Bits needed to name `groups` reclaim groups (0 for one).
+fn group_bits(groups: u16) -> u8 {
+    (u16::BITS - (groups.max(1) - 1).leading_zeros()) as u8
+}
+
+impl Pid {
+    /// The 16-bit placement identifier: the group in the top `rgif` bits, the handle below.
+    pub fn encode(self, rgif: u8) -> u16 {
+        if rgif == 0 {
+            self.handle
+        } else {
+            (self.group << (16 - rgif as u32)) | self.handle
+        }
+    }
+
+    /// The group and handle a 16-bit placement identifier names.
+    pub fn decode(pid: u16, rgif: u8) -> Pid {
+        if rgif == 0 {
+            Pid { group: 0, handle: pid }
+        } else {
+            Pid { group: pid >> (16 - rgif as u32), handle: pid & (u16::MAX >> rgif) }
+        }
+    }
+}
+
+impl Ssd {
+    /// FDP's log pages; `None` for a conventional SSD, which has no FDP configuration.
+    pub fn config_log(&self) -> Option<ConfigLog> {
+        let c = self.config();
+        c.is_fdp().then(|| ConfigLog {
+            rgif: group_bits(c.reclaim_groups),
+            nrg: c.reclaim_groups,
+            nruh: c.handles.len() as u16,
+            runs: c.ru_blocks() * c.block_size_bytes as u64,
+            ruh_types: c.handles.clone(),
+        })
+    }
+
+    pub fn usage_log(&self) -> Option<UsageLog> {
+        self.config().is_fdp().then(|| UsageLog { attributes: self.ruh_usage().to_vec() })
+    }
+
+    pub fn stats_log(&self) -> Option<StatsLog> {
+        let c = self.counters();
+        let b = self.block_bytes();
+        self.config().is_fdp().then(|| StatsLog { hbmw: c.host_blocks * b, mbmw: c.media_blocks() * b, mbe: c.erases * self.config().ru_blocks() * b })
+    }
+
+    pub fn events_log(&self) -> Option<EventsLog> {
+        let (events, total) = self.events();
+        self.config().is_fdp().then(|| EventsLog { total, events: events.iter().copied().collect() })
+    }
+}
+
+impl std::fmt::Display for ConfigLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "FDP Attributes: rgif {} (placement identifier: {} group bits)", self.rgif, self.rgif)?;
+        writeln!(f, "Number of Reclaim Groups: {}", self.nrg)?;
+        writeln!(f, "Number of Reclaim Unit Handles: {}", self.nruh)?;
+        writeln!(f, "Reclaim Unit Nominal Size: {} bytes", self.runs)?;
+        writeln!(f, "Reclaim Descriptors:")?;
+        for (i, t) in self.ruh_types.iter().enumerate() {
+            writeln!(f, "  RUH {i}: type {}h ({})", t.code(), t.name())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for UsageLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "Number of Reclaim Unit Handles: {}", self.attributes.len())?;
+        for (i, a) in self.attributes.iter().enumerate() {
+            writeln!(f, "  RUH {i}: attributes {}h ({a:?})", a.code())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for StatsLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "Host Bytes with Metadata Written (HBMW): {}", self.hbmw)?;
+        writeln!(f, "Media Bytes with Metadata Written (MBMW): {}", self.mbmw)?;
+        writeln!(f, "Media Bytes Erased (MBE): {}", self.mbe)
+    }
+}
+
+impl std::fmt::Display for EventsLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "Number of FDP Events: {} ({} kept)", self.total, self.events.len())?;
+        for (i, e) in self.events.iter().enumerate() {
+            let pid = e.pid.map_or("-".to_string(), |p| format!("group {} handle {}", p.group, p.handle));
+            writeln!(f, "  Event[{i}]: type {:02x}h ({:?}), placement {pid}, at host write {}, {} blocks", e.kind.code(), e.kind, e.host_writes, e.blocks)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_identifiers_round_trip_through_their_encoding() {
+        for groups in [1u16, 2, 3, 4, 16] {
+            let rgif = group_bits(groups);
+            for group in 0..groups {
+                for handle in [0u16, 1, 7, 255] {
+                    let pid = Pid { group, handle };
+                    assert_eq!(Pid::decode(pid.encode(rgif), rgif), pid, "groups {groups}");
+                }
+            }
+        }
+        assert_eq!(group_bits(1), 0);
+        assert_eq!(group_bits(2), 1);
+        assert_eq!(group_bits(4), 2);
+        assert_eq!(group_bits(5), 3);
+    }
+}

@@ -1,0 +1,131 @@
+//! Named SSD shapes with their sources. Each gives a drive's capacity, spare, reclaim-unit
+//! layout and handles; a replay that sizes its device from a trace keeps the shape (spare,
+//! reclaim unit, handles, flash) and scales the capacity. Where a figure is not published the
+//! preset says it is assumed.
+
+use zonekit_device::timing::FlashConfig;
+
+use crate::config::{RuhType, SsdConfig, BLOCK_BYTES};
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// A drive's shape.
+#[derive(Clone, Debug)]
+pub struct SsdPreset {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Where each figure comes from, and which are assumed.
+    pub source: &'static str,
+    pub capacity_bytes: u64,
+    pub spare: f64,
+    pub erase_block_bytes: u64,
+    pub ru_erase_blocks: u64,
+    pub reclaim_groups: u16,
+    /// FDP handles (count, type); `None` for a conventional SSD.
+    pub handles: Option<(u16, RuhType)>,
+    /// The flash timing, a zoned preset's (`zonekit_device::preset`).
+    pub flash_of: &'static str,
+}
+
+/// Every preset.
+pub const PRESETS: &[SsdPreset] = &[
+    SsdPreset {
+        name: "dc-7",
+        summary: "1.92 TB read-intensive datacenter SSD, 7 % spare, device GC on 96 MiB superblocks",
+        source: "capacity and spare: the read-intensive datacenter class (1.92 TB, 7 % over-provisioning as makers state it); \
+                 erase block 3 MiB × 32 dies per superblock: assumed (a TLC-class layout); flash timing: FEMU's defaults",
+        capacity_bytes: 1_920_000_000_000,
+        spare: 0.07,
+        erase_block_bytes: 3 * MIB,
+        ru_erase_blocks: 32,
+        reclaim_groups: 1,
+        handles: None,
+        flash_of: "femu-zns",
+    },
+    SsdPreset {
+        name: "dc-28",
+        summary: "1.6 TB mixed-use datacenter SSD, 28 % spare, device GC on 96 MiB superblocks",
+        source: "capacity and spare: the mixed-use datacenter class (28 % over-provisioning as makers state it); \
+                 erase block and superblock: assumed as dc-7; flash timing: FEMU's defaults",
+        capacity_bytes: 1_600_000_000_000,
+        spare: 0.28,
+        erase_block_bytes: 3 * MIB,
+        ru_erase_blocks: 32,
+        reclaim_groups: 1,
+        handles: None,
+        flash_of: "femu-zns",
+    },
+    SsdPreset {
+        name: "fdp-pm9d3a",
+        summary: "Samsung PM9D3a 1.88 TB with FDP: 1 reclaim group, 8 initially isolated handles",
+        source: "capacity, one reclaim group and 8 reclaim-unit handles: the FDP SSD of CacheLib's FDP work (Allison et al., \
+                 EuroSys '25); handle type initially isolated: assumed (the paper's device reports its own); \
+                 reclaim unit 6 GiB (2048 erase blocks of 3 MiB): assumed, not verified here; spare 7 %: assumed (read-intensive class); \
+                 flash timing: FEMU's defaults",
+        capacity_bytes: 1_880_000_000_000,
+        spare: 0.07,
+        erase_block_bytes: 3 * MIB,
+        ru_erase_blocks: 2048,
+        reclaim_groups: 1,
+        handles: Some((8, RuhType::InitiallyIsolated)),
+        flash_of: "femu-zns",
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static SsdPreset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.name).collect()
+}
+
+impl SsdPreset {
+    /// The drive at its own capacity.
+    pub fn config(&self) -> SsdConfig {
+        self.config_for(self.capacity_bytes / BLOCK_BYTES as u64)
+    }
+
+    /// The drive's shape with `logical_blocks` of logical space.
+    pub fn config_for(&self, logical_blocks: u64) -> SsdConfig {
+        let mut c = SsdConfig::conventional(logical_blocks, self.spare, self.erase_block_bytes / BLOCK_BYTES as u64);
+        c.ru_erase_blocks = self.ru_erase_blocks;
+        c.reclaim_groups = self.reclaim_groups;
+        if let Some((n, t)) = self.handles {
+            c.handles = vec![t; n as usize];
+        }
+        c
+    }
+
+    pub fn flash(&self) -> FlashConfig {
+        zonekit_device::preset::find(self.flash_of).expect("a preset names a zoned preset that exists").flash
+    }
+
+    /// Bytes of one reclaim unit.
+    pub fn ru_bytes(&self) -> u64 {
+        self.erase_block_bytes * self.ru_erase_blocks
+    }
+}
+
+/// Bytes in `gib` GiB, for the docs' tables.
+pub const fn gib(gib: u64) -> u64 {
+    gib * GIB
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_a_valid_device_at_its_own_capacity() {
+        for p in PRESETS {
+            let c = p.config();
+            c.validate().unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            assert!(p.source.contains("assumed") || !p.source.is_empty());
+            assert_eq!(c.is_fdp(), p.handles.is_some(), "{}", p.name);
+            p.flash().validate().unwrap();
+        }
+        assert_eq!(find("fdp-pm9d3a").unwrap().ru_bytes(), gib(6));
+    }
+}
