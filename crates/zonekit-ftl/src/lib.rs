@@ -8,6 +8,9 @@
 //!   the FK and ZB-OPT oracles, and Lifespan (ours). [`victim`]: Greedy, Cost-Benefit (t, √t,
 //!   ln t, SepBIT form), CBE, d-choices.
 //!
+//! - [`hinted`]: the same placements on a random-write SSD (`zonekit-ssd`): classes become FDP
+//!   placement handles (or nothing, on a conventional SSD) and the device collects.
+//!
 //! Replays of traces and workloads, sizing and reports live in `zonekit-lab`, which drives this
 //! engine through its public API.
 //!
@@ -27,6 +30,7 @@
 //! ```
 
 pub mod engine;
+pub mod hinted;
 pub mod placement;
 
 pub use engine::{CapacityMode, Ftl, FtlConfig, FtlError, FtlObserver, FtlStats, GcTrigger};

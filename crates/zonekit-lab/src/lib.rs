@@ -47,6 +47,8 @@ pub mod cache_sim;
 pub mod cbs;
 pub mod driver;
 pub mod error;
+pub mod interface;
+pub mod interfaces;
 pub mod kv_bench;
 pub mod ocssd_bench;
 pub mod ocssd_fit;

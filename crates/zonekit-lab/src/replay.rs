@@ -16,6 +16,7 @@ use zonekit_trace::input::Input;
 
 use crate::driver::{drive, BlockEngine};
 use crate::error::{LabError, Result};
+use crate::interface::Interface;
 use crate::stage::{prepare, with_future, Prepared, Staged};
 
 /// The device preset replays size their device from, unless told otherwise.
@@ -45,6 +46,9 @@ pub struct ReplaySpec {
     /// Zone size and capacity in MiB instead of the preset's (a power of two number of blocks;
     /// e.g. to match another simulator's segment size). Not with `device`, which has its own.
     pub zone_mib: Option<u64>,
+    /// ZNS (host GC), FDP or a conventional SSD (device GC) at the same raw capacity
+    /// ([`crate::interface`]).
+    pub interface: Interface,
     pub seed: u64,
 }
 
@@ -60,6 +64,7 @@ impl Default for ReplaySpec {
             timing: false,
             device: None,
             zone_mib: None,
+            interface: Interface::Zns,
             seed: 1,
         }
     }
@@ -83,6 +88,7 @@ impl ReplaySpec {
             self.seed,
             self.device.as_ref().map_or(String::new(), |d| format!(" device={}", d.display()))
         ) + &(if c.trigger == GcTrigger::default() { String::new() } else { format!(" gc_trigger={}", c.trigger.name()) })
+            + &(if self.interface == Interface::Zns { String::new() } else { format!(" interface={}", self.interface) })
     }
 
     /// Checks the settings before anything runs.
@@ -110,6 +116,18 @@ impl ReplaySpec {
                 return Err(LabError::Usage(format!("{}: no such device or image", d.display())));
             }
         }
+        if self.interface != Interface::Zns {
+            let i = self.interface;
+            if let Some(d) = &self.device {
+                return Err(LabError::Usage(format!("--interface {i}: an SSD model is sized from the trace; {} is a zoned device (use --interface zns)", d.display())));
+            }
+            if self.config.capacity == CapacityMode::Unbounded {
+                return Err(LabError::Usage(format!("--interface {i}: --unbounded is the host log's GC; an SSD has a fixed capacity")));
+            }
+            if self.config.store_data {
+                return Err(LabError::Usage(format!("--interface {i}: replays on an SSD model keep no data (--store-data is for ZNS)")));
+            }
+        }
         placement::find(&self.placement, &self.params)?;
         victim::find(&self.victim)?;
         Ok(())
@@ -119,6 +137,8 @@ impl ReplaySpec {
 #[derive(Clone, Debug, Serialize)]
 pub struct ReplayReport {
     pub workload: String,
+    /// `zns`, `fdp:N[:persistent]` or `conventional`.
+    pub interface: String,
     pub placement: String,
     pub victim: String,
     pub capacity_mode: CapacityMode,
@@ -129,7 +149,15 @@ pub struct ReplayReport {
     pub distinct_blocks: u64,
     pub user_blocks: u64,
     pub gc_blocks: u64,
+    /// Total write amplification: flash writes per user block write, `host_waf × device_waf`.
     pub waf: f64,
+    /// Blocks the host wrote to the device per user block (its GC's moves included): the ZNS
+    /// FTL's WAF; 1 on an SSD, where the host writes in place.
+    pub host_waf: f64,
+    /// Blocks the flash programmed per block the host wrote: 1 on ZNS (zones are written
+    /// once between resets), the device GC's on an SSD.
+    pub device_waf: f64,
+    /// Zones (ZNS) or reclaim units (SSD) reclaimed.
     pub gc_count: u64,
     pub user_gib: f64,
     pub gc_gib: f64,
@@ -143,6 +171,12 @@ pub struct ReplayReport {
     pub resets_min_max_mean: (u64, u64, f64),
     pub read_blocks: u64,
     pub device_time_s: Option<f64>,
+    /// 99th percentile of device write latency in µs (timed runs): every write the device
+    /// saw, the host GC's included on ZNS; on an SSD, host writes, which wait for the device's
+    /// foreground GC.
+    pub write_latency_us_p99: Option<f64>,
+    /// The SSD model of an FDP or conventional run.
+    pub ssd: Option<SsdSummary>,
     /// Seconds spent getting the trace ready (the one pass over the trace, or finding its cached
     /// replay stream; an annotated copy for the oracles): see [`crate::stage`]. A binary trace's
     /// first replay numbers its writes during the loop, so that time is in `wall_s`.
@@ -151,6 +185,24 @@ pub struct ReplayReport {
     pub wall_s: f64,
     pub blocks_per_s: f64,
     pub ftl_bytes_per_block: f64,
+}
+
+/// The SSD model behind an FDP or conventional replay, and what it did.
+#[derive(Clone, Debug, Serialize)]
+pub struct SsdSummary {
+    pub handles: u16,
+    pub handle_type: Option<String>,
+    /// Class → handle (empty: no hint).
+    pub class_to_handle: Vec<u16>,
+    pub logical_blocks: u64,
+    pub physical_blocks: u64,
+    /// Over-provisioning: physical blocks beyond the logical space per logical block.
+    pub spare: f64,
+    pub reclaim_unit_blocks: u64,
+    pub host_blocks_by_handle: Vec<u64>,
+    /// GC moves out of each handle's units, the shared GC units' last.
+    pub gc_blocks_by_handle: Vec<u64>,
+    pub invalid_placements: u64,
 }
 
 /// The largest zone `--zone-mib` accepts (64 GiB; the largest ZNS zones are 2 GiB).
@@ -291,6 +343,9 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
     let placement = placement::create(&spec.placement, &spec.params, env)?;
     let victim = victim::create(&spec.victim, spec.seed)?;
     let trace = if placement.needs_future() { Prepared::Staged(with_future(trace.into_staged()?, dir)?) } else { trace };
+    if spec.interface != Interface::Zns {
+        return replay_on_ssd(trace, spec, placement, started_stage, progress);
+    }
     let stage_s = started_stage.elapsed().as_secs_f64();
     let started = Instant::now();
     let blocks = trace.blocks_hint();
@@ -312,7 +367,9 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
             let mem = MemDevice::new(g, behavior, mode)?;
             let run = if spec.timing {
                 let dev = TimedDevice::new(mem, flash, 32)?;
-                run_ftl(Ftl::new_dense(dev, placement, victim, spec.config, blocks)?, trace, progress, |d| Some(d.report().elapsed_ns as f64 / 1e9))
+                run_ftl(Ftl::new_dense(dev, placement, victim, spec.config, blocks)?, trace, progress, |d| {
+                    Some((d.report().elapsed_ns as f64 / 1e9, d.report().write_latency.quantile(0.99) as f64 / 1e3))
+                })
             } else {
                 {
                     let mut ftl = Ftl::new_dense(mem, placement, victim, spec.config, blocks)?;
@@ -327,7 +384,7 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
             (g, run)
         }
     };
-    let Run { stats, zones, device_time_s, bytes_per_block, distinct, staged } = run?;
+    let Run { stats, zones, timed, bytes_per_block, distinct, staged } = run?;
     let wall_s = started.elapsed().as_secs_f64();
     let hist = stats.gp_histogram(None);
     let resets: Vec<u64> = zones.iter().map(|z| z.resets).collect();
@@ -335,6 +392,7 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
     let reclaimed: u64 = hist.iter().sum();
     Ok(ReplayReport {
         workload: staged.source.clone(),
+        interface: spec.interface.name(),
         placement: spec.placement.clone(),
         victim: spec.victim.clone(),
         capacity_mode: spec.config.capacity,
@@ -348,6 +406,8 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
         user_blocks: stats.user_blocks,
         gc_blocks: stats.gc_blocks,
         waf: stats.waf(),
+        host_waf: stats.waf(),
+        device_waf: 1.0,
         gc_count: stats.gc_count,
         user_gib: stats.user_blocks as f64 * block_gib,
         gc_gib: stats.gc_blocks as f64 * block_gib,
@@ -359,7 +419,9 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
         gp_histogram_by_class: stats.reclaimed_gp_by_class.iter().map(|h| h.to_vec()).collect(),
         resets_min_max_mean: (resets.iter().copied().min().unwrap_or(0), resets.iter().copied().max().unwrap_or(0), resets.iter().sum::<u64>() as f64 / resets.len().max(1) as f64),
         read_blocks: staged.reads,
-        device_time_s,
+        device_time_s: timed.map(|t| t.0),
+        write_latency_us_p99: timed.map(|t| t.1),
+        ssd: None,
         stage_s,
         wall_s,
         blocks_per_s: stats.user_blocks as f64 / wall_s.max(1e-9),
@@ -371,24 +433,18 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
 struct Run {
     stats: zonekit_ftl::FtlStats,
     zones: Vec<zonekit_ftl::ZoneInfo>,
-    device_time_s: Option<f64>,
+    /// Device seconds and write latency p99 (µs) of a timed run.
+    timed: Option<(f64, f64)>,
     bytes_per_block: f64,
     distinct: u64,
     /// The replay stream the run read or wrote.
     staged: Staged,
 }
 
-fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, trace: Prepared, progress: &mut dyn FnMut(u64), device_time_s: impl Fn(&D) -> Option<f64>) -> Result<Run> {
+fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, trace: Prepared, progress: &mut dyn FnMut(u64), timed: impl Fn(&D) -> Option<(f64, f64)>) -> Result<Run> {
     let staged = drive(&mut ftl, trace, progress)?;
     ftl.sync_device()?;
-    Ok(Run {
-        stats: ftl.stats().clone(),
-        zones: ftl.zones().to_vec(),
-        device_time_s: device_time_s(ftl.device()),
-        bytes_per_block: ftl.bytes_per_block(),
-        distinct: ftl.live_blocks(),
-        staged,
-    })
+    Ok(Run { stats: ftl.stats().clone(), zones: ftl.zones().to_vec(), timed: timed(ftl.device()), bytes_per_block: ftl.bytes_per_block(), distinct: ftl.live_blocks(), staged })
 }
 
 /// The FTL as the harness drives it: by dense block id.
@@ -401,6 +457,119 @@ impl<D: ZonedDevice> BlockEngine for Ftl<D> {
     #[inline]
     fn prefetch_pointed(&mut self, id: u32) {
         self.prefetch_slot(id);
+    }
+
+    #[inline]
+    fn write(&mut self, id: u32, time_us: u64, next_write: u64) -> Result<()> {
+        Ok(self.write_dense(id, time_us, next_write)?)
+    }
+}
+
+/// A replay through the placement's classes onto an FDP or conventional SSD model of the ZNS
+/// device's raw capacity ([`crate::interface`]): the host writes in place, the device collects.
+fn replay_on_ssd(
+    trace: Prepared,
+    spec: &ReplaySpec,
+    placement: Box<dyn zonekit_ftl::placement::Placement>,
+    started_stage: Instant,
+    progress: &mut dyn FnMut(u64),
+) -> Result<ReplayReport> {
+    // The ZNS device this replay would have had (sized from the same estimate): its raw
+    // capacity is the SSD's. The SSD's logical space is the trace's blocks, counted exactly.
+    let (g, _, flash) = geometry_for(spec, DistinctCounter::with_margin(trace.distinct_estimate()), 1)?;
+    let staged = trace.into_staged()?;
+    let stage_s = started_stage.elapsed().as_secs_f64();
+    let logical = staged.distinct.max(1);
+    let ru_blocks = g.zone_capacity_blocks;
+    let raw = g.zone_count as u64 * ru_blocks;
+    let i = spec.interface;
+    // Spare such that the physical space is exactly the zones' (a hair under raw / logical - 1,
+    // so rounding up to whole units cannot add one).
+    let spare = raw as f64 / logical as f64 * (1.0 - 1e-12) - 1.0;
+    if !(spare > 0.0 && spare < 1.0) {
+        return Err(LabError::Usage(format!(
+            "--interface {i}: the device's raw capacity ({raw} blocks) over the trace's {logical} blocks gives a spare of {spare:.3}; an SSD model takes a spare in (0, 1) (raise --utilization)"
+        )));
+    }
+    let mut cfg = zonekit_ssd::SsdConfig::conventional(logical, spare, ru_blocks);
+    cfg.victim = spec.victim.clone();
+    cfg.seed = spec.seed;
+    if let Interface::Fdp { handles, ruh_type } = i {
+        cfg.handles = vec![ruh_type; handles as usize];
+    }
+    if spec.timing {
+        cfg.flash = Some(flash);
+    }
+    debug_assert_eq!(cfg.physical_blocks(), raw, "the SSD's raw capacity is the zones'");
+    let ssd = zonekit_ssd::Ssd::new(cfg).map_err(|e| LabError::Usage(format!("--interface {i}: {e}")))?;
+    let mut host = zonekit_ftl::hinted::HintedFtl::new(ssd, placement, logical as usize)?;
+    let started = Instant::now();
+    let staged = drive(&mut host, Prepared::Staged(staged), progress)?;
+    let wall_s = started.elapsed().as_secs_f64();
+    let ssd = host.ssd();
+    let c = ssd.counters();
+    let hist = &host.stats().reclaimed_gp;
+    let reclaimed: u64 = hist.iter().sum();
+    let erases: Vec<u64> = ssd.erases_per_unit().collect();
+    let block_gib = g.block_size_bytes as f64 / (1u64 << 30) as f64;
+    let timing = ssd.timing();
+    Ok(ReplayReport {
+        workload: staged.source.clone(),
+        interface: i.name(),
+        placement: spec.placement.clone(),
+        victim: spec.victim.clone(),
+        capacity_mode: spec.config.capacity,
+        gc_trigger: "device".into(),
+        zones: g.zone_count,
+        zone_mib: g.zone_capacity_bytes() as f64 / (1 << 20) as f64,
+        distinct_blocks: logical,
+        user_blocks: c.host_blocks,
+        gc_blocks: c.gc_blocks,
+        waf: c.waf(),
+        host_waf: 1.0,
+        device_waf: c.waf(),
+        gc_count: c.erases,
+        user_gib: c.host_blocks as f64 * block_gib,
+        gc_gib: c.gc_blocks as f64 * block_gib,
+        reclaimed_gp_mean: (reclaimed > 0).then(|| hist.iter().enumerate().map(|(i, n)| i as f64 / 100.0 * *n as f64).sum::<f64>() / reclaimed as f64),
+        reclaimed_gp_q1_median_q3: gp_quantile(hist, 0.25).map(|q1| [q1, gp_quantile(hist, 0.5).unwrap(), gp_quantile(hist, 0.75).unwrap()]),
+        user_blocks_by_class: host.stats().user_blocks_by_class.clone(),
+        gc_blocks_by_class: c.gc_blocks_by_handle.clone(),
+        gp_histogram: hist.clone(),
+        gp_histogram_by_class: Vec::new(),
+        resets_min_max_mean: (erases.iter().copied().min().unwrap_or(0), erases.iter().copied().max().unwrap_or(0), erases.iter().sum::<u64>() as f64 / erases.len().max(1) as f64),
+        read_blocks: staged.reads,
+        device_time_s: timing.as_ref().map(|t| t.elapsed_s),
+        write_latency_us_p99: timing.as_ref().map(|t| t.write_latency_us_p99),
+        ssd: Some(SsdSummary {
+            handles: i.handles(),
+            handle_type: ssd.config().handles.first().map(|t| t.name().to_string()),
+            class_to_handle: host.fold().to_vec(),
+            logical_blocks: logical,
+            physical_blocks: ssd.config().physical_blocks(),
+            spare: ssd.config().spare,
+            reclaim_unit_blocks: ru_blocks,
+            host_blocks_by_handle: c.host_blocks_by_handle.clone(),
+            gc_blocks_by_handle: c.gc_blocks_by_handle.clone(),
+            invalid_placements: c.invalid_placements,
+        }),
+        stage_s,
+        wall_s,
+        blocks_per_s: c.host_blocks as f64 / wall_s.max(1e-9),
+        ftl_bytes_per_block: host.bytes_per_block(),
+    })
+}
+
+/// A placement on an SSD, as the harness drives it: by dense block id.
+impl BlockEngine for zonekit_ftl::hinted::HintedFtl {
+    #[inline]
+    fn prefetch(&mut self, id: u32) {
+        self.prefetch_id(id);
+    }
+
+    #[inline]
+    fn prefetch_pointed(&mut self, id: u32) {
+        zonekit_ftl::hinted::HintedFtl::prefetch_pointed(self, id);
     }
 
     #[inline]

@@ -29,6 +29,11 @@ use zonekit_report::{bar_chart, box_chart, csv, text_table};
 use zonekit_trace::input::Input;
 
 use crate::error::{LabError, Result};
+use crate::interface::Interface;
+
+/// The grid axis that sets the interface (`--grid "interface=zns,fdp:4,conventional"`): ZNS
+/// rows' WAF is the host's, the SSDs' the device's (the host writes in place), each the total.
+pub const INTERFACE_AXIS: &str = "interface";
 use crate::replay::{replay_staged, ReplayReport, ReplaySpec, TempDir};
 use crate::results::{fingerprint, resume, sealed, set_aside, write_atomically, Reading, ResultsFile};
 use crate::stage::{stage, with_future, Staged};
@@ -148,8 +153,11 @@ struct Job {
 }
 
 impl Job {
+    /// The placement's parameters, and the interface when it is not ZNS (so that a sweep
+    /// over interfaces has rows told apart in every table).
     fn params_cell(&self) -> String {
-        self.spec.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+        let interface = (self.spec.interface != Interface::Zns).then(|| format!("{INTERFACE_AXIS}={}", self.spec.interface));
+        interface.into_iter().chain(self.spec.params.iter().map(|(k, v)| format!("{k}={v}"))).collect::<Vec<_>>().join(" ")
     }
 
     /// The point's identity in `results.csv`: the first four columns and the settings.
@@ -186,7 +194,15 @@ impl Sweep {
         if self.placements.is_empty() || self.victims.is_empty() {
             return Err(LabError::Usage("name at least one placement and one victim".into()));
         }
-        for (axis, _) in &self.grid {
+        // `interface` is an axis of the device, not of a placement.
+        let interfaces: Vec<Interface> = match self.grid.iter().find(|(a, _)| a == INTERFACE_AXIS) {
+            Some(_) if self.base.interface != Interface::Zns => {
+                return Err(LabError::Usage(format!("--interface {} and a --grid interface axis: give the interfaces in one place", self.base.interface)))
+            }
+            Some((_, values)) => values.iter().map(|v| Interface::parse(v)).collect::<Result<_>>()?,
+            None => vec![self.base.interface],
+        };
+        for (axis, _) in self.grid.iter().filter(|(a, _)| a != INTERFACE_AXIS) {
             let takes = |p: &String| placement::find(p, &Params::new()).map(|info| info.params.iter().any(|q| q.name == axis)).unwrap_or(false);
             if !self.placements.iter().any(takes) {
                 return Err(LabError::Usage(format!("--grid: no placement of this sweep ({}) takes a parameter {axis:?}", self.placements.join(", "))));
@@ -212,12 +228,14 @@ impl Sweep {
                 }
                 for v in &self.victims {
                     for params in &points {
-                        let mut spec = ReplaySpec { placement: p.clone(), victim: v.clone(), params: params.clone(), ..self.base.clone() };
-                        if input.utilization.is_some() {
-                            spec.utilization = input.utilization;
+                        for &interface in &interfaces {
+                            let mut spec = ReplaySpec { placement: p.clone(), victim: v.clone(), params: params.clone(), interface, ..self.base.clone() };
+                            if input.utilization.is_some() {
+                                spec.utilization = input.utilization;
+                            }
+                            spec.validate()?;
+                            jobs.push(Job { input: i, spec, workload: input.label.clone() });
                         }
-                        spec.validate()?;
-                        jobs.push(Job { input: i, spec, workload: input.label.clone() });
                     }
                 }
             }

@@ -38,6 +38,11 @@ pub enum Experiment {
     /// BHB-DP's R1, R2 and M (not given by the thesis): a sensitivity sweep.
     #[value(name = "bhbdp-sensitivity")]
     BhbdpSensitivity,
+    /// One placement, every interface: Table 2.1's nodes × Table 4.3's placements on ZNS, FDP
+    /// SSDs with 2, 4 and 8 handles and a conventional SSD at the same raw capacity (host,
+    /// device and total WAF, write latency p99 from the timing model).
+    #[value(name = "interfaces")]
+    Interfaces,
 }
 
 #[derive(Args)]
@@ -50,12 +55,12 @@ pub struct ExperimentArgs {
     /// Smaller workloads, for a quick look (table-4.3: nodes 1 and 2 at 2 % of their size).
     #[arg(long)]
     quick: bool,
-    /// table-4.3 and granularity: which of Table 2.1's nodes, e.g. 1,3,5 (default: all ten;
-    /// granularity: node 1).
+    /// table-4.3, granularity and interfaces: which of Table 2.1's nodes, e.g. 1,3,5 (default:
+    /// all ten; granularity: node 1).
     #[arg(long, value_delimiter = ',')]
     nodes: Option<Vec<u32>>,
-    /// table-4.3: share of each node's size to replay (writes, working set and device scale
-    /// together), in (0, 1].
+    /// table-4.3 and interfaces: share of each node's size to replay (writes, working set and
+    /// device scale together), in (0, 1] (interfaces: default 0.1).
     #[arg(long)]
     scale: Option<f64>,
     #[arg(long, default_value_t = 2)]
@@ -89,12 +94,15 @@ fn default_traces() -> Vec<PathBuf> {
 }
 
 pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
-    let node_experiment = matches!(a.experiment, Experiment::Table43 | Experiment::Granularity);
+    let node_experiment = matches!(a.experiment, Experiment::Table43 | Experiment::Granularity | Experiment::Interfaces);
     if !node_experiment && a.nodes.is_some() {
         usage!("--nodes is for table-4.3 and granularity (Table 2.1's nodes)");
     }
-    if !matches!(a.experiment, Experiment::Table43) && a.scale.is_some() {
-        usage!("--scale is for table-4.3 (granularity runs its own scales)");
+    if !matches!(a.experiment, Experiment::Table43 | Experiment::Interfaces) && a.scale.is_some() {
+        usage!("--scale is for table-4.3 and interfaces (granularity runs its own scales)");
+    }
+    if matches!(a.experiment, Experiment::Interfaces) && a.traces.is_some() {
+        usage!("--traces: interfaces runs Table 2.1's nodes (replay a trace with --interface)");
     }
     if matches!(a.experiment, Experiment::Granularity) && a.traces.is_some() {
         usage!("--traces: granularity scales Table 2.1's nodes, not traces");
@@ -117,6 +125,7 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
             run_grid(&workloads(a.quick)[..2], &traces, &all(&[BHBDP.name]), &all(&[CBE.name]), Some("r1=0.1,0.25,0.5,1;r2=1.5,3,6;m=2,8,32"), &ftl(), 1, a.jobs, None, &out)?;
         }
         Experiment::Table22 => table_22(&workloads(a.quick), &traces, &out)?,
+        Experiment::Interfaces => interfaces(&a, &out)?,
     }
     crate::report_cmd::finish(&out)?;
     Ok(ExitCode::SUCCESS)
@@ -313,5 +322,61 @@ fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
     std::fs::write(out.join("granularity.csv"), csv(&header, &table))?;
     std::fs::write(out.join("granularity.svg"), line_chart("WAF as zones per working set grow (32 MiB zones)", "zones per working set", "WAF", &series, true))?;
     println!("wrote {}/{{granularity.csv, granularity.svg}}", out.display());
+    Ok(())
+}
+
+/// The interfaces experiment's default share of each node (node 1: ~200 zones per working set,
+/// every run timed; about 25 minutes on 2 cores for the ten nodes).
+const INTERFACES_SCALE: f64 = 0.1;
+
+/// `zonekit experiment interfaces`: Table 4.3's placements on every interface, at the same raw
+/// capacity (docs/results/interfaces.md).
+fn interfaces(a: &ExperimentArgs, out: &Path) -> Result<()> {
+    use zonekit_lab::interface::Interface;
+    use zonekit_lab::interfaces::{self, InterfacesSpec};
+    use zonekit_ssd::RuhType;
+    let (default_nodes, default_scale): (Vec<u32>, f64) = if a.quick { (vec![1], 0.02) } else { ((1..=10).collect(), INTERFACES_SCALE) };
+    let nodes = chosen_nodes(a, &default_nodes)?;
+    let scale = a.scale.unwrap_or(default_scale);
+    let fdp = |handles| Interface::Fdp { handles, ruh_type: RuhType::InitiallyIsolated };
+    let compared = vec![Interface::Zns, fdp(2), fdp(4), fdp(8), Interface::Conventional];
+    println!(
+        "One placement, every interface: Table 2.1's nodes at {scale} of their size, femu-zns raw capacity ({:.1} GiB per node), 32 MiB zones = reclaim units, CBE victims on the host (ZNS) and in the device (FDP, conventional), timed.",
+        DEVICE_GIB * scale
+    );
+    println!("GC when free space runs short on every interface (ZNS: --gc-trigger free-zones); ZNS under the thesis' trigger (gp-sealed at 15 %) beside it as zns/gp-sealed.");
+    let inputs = node_inputs(&nodes, scale)?;
+    let placements: Vec<String> = THESIS_TABLE_4_3.iter().map(|t| t.0.to_string()).collect();
+    let lazy = FtlArgs { gc_trigger: GcTrigger::FreeZones.name().into(), timing: true, ..thesis_ftl() };
+    let eager = FtlArgs { timing: true, ..thesis_ftl() };
+    let spec = |ftl: &FtlArgs, interfaces: Vec<Interface>, inputs: Vec<zonekit_lab::sweep::SweepInput>| InterfacesSpec {
+        inputs,
+        placements: placements.clone(),
+        interfaces,
+        base: ftl.spec(BHBDP.name, CBE.name, Default::default(), 1),
+        threads: a.jobs,
+    };
+    let bar = std::sync::Mutex::new(None::<crate::progress::Progress>);
+    let on_start = |n: usize| *bar.lock().unwrap() = Some(crate::progress::Progress::bar(n as u64, "runs").with_message("interfaces"));
+    let on_done = || {
+        if let Some(b) = bar.lock().unwrap().as_ref() {
+            b.inc(1);
+        }
+    };
+    let main = spec(&lazy, compared.clone(), inputs.clone());
+    let mut rows = interfaces::run(&main, &on_start, &on_done).map_err(lab)?;
+    let mut thesis_rows = interfaces::run(&spec(&eager, vec![Interface::Zns], inputs), &on_start, &on_done).map_err(lab)?;
+    if let Some(b) = bar.lock().unwrap().take() {
+        b.finish_and_clear();
+    }
+    for r in &mut thesis_rows {
+        r.interface = "zns/gp-sealed".into();
+    }
+    rows.extend(thesis_rows);
+    let mut names: Vec<String> = compared.iter().map(Interface::name).collect();
+    names.insert(1, "zns/gp-sealed".into());
+    let text = interfaces::write(out, &placements, &names, &rows).map_err(lab)?;
+    print!("\n{text}");
+    println!("wrote {}/{{interfaces.csv, summary.csv, waf.svg, write_p99.svg}}", out.display());
     Ok(())
 }

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use zonekit_ftl::engine::DEFAULT_GC_THRESHOLD;
 use zonekit_ftl::placement::{self, Params};
 use zonekit_ftl::{victim, CapacityMode, FtlConfig, GcTrigger};
+use zonekit_lab::interface::Interface;
 use zonekit_lab::replay::{replay, ReplayReport, ReplaySpec, DEFAULT_PRESET, DEFAULT_UTILIZATION};
 use zonekit_lab::sweep::{self, Shard, Sweep, SweepInput};
 use zonekit_lab::LabError;
@@ -53,6 +54,16 @@ pub struct FtlArgs {
     /// the SepBIT simulator's --setSegmentSize 33554432.
     #[arg(long, conflicts_with = "device")]
     pub zone_mib: Option<u64>,
+    /// What the flash is reached through, at the same raw capacity: zns (the FTL's host GC),
+    /// fdp:N or fdp:N:persistent (an FDP SSD with N initially or persistently isolated
+    /// handles: each placement class is written under a handle, the device collects) or
+    /// conventional (an SSD that takes no hint). On an SSD the host writes in place.
+    #[arg(long, default_value = "zns", value_parser = parse_interface)]
+    pub interface: Interface,
+}
+
+fn parse_interface(s: &str) -> std::result::Result<Interface, String> {
+    Interface::parse(s).map_err(|e| e.to_string())
 }
 
 impl Default for FtlArgs {
@@ -68,6 +79,7 @@ impl Default for FtlArgs {
             timing: false,
             device: None,
             zone_mib: None,
+            interface: Interface::Zns,
         }
     }
 }
@@ -89,6 +101,7 @@ impl FtlArgs {
             timing: self.timing,
             device: self.device.clone(),
             zone_mib: self.zone_mib,
+            interface: self.interface,
             seed,
         }
     }
@@ -159,16 +172,31 @@ fn print_report(r: &ReplayReport) {
     let q = r.reclaimed_gp_q1_median_q3.map_or("-".into(), |q| format!("{:.2} / {:.2} / {:.2}", q[0], q[1], q[2]));
     let rows = vec![
         vec!["placement + victim".into(), format!("{} + {}", r.placement, r.victim)],
-        vec!["device".into(), format!("{} zones of {:.0} MiB ({:?})", r.zones, r.zone_mib, r.capacity_mode)],
+        vec!["interface".into(), r.interface.clone()],
+        match &r.ssd {
+            None => vec!["device".into(), format!("{} zones of {:.0} MiB ({:?})", r.zones, r.zone_mib, r.capacity_mode)],
+            Some(s) => vec![
+                "device".into(),
+                format!(
+                    "SSD of {} reclaim units of {:.0} MiB, {} logical blocks, {:.1} % spare; classes → handles {:?}",
+                    r.zones,
+                    r.zone_mib,
+                    s.logical_blocks,
+                    s.spare * 100.0,
+                    s.class_to_handle
+                ),
+            ],
+        },
         vec!["working set".into(), format!("{} blocks", r.distinct_blocks)],
         vec!["user writes".into(), format!("{} blocks ({:.2} GiB)", r.user_blocks, r.user_gib)],
         vec!["GC writes".into(), format!("{} blocks ({:.2} GiB)", r.gc_blocks, r.gc_gib)],
-        vec!["WAF".into(), format!("{:.3}", r.waf)],
-        vec!["GC count (zones reclaimed)".into(), r.gc_count.to_string()],
+        vec!["WAF (host × device)".into(), format!("{:.3} = {:.3} × {:.3}", r.waf, r.host_waf, r.device_waf)],
+        vec![if r.ssd.is_some() { "GC count (reclaim units erased)" } else { "GC count (zones reclaimed)" }.into(), r.gc_count.to_string()],
         vec!["reclaimed GP mean".into(), r.reclaimed_gp_mean.map_or("-".into(), |m| format!("{m:.3}"))],
         vec!["reclaimed GP Q1 / median / Q3".into(), q],
         vec!["zone resets min / max / mean".into(), format!("{} / {} / {:.1}", r.resets_min_max_mean.0, r.resets_min_max_mean.1, r.resets_min_max_mean.2)],
         vec!["device time (timing model)".into(), r.device_time_s.map_or("-".into(), |t| format!("{t:.2} s"))],
+        vec!["write latency p99 (timing model)".into(), r.write_latency_us_p99.map_or("-".into(), |t| format!("{t:.0} µs"))],
         vec!["staging".into(), format!("{:.2} s (one pass over the trace, or its cached replay stream; a binary trace's first replay numbers it as it goes)", r.stage_s)],
         vec!["replay speed".into(), format!("{:.2} M blocks/s ({:.2} s)", r.blocks_per_s / 1e6, r.wall_s)],
         vec!["FTL state".into(), format!("{:.1} B per live block", r.ftl_bytes_per_block)],
@@ -223,7 +251,8 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',', default_value = victim::cbe::CBE.name)]
     victims: Vec<String>,
     /// Parameter grid for the placements, e.g. "r1=0.25,0.5,1;r2=2,4" (every combination, for
-    /// each placement that takes those parameters).
+    /// each placement that takes those parameters); the axis `interface` runs every point on
+    /// each interface, e.g. "interface=zns,fdp:4,conventional" (see --interface).
     #[arg(long)]
     grid: Option<String>,
     #[command(flatten)]

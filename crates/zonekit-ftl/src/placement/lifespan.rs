@@ -64,6 +64,10 @@ impl Placement for Lifespan {
     fn classes(&self) -> usize {
         self.classes
     }
+    /// Every class but the last, which takes only blocks GC finds never rewritten.
+    fn user_classes(&self) -> usize {
+        self.classes - 1
+    }
     fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
         // The policy word: EWMA of log2(interval) in 8.8 fixed point + 1; 0 = no interval yet.
         let Some(last) = b.last_user_write else {

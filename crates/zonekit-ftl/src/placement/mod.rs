@@ -69,6 +69,12 @@ pub trait Placement: Send {
     fn name(&self) -> String;
     /// How many classes (open zones) it writes to.
     fn classes(&self) -> usize;
+    /// How many classes user writes go to: they are `0 .. user_classes()`, hot to cold (the
+    /// rest, if any, take only GC writes). A device that places data by handle folds them
+    /// onto its handles ([`crate::hinted`]).
+    fn user_classes(&self) -> usize {
+        self.classes()
+    }
     /// Class of a user write.
     fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize;
     /// Class of a GC write (relocation of a still-valid block).

@@ -31,6 +31,9 @@ impl Placement for Normal {
     fn classes(&self) -> usize {
         self.user_classes + 1
     }
+    fn user_classes(&self) -> usize {
+        self.user_classes
+    }
     fn user_write(&mut self, _: &BlockCtx, _: &mut u32) -> usize {
         let c = self.next;
         self.next = (self.next + 1) % self.user_classes;

@@ -181,6 +181,10 @@ impl Placement for SepBit {
     fn classes(&self) -> usize {
         self.zones_filled.len()
     }
+    /// Classes 1 and 2 (short and long previous lifetime); the rest take GC writes.
+    fn user_classes(&self) -> usize {
+        2
+    }
     fn user_write(&mut self, b: &BlockCtx, word: &mut u32) -> usize {
         // Written without branches on the block's own history: which way a write goes is data,
         // and a mispredicted branch cost more than computing both sides.

@@ -16,6 +16,9 @@ impl Placement for SepGc {
     fn classes(&self) -> usize {
         2
     }
+    fn user_classes(&self) -> usize {
+        1
+    }
     fn user_write(&mut self, _: &BlockCtx, _: &mut u32) -> usize {
         0
     }
