@@ -146,6 +146,9 @@ pub struct SsdTiming {
 pub struct Ssd {
     cfg: SsdConfig,
     ru_blocks: u64,
+    /// log2 of `ru_blocks` when it is a power of two: a slot's unit by shift (the division sat
+    /// on the path of every overwrite).
+    ru_shift: Option<u32>,
     units_per_group: u64,
     /// Per reclaim unit: the pool's bookkeeping (state, written, valid, times, erases).
     units: Vec<ZoneInfo>,
@@ -239,6 +242,7 @@ impl Ssd {
         let handles = cfg.handles.len().max(1);
         Ok(Ssd {
             ru_blocks,
+            ru_shift: ru_blocks.is_power_of_two().then(|| ru_blocks.trailing_zeros()),
             units_per_group,
             units: vec![ZoneInfo::default(); units as usize],
             unit_handle: vec![0; units as usize],
@@ -391,7 +395,10 @@ impl Ssd {
 
     #[inline]
     fn unit_of(&self, slot: u32) -> usize {
-        (slot as u64 / self.ru_blocks) as usize
+        match self.ru_shift {
+            Some(shift) => (slot >> shift) as usize,
+            None => (slot as u64 / self.ru_blocks) as usize,
+        }
     }
 
     #[inline]
