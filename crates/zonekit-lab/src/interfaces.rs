@@ -294,7 +294,8 @@ pub fn navy_anchor(logical_blocks: u64, seed: u64) -> Result<(f64, Vec<NavyRow>)
 pub fn navy_waf(s: &NavySpec) -> Result<f64> {
     use zonekit_ssd::{Pid, RuhType, Ssd, SsdConfig};
     let bad = |m: String| LabError::Usage(format!("the Navy anchor: {m}"));
-    if !(s.used > 0.0 && s.used <= 1.0) || !(s.small_share > 0.0 && s.small_share < 1.0) || !(0.0..=1.0).contains(&s.small_writes) {
+    let in_range = s.used > 0.0 && s.used <= 1.0 && s.small_share > 0.0 && s.small_share < 1.0 && (0.0..=1.0).contains(&s.small_writes);
+    if !in_range {
         return Err(bad(format!("used {} and small share {} must be in (0, 1], small writes {} in [0, 1]", s.used, s.small_share, s.small_writes)));
     }
     let mut cfg =
