@@ -209,6 +209,16 @@ impl SsdConfig {
         if self.handles.len() > u16::MAX as usize {
             return bad(format!("{} reclaim-unit handles: at most {}", self.handles.len(), u16::MAX));
         }
+        let rgif = crate::log::rgif(self.reclaim_groups);
+        if self.handles.len() as u64 > crate::log::handles_max(rgif) as u64 {
+            return bad(format!(
+                "{} reclaim-unit handles in {} reclaim groups: a placement identifier keeps {} bits for the group, leaving room for {} handles",
+                self.handles.len(),
+                self.reclaim_groups,
+                rgif,
+                crate::log::handles_max(rgif)
+            ));
+        }
         if self.queue_depth == 0 {
             return bad("queue depth: at least 1".into());
         }
