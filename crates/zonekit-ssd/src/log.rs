@@ -50,15 +50,18 @@ pub struct FdpEvent {
     pub blocks: u64,
 }
 
-/// A RUH's usage attribute (TP4146's RUHA).
+/// A RUH's usage attribute (TP4146's RUHA): how the handle is attached to namespaces, not
+/// whether anything was written through it (QEMU sets it when a namespace is attached).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuhAttribute {
-    /// 00h: not used by a namespace write yet.
+    /// 00h: no namespace uses the handle.
     Unused,
-    /// 01h: a host write named it.
+    /// 01h: the handle is in a namespace's placement handle list, so the host names it in
+    /// placement identifiers. The model is one namespace listing every handle: all are this.
     HostSpecified,
-    /// 02h: the controller chose it for a write that named none.
+    /// 02h: the controller chose the handle for a namespace created without a placement
+    /// handle list (not modelled).
     ControllerSpecified,
 }
 
