@@ -61,6 +61,15 @@ fn a_scaled_preset_and_a_conventional_run_work() {
         d,
     );
     assert!(persistent.contains("type 2h (persistently-isolated)"), "{persistent}");
+    // --timed charges the flash timing model: device time and write latency in the report.
+    let timed: serde_json::Value =
+        serde_json::from_str(&ok(&["ssd", "run", "--logical-mib", "16", "--erase-block-kib", "256", "--ru-erase-blocks", "1", "--writes", "4096", "--timed", "--json"], d))
+            .unwrap();
+    assert!(timed["report"]["timing"]["elapsed_s"].as_f64().unwrap() > 0.0, "{timed}");
+    let untimed: serde_json::Value =
+        serde_json::from_str(&ok(&["ssd", "run", "--logical-mib", "16", "--erase-block-kib", "256", "--ru-erase-blocks", "1", "--writes", "4096", "--json"], d)).unwrap();
+    assert!(untimed["report"]["timing"].is_null());
+    assert_eq!(untimed["report"]["counters"], timed["report"]["counters"], "time decides nothing the device does");
 }
 
 #[test]
