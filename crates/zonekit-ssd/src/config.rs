@@ -126,6 +126,43 @@ impl SsdConfig {
         self.units() * self.ru_blocks()
     }
 
+    /// Bytes of memory the model holds for this shape (mapping, reverse map, live bits, unit
+    /// records, the data when kept), saturating: what a caller checks against the machine
+    /// before [`crate::Ssd::new`] allocates it.
+    pub fn memory_bytes(&self) -> u64 {
+        let physical = self.physical_blocks();
+        let unit_bytes = std::mem::size_of::<zonekit_pool::ZoneInfo>() as u64 + 2;
+        let data = if self.store_data { physical.saturating_mul(self.block_size_bytes as u64) } else { 0 };
+        self.logical_blocks
+            .saturating_mul(4)
+            .saturating_add(physical.saturating_mul(4))
+            .saturating_add(physical / 8)
+            .saturating_add(self.units().saturating_mul(unit_bytes))
+            .saturating_add(data)
+    }
+
+    /// The most handles of this shape's first handle type (initially isolated for a
+    /// conventional shape) that [`SsdConfig::validate`] accepts at this size, up to `limit`: what
+    /// a caller names when a handle count does not fit.
+    pub fn handles_that_fit(&self, limit: u16) -> u16 {
+        let ruh_type = self.handles.first().copied().unwrap_or(RuhType::InitiallyIsolated);
+        let fits = |n: u16| SsdConfig { handles: vec![ruh_type; n as usize], ..self.clone() }.validate().is_ok();
+        // Fewer handles never need more units: the largest that fits, by bisection.
+        if limit == 0 || !fits(1) {
+            return 0;
+        }
+        let (mut lo, mut hi) = (1u16, limit);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        lo
+    }
+
     /// Write points of one reclaim group: a user stream per handle (one for a conventional
     /// SSD), then the GC streams (one shared by the initially isolated handles and the
     /// conventional SSD's data, one per persistently isolated handle).
@@ -171,6 +208,16 @@ impl SsdConfig {
         }
         if self.handles.len() > u16::MAX as usize {
             return bad(format!("{} reclaim-unit handles: at most {}", self.handles.len(), u16::MAX));
+        }
+        let rgif = crate::log::rgif(self.reclaim_groups);
+        if self.handles.len() as u64 > crate::log::handles_max(rgif) as u64 {
+            return bad(format!(
+                "{} reclaim-unit handles in {} reclaim groups: a placement identifier keeps {} bits for the group, leaving room for {} handles",
+                self.handles.len(),
+                self.reclaim_groups,
+                rgif,
+                crate::log::handles_max(rgif)
+            ));
         }
         if self.queue_depth == 0 {
             return bad("queue depth: at least 1".into());

@@ -36,9 +36,11 @@
 pub mod config;
 pub mod log;
 pub mod preset;
+pub mod run;
 pub mod ssd;
 
 pub use config::{RuhType, SsdConfig};
+pub use run::{HotCold, SsdReport};
 pub use ssd::{Notice, Ssd, SsdCounters, SsdTiming};
 
 use serde::Serialize;

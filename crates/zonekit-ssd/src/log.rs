@@ -50,15 +50,18 @@ pub struct FdpEvent {
     pub blocks: u64,
 }
 
-/// A RUH's usage attribute (TP4146's RUHA).
+/// A RUH's usage attribute (TP4146's RUHA): how the handle is attached to namespaces, not
+/// whether anything was written through it (QEMU sets it when a namespace is attached).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuhAttribute {
-    /// 00h: not used by a namespace write yet.
+    /// 00h: no namespace uses the handle.
     Unused,
-    /// 01h: a host write named it.
+    /// 01h: the handle is in a namespace's placement handle list, so the host names it in
+    /// placement identifiers. The model is one namespace listing every handle: all are this.
     HostSpecified,
-    /// 02h: the controller chose it for a write that named none.
+    /// 02h: the controller chose the handle for a namespace created without a placement
+    /// handle list (not modelled).
     ControllerSpecified,
 }
 
@@ -106,9 +109,26 @@ pub struct EventsLog {
     pub events: Vec<FdpEvent>,
 }
 
-/// Bits needed to name `groups` reclaim groups (0 for one).
-fn group_bits(groups: u16) -> u8 {
-    (u16::BITS - (groups.max(1) - 1).leading_zeros()) as u8
+/// The Reclaim Group Identifier Format for `groups` reclaim groups: the bits of a placement
+/// identifier that name the group. 0 for one group (the PID is the placement handle); else
+/// QEMU's rule, the bit length of NRG: 2 for 2 or 3 groups, 3 for 4 to 7. That is one bit more
+/// than needed when NRG is a power of two; TP4146 leaves RGIF to the controller (the host
+/// decodes PIDs by the value it reports), and following QEMU makes every placement identifier
+/// the same number on both (RG 1, PH 3 is 0x4003 on each), so a command sequence captured on
+/// QEMU replays on the model unchanged (docs/fdp/README.md, "Our model against QEMU"). It
+/// costs the placement handle field one bit: 13 bits with 2 groups, far more handles than a
+/// device has.
+pub fn rgif(groups: u16) -> u8 {
+    if groups <= 1 {
+        0
+    } else {
+        (u16::BITS - groups.leading_zeros()) as u8
+    }
+}
+
+/// The most placement handles a PID can name under `rgif`: 2^(16 - rgif).
+pub fn handles_max(rgif: u8) -> u32 {
+    1u32 << (16 - rgif.min(16) as u32)
 }
 
 impl Pid {
@@ -117,7 +137,7 @@ impl Pid {
         if rgif == 0 {
             self.handle
         } else {
-            (self.group << (16 - rgif as u32)) | self.handle
+            ((self.group as u32) << (16 - rgif.min(16) as u32)) as u16 | self.handle
         }
     }
 
@@ -126,7 +146,8 @@ impl Pid {
         if rgif == 0 {
             Pid { group: 0, handle: pid }
         } else {
-            Pid { group: pid >> (16 - rgif as u32), handle: pid & (u16::MAX >> rgif) }
+            let shift = 16 - rgif.min(16) as u32;
+            Pid { group: (pid as u32 >> shift) as u16, handle: (pid as u32 & ((1 << shift) - 1)) as u16 }
         }
     }
 }
@@ -136,7 +157,7 @@ impl Ssd {
     pub fn config_log(&self) -> Option<ConfigLog> {
         let c = self.config();
         c.is_fdp().then(|| ConfigLog {
-            rgif: group_bits(c.reclaim_groups),
+            rgif: rgif(c.reclaim_groups),
             nrg: c.reclaim_groups,
             nruh: c.handles.len() as u16,
             runs: c.ru_blocks() * c.block_size_bytes as u64,
@@ -210,7 +231,7 @@ mod tests {
     #[test]
     fn placement_identifiers_round_trip_through_their_encoding() {
         for groups in [1u16, 2, 3, 4, 16] {
-            let rgif = group_bits(groups);
+            let rgif = rgif(groups);
             for group in 0..groups {
                 for handle in [0u16, 1, 7, 255] {
                     let pid = Pid { group, handle };
@@ -218,9 +239,12 @@ mod tests {
                 }
             }
         }
-        assert_eq!(group_bits(1), 0);
-        assert_eq!(group_bits(2), 1);
-        assert_eq!(group_bits(4), 2);
-        assert_eq!(group_bits(5), 3);
+        // QEMU's rule (the bit length of NRG), checked against its capture in
+        // tests/qemu_reference.rs.
+        assert_eq!([1, 2, 3, 4, 5, 7, 8, u16::MAX].map(rgif), [0, 2, 2, 3, 3, 3, 4, 16]);
+        assert_eq!(handles_max(2), 1 << 14);
+        assert_eq!(handles_max(16), 1);
+        assert_eq!(Pid::decode(0x4003, 2), Pid { group: 1, handle: 3 });
+        assert_eq!(Pid { group: 1, handle: 0 }.encode(16), 1);
     }
 }

@@ -98,6 +98,21 @@ impl SsdPreset {
         c
     }
 
+    /// The drive's shape at `logical_blocks` (a model the machine can hold): spare, erase
+    /// block, reclaim groups and handles as the drive's, the reclaim unit shrunk by the same
+    /// factor as the capacity, in whole erase blocks (at least one). Keeping a 6 GiB reclaim
+    /// unit on a 1 GiB model would leave it a handful of units, too few for its handles'
+    /// write points and the GC's reserve.
+    pub fn scaled(&self, logical_blocks: u64) -> SsdConfig {
+        let mut c = self.config_for(logical_blocks);
+        let full = self.capacity_bytes / BLOCK_BYTES as u64;
+        if logical_blocks < full {
+            let scale = logical_blocks as f64 / full as f64;
+            c.ru_erase_blocks = ((self.ru_erase_blocks as f64 * scale).round() as u64).max(1);
+        }
+        c
+    }
+
     pub fn flash(&self) -> FlashConfig {
         zonekit_device::preset::find(self.flash_of).expect("a preset names a zoned preset that exists").flash
     }
@@ -127,5 +142,18 @@ mod tests {
             p.flash().validate().unwrap();
         }
         assert_eq!(find("fdp-pm9d3a").unwrap().ru_bytes(), gib(6));
+    }
+
+    #[test]
+    fn every_preset_scaled_to_a_gib_is_a_valid_device_of_its_shape() {
+        for p in PRESETS {
+            let c = p.scaled(gib(1) / BLOCK_BYTES as u64);
+            c.validate().unwrap_or_else(|e| panic!("{} at 1 GiB: {e}", p.name));
+            assert_eq!((c.spare, c.reclaim_groups, c.handles.len()), (p.spare, p.reclaim_groups, p.handles.map_or(0, |h| h.0 as usize)));
+            assert_eq!(c.erase_block_blocks * BLOCK_BYTES as u64, p.erase_block_bytes);
+            assert!(c.ru_erase_blocks >= 1 && c.ru_erase_blocks <= p.ru_erase_blocks);
+            // At its own capacity the shape is the drive's.
+            assert_eq!(p.scaled(p.capacity_bytes / BLOCK_BYTES as u64).ru_erase_blocks, p.ru_erase_blocks);
+        }
     }
 }

@@ -257,7 +257,11 @@ impl Ssd {
             victim,
             now: 0,
             counters: SsdCounters { host_blocks_by_handle: vec![0; handles], gc_blocks_by_handle: vec![0; handles + 1], ..SsdCounters::default() },
-            ruh_usage: vec![RuhAttribute::Unused; handles],
+            // TP4146's RUH usage attribute says how a handle is attached, not whether it was
+            // written: Host Specified for a handle in a namespace's placement handle list. The
+            // model is one namespace whose list is every handle (QEMU reports 01h for each
+            // listed RUH from power-on: tests/qemu_reference.rs).
+            ruh_usage: vec![RuhAttribute::HostSpecified; handles],
             events: VecDeque::new(),
             events_total: 0,
             notices: None,
@@ -365,11 +369,9 @@ impl Ssd {
         pid.group < self.cfg.reclaim_groups && (pid.handle as usize) < self.cfg.handles.len()
     }
 
-    /// Where a write that names no placement goes: handle 0 of group 0.
+    /// Where a write that names no placement goes: handle 0 of group 0 (placement handle 0
+    /// of the namespace, as QEMU places it).
     fn controller_placement(&mut self) -> (usize, usize) {
-        if self.ruh_usage[0] == RuhAttribute::Unused {
-            self.ruh_usage[0] = RuhAttribute::ControllerSpecified;
-        }
         (0, 0)
     }
 
@@ -382,7 +384,6 @@ impl Ssd {
         if !self.pid_valid(pid) {
             return Err(SsdError::InvalidPlacement { pid, groups: self.cfg.reclaim_groups, handles: self.cfg.handles.len() as u16 });
         }
-        self.ruh_usage[pid.handle as usize] = RuhAttribute::HostSpecified;
         Ok((pid.group as usize, pid.handle as usize))
     }
 
@@ -699,9 +700,18 @@ impl Ssd {
 
     /// FDP's Reclaim Unit Handle Update (I/O Management Send): the handle moves to a fresh
     /// reclaim unit; the one it pointed to is closed as it is.
+    ///
+    /// A handle always references a reclaim unit. The model takes one from the free list only
+    /// at the handle's first write, so a handle nothing was written through yet references
+    /// an empty unit; the update leaves it not fully written all the same (TP4146's event
+    /// 00h, which QEMU logs too), though the unit goes back unerased and costs nothing.
     pub fn update_handle(&mut self, pid: Pid) -> Result<(), SsdError> {
         self.check_powered()?;
         let (group, handle) = self.resolve(pid)?;
+        let point = self.points[group * self.streams + handle];
+        if point.unit == NO_UNIT || self.units[point.unit as usize].written == 0 {
+            self.log_event(EventKind::RuNotFullyWritten, Some(pid), self.ru_blocks);
+        }
         self.close_point(group, handle);
         Ok(())
     }

@@ -234,7 +234,9 @@ fn log_pages_count_what_the_device_did() {
     let mut ssd = Ssd::new(SsdConfig::fdp(2048, 0.25, 64, 4, RuhType::InitiallyIsolated)).unwrap();
     let config = ssd.config_log().unwrap();
     assert_eq!((config.nrg, config.nruh, config.runs), (1, 4, 64 * 4096));
-    assert!(ssd.usage_log().unwrap().attributes.iter().all(|a| a.code() == 0));
+    // Every handle is in the (one) namespace's placement handle list: Host Specified (01h)
+    // from power-on, as QEMU reports it.
+    assert!(ssd.usage_log().unwrap().attributes.iter().all(|a| a.code() == 1));
     let mut rng = Rng::new(3);
     for _ in 0..20_000 {
         let lba = rng.below(2048);
@@ -248,7 +250,7 @@ fn log_pages_count_what_the_device_did() {
     assert_eq!(stats.mbe, c.erases * 64 * 4096);
     assert!(stats.mbmw > stats.hbmw && stats.mbe > 0);
     let usage = ssd.usage_log().unwrap();
-    assert_eq!(usage.attributes.iter().map(|a| a.code()).collect::<Vec<_>>(), [1, 1, 0, 0]);
+    assert_eq!(usage.attributes.iter().map(|a| a.code()).collect::<Vec<_>>(), [1, 1, 1, 1]);
     let events = ssd.events_log().unwrap();
     assert!(events.events.iter().any(|e| e.kind.code() == 0x80 && e.blocks > 0), "media reallocated logged");
     assert!(events.events.iter().any(|e| e.kind.code() == 0x00), "RU not fully written logged for the update");

@@ -24,6 +24,7 @@ mod progress;
 mod replay_cmd;
 mod report_cmd;
 mod serve_cmd;
+mod ssd_cmd;
 mod trace_cmd;
 mod tree_cmd;
 mod tree_image;
@@ -86,6 +87,10 @@ enum Command {
     /// an emulated zoned drive as /dev/ublkbN.
     #[command(subcommand)]
     Serve(serve_cmd::ServeCommand),
+    /// Conventional and NVMe FDP SSD models (device GC, reclaim units and handles, FDP's log
+    /// pages): `ssd presets`, and `ssd run` to drive one with a generated workload.
+    #[command(subcommand)]
+    Ssd(ssd_cmd::SsdCommand),
 }
 
 /// `zonekit device ...` with the lock flag its commands share.
@@ -138,6 +143,7 @@ fn main() -> ExitCode {
         Some(Command::Ocssd(cmd)) => ocssd_cmd::run(cmd),
         Some(Command::Cache(cmd)) => cache_cmd::run(cmd),
         Some(Command::Serve(cmd)) => serve_cmd::run(cmd),
+        Some(Command::Ssd(cmd)) => ssd_cmd::run(cmd),
     };
     match result {
         Ok(code) => code,
