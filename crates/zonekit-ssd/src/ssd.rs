@@ -453,7 +453,7 @@ impl Ssd {
     }
 
     /// Appends `lba` to write point `stream` of `group` (which has room) and maps it there.
-    #[inline]
+    #[inline(always)]
     fn append(&mut self, group: usize, stream: usize, lba: u32) -> u32 {
         let p = &mut self.points[group * self.streams + stream];
         let slot = (p.unit as u64 * self.ru_blocks) as u32 + p.next;
@@ -566,6 +566,7 @@ impl Ssd {
     }
 
     /// A write of one block with an optional placement identifier and the block's bytes.
+    #[inline]
     fn write_block(&mut self, lba: u64, pid: Option<Pid>, data: Option<&[u8]>) -> Result<(), SsdError> {
         self.check_powered()?;
         self.check_lba(lba, 1)?;
