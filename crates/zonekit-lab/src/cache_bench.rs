@@ -1338,8 +1338,10 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
             for s in series {
                 waf_rows.push(vec![r.label.clone(), s.operations.to_string(), format!("{:.3}", s.device_waf_window), format!("{:.3}", s.device_waf_cumulative)]);
             }
-            waf_series.push(Series { name: "per window".into(), points: series.iter().map(|s| (s.operations as f64, s.device_waf_window)).collect() });
-            waf_series.push(Series { name: "cumulative".into(), points: series.iter().map(|s| (s.operations as f64, s.device_waf_cumulative)).collect() });
+            // The baseline's series keep their names; a run with bcache's metadata is named.
+            let with = if r.metadata.is_some() { ", with metadata" } else { "" };
+            waf_series.push(Series { name: format!("per window{with}"), points: series.iter().map(|s| (s.operations as f64, s.device_waf_window)).collect() });
+            waf_series.push(Series { name: format!("cumulative{with}"), points: series.iter().map(|s| (s.operations as f64, s.device_waf_cumulative)).collect() });
         }
         if hit_series.len() < 8 {
             hit_series.push(Series { name: r.label.chars().take(32).collect(), points: series.iter().map(|s| (s.operations as f64, s.hit_ratio_window)).collect() });
@@ -1361,7 +1363,8 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
             ]);
         }
         if !r.gc_rounds.is_empty() {
-            waf_series.push(Series { name: "per GC".into(), points: per_gc_points(&r.gc_rounds, series) });
+            let with = if r.metadata.is_some() { ", with metadata" } else { "" };
+            waf_series.push(Series { name: format!("per GC{with}"), points: per_gc_points(&r.gc_rounds, series) });
         }
     }
     write_file(out, "gc-waf.csv", csv(&["label", "gc", "host_blocks", "erase_units", "copied_blocks", "freed_blocks", "waf"], &gc_rows))?;
