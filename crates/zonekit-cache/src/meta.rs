@@ -178,6 +178,14 @@ impl Meta {
                 "btree nodes of {node_bytes} bytes: whole {block_bytes}-byte blocks, at least two, and at most the {bucket_bytes}-byte bucket"
             )));
         }
+        // Checked before the journal's table is allocated: a count past the cache's buckets
+        // can never fit.
+        if journal > buckets || config.btree_reserve_buckets > buckets {
+            return Err(CacheError::Config(format!(
+                "{journal} journal buckets and a btree reserve of {} buckets: each at most the cache's {buckets} buckets",
+                config.btree_reserve_buckets
+            )));
+        }
         if config.btree_reserve_buckets < 3 {
             return Err(CacheError::Config(format!("a btree reserve of {} buckets: at least 3 (a split and its parent's rewrite)", config.btree_reserve_buckets)));
         }
@@ -221,7 +229,7 @@ impl Meta {
 
     /// Free buckets data allocation leaves alone.
     pub(crate) fn floor(&self) -> usize {
-        (self.reserve + self.prio_count) as usize
+        self.reserve as usize + self.prio_count as usize
     }
 
     /// Buckets held now (not the reserve).
@@ -541,6 +549,8 @@ mod tests {
             (MetadataConfig { btree_node_bytes: 6000, ..MetadataConfig::default() }, "btree nodes of 6000 bytes"),
             (MetadataConfig { btree_node_bytes: 2 << 20, ..MetadataConfig::default() }, "at most the 1048576-byte bucket"),
             (MetadataConfig { btree_reserve_buckets: 2, ..MetadataConfig::default() }, "a btree reserve of 2 buckets"),
+            (MetadataConfig { journal_buckets: u32::MAX, ..MetadataConfig::default() }, "4294967295 journal buckets"),
+            (MetadataConfig { btree_reserve_buckets: 8193, ..MetadataConfig::default() }, "each at most the cache's 8192 buckets"),
         ] {
             let e = Meta::new(config, 8192, 256, 4096, 1 << 24).err().unwrap().to_string();
             assert!(e.contains(what), "{e}");

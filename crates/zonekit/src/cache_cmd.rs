@@ -326,7 +326,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         (other, _) => usage!("--admission {other:?}: expected all or ghost"),
     };
     let layout = Layout::parse(a.layout.as_deref().unwrap_or("strided")).map_err(lab)?;
-    let metadata = if a.metadata { Some(metadata_config(&a, &device)?) } else { None };
+    let metadata = if a.metadata { Some(metadata_config(&a, &device, mib(a.cache_mib, "--cache-mib")?)?) } else { None };
     let record_bytes = a.record_bytes.unwrap_or(RECORD_BYTES);
     if record_bytes == 0 || record_bytes > 4096 {
         usage!("--record-bytes {record_bytes}: a record must be 1 to 4096 bytes (at most one 4096-byte block)");
@@ -437,27 +437,28 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
 }
 
 /// The metadata model's settings from `--metadata` and its flags, each refused by name.
-fn metadata_config(a: &RunArgs, device: &DeviceKind) -> Result<zonekit_cache::MetadataConfig> {
+fn metadata_config(a: &RunArgs, device: &DeviceKind, cache_bytes: u64) -> Result<zonekit_cache::MetadataConfig> {
     let mut m = zonekit_cache::MetadataConfig::default();
+    let bucket_bytes = match *device {
+        DeviceKind::Zoned { zone_bytes, zones_per_bucket } => zone_bytes.saturating_mul(zones_per_bucket as u64),
+        DeviceKind::Conventional { bucket_bytes, .. } => bucket_bytes,
+    };
+    let buckets = cache_bytes / bucket_bytes.max(1);
     if let Some(n) = a.journal_buckets {
-        if n == 0 {
-            usage!("--journal-buckets 0: the journal needs at least one bucket");
+        if n == 0 || n as u64 > buckets {
+            usage!("--journal-buckets {n}: the journal needs at least one bucket and at most the cache's {buckets}");
         }
         m.journal_buckets = n;
     }
     if let Some(kib) = a.btree_node_kib {
-        let bucket_bytes = match *device {
-            DeviceKind::Zoned { zone_bytes, zones_per_bucket } => zone_bytes.saturating_mul(zones_per_bucket as u64),
-            DeviceKind::Conventional { bucket_bytes, .. } => bucket_bytes,
-        };
         if kib < 8 || kib % 4 != 0 || kib.saturating_mul(1024) > bucket_bytes {
             usage!("--btree-node-kib {kib}: whole 4 KiB blocks, at least 8 KiB and at most the {} KiB bucket", bucket_bytes / 1024);
         }
         m.btree_node_bytes = kib * 1024;
     }
     if let Some(n) = a.btree_reserve {
-        if n < 3 {
-            usage!("--btree-reserve {n}: at least 3 (a split and its parent's rewrite)");
+        if n < 3 || n as u64 > buckets {
+            usage!("--btree-reserve {n}: at least 3 (a split and its parent's rewrite) and at most the cache's {buckets} buckets");
         }
         m.btree_reserve_buckets = n;
     }
