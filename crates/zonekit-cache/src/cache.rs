@@ -24,6 +24,7 @@ use zonekit_base::{BlockMap, LogHistogram};
 use crate::device::{CacheDevice, RecoveredKeys};
 use crate::evict::{CacheShape, Candidate, Eviction};
 use crate::hdd::{Hdd, HddStats};
+use crate::meta::{Meta, MetaIo, MetadataConfig, MetadataStats};
 use crate::sampler::Sampler;
 use crate::{CacheError, Result};
 
@@ -75,11 +76,22 @@ pub struct CacheConfig {
     /// points: its allocator keeps one per task, up to 128).
     pub write_points: u32,
     pub admission: Admission,
+    /// bcache's own metadata (btree nodes, journal, priorities) as buckets it occupies and
+    /// rewrites ([`crate::meta`]); `None`: the index lives in memory only.
+    pub metadata: Option<MetadataConfig>,
 }
 
 impl Default for CacheConfig {
     fn default() -> Self {
-        CacheConfig { mode: WriteMode::Writethrough, sequential_cutoff_bytes: 4 << 20, chunk_bytes: 2 << 20, flash_read_ns: 58_000, write_points: 1, admission: Admission::All }
+        CacheConfig {
+            mode: WriteMode::Writethrough,
+            sequential_cutoff_bytes: 4 << 20,
+            chunk_bytes: 2 << 20,
+            flash_read_ns: 58_000,
+            write_points: 1,
+            admission: Admission::All,
+            metadata: None,
+        }
     }
 }
 
@@ -96,6 +108,8 @@ enum State {
     Free,
     Open,
     Full,
+    /// Held by the metadata (btree node, journal or prio bucket).
+    Meta,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -216,6 +230,54 @@ pub struct Cache<C: CacheDevice> {
     latency: LogHistogram,
     block: Vec<u8>,
     run: Vec<u8>,
+    meta: Option<Meta>,
+    /// What metadata writes carry (the model counts blocks, not their contents).
+    zeros: Vec<u8>,
+    /// Buckets opened for data: a prio write follows every `batch` of them.
+    data_allocations: u64,
+}
+
+/// The cache's side of [`MetaIo`]: buckets from the free list, writes to the device.
+struct Io<'a, C: CacheDevice> {
+    device: &'a mut C,
+    free: &'a mut VecDeque<u32>,
+    buckets: &'a mut [Bucket],
+    zeros: &'a [u8],
+}
+
+impl<C: CacheDevice> MetaIo for Io<'_, C> {
+    fn alloc(&mut self) -> Result<u32> {
+        let bucket = self.free.pop_front().ok_or_else(|| CacheError::Internal("the metadata found no free bucket (its reserve is too small)".into()))?;
+        let b = &mut self.buckets[bucket as usize];
+        *b = Bucket { gen: b.gen, filled: 0, live: 0, state: State::Meta };
+        Ok(bucket)
+    }
+
+    fn release(&mut self, bucket: u32) -> Result<()> {
+        debug_assert_eq!(self.buckets[bucket as usize].state, State::Meta);
+        self.device.evict(bucket)?;
+        let b = &mut self.buckets[bucket as usize];
+        b.gen = b.gen.wrapping_add(1);
+        b.state = State::Free;
+        self.free.push_back(bucket);
+        Ok(())
+    }
+
+    fn reuse(&mut self, bucket: u32) -> Result<()> {
+        self.device.evict(bucket)
+    }
+
+    fn write(&mut self, bucket: u32, offset: u64, blocks: u64) -> Result<()> {
+        let bb = self.device.block_bytes() as u64;
+        let piece = self.zeros.len() as u64 / bb;
+        let mut done = 0;
+        while done < blocks {
+            let n = piece.min(blocks - done);
+            self.device.write(bucket, offset + done, &self.zeros[..(n * bb) as usize])?;
+            done += n;
+        }
+        Ok(())
+    }
 }
 
 impl<C: CacheDevice> Cache<C> {
@@ -245,6 +307,24 @@ impl<C: CacheDevice> Cache<C> {
                 config.write_points
             )));
         }
+        let meta = match config.metadata {
+            None => None,
+            Some(_) if device.durable() => {
+                return Err(CacheError::Config("the metadata model runs on a simulated cache device, not a durable one (which journals its own keys)".into()))
+            }
+            Some(m) => {
+                let disk_blocks = hdd.capacity_blocks();
+                let meta = Meta::new(m, buckets, bucket_blocks, block_bytes, disk_blocks)?;
+                let needed = meta.startup_buckets();
+                if open as u64 + 2 + needed > buckets as u64 {
+                    return Err(CacheError::Config(format!(
+                        "bcache's metadata takes {needed} buckets at start ({} journal, {} prio written twice over, a root, a reserve of {}) beside {open} open buckets and two more; the cache has {buckets}",
+                        meta.stats.journal_buckets, meta.stats.prio_buckets, m.btree_reserve_buckets
+                    )));
+                }
+                Some(meta)
+            }
+        };
         let slots = (buckets as u64 * bucket_blocks) as usize;
         // bcache's free_inc: roundup_pow2(buckets) >> 10 << 2.
         let batch = ((buckets as u64).next_power_of_two() >> 10 << 2).max(1) as u32;
@@ -272,6 +352,9 @@ impl<C: CacheDevice> Cache<C> {
             latency: LogHistogram::default(),
             block: vec![0; block_bytes as usize],
             run: Vec::new(),
+            zeros: if meta.is_some() { vec![0; (bucket_blocks.min(256) * block_bytes) as usize] } else { Vec::new() },
+            meta,
+            data_allocations: 0,
             device,
             hdd,
             config,
@@ -279,6 +362,7 @@ impl<C: CacheDevice> Cache<C> {
         if let Some(r) = recovered {
             cache.restore(r)?;
         }
+        cache.with_meta(|m, io| m.start(io))?;
         Ok(cache)
     }
 
@@ -359,6 +443,31 @@ impl<C: CacheDevice> Cache<C> {
 
     pub fn stats(&self) -> &CacheStats {
         &self.stats
+    }
+
+    /// What bcache's metadata wrote and held, when it is modelled.
+    pub fn metadata(&self) -> Option<&MetadataStats> {
+        self.meta.as_ref().map(|m| &m.stats)
+    }
+
+    /// Runs `f` on the metadata (if modelled) with the cache's buckets and device.
+    fn with_meta(&mut self, f: impl FnOnce(&mut Meta, &mut dyn MetaIo) -> Result<()>) -> Result<()> {
+        let Some(meta) = self.meta.as_mut() else { return Ok(()) };
+        let mut io = Io { device: &mut self.device, free: &mut self.free, buckets: &mut self.buckets, zeros: &self.zeros };
+        f(meta, &mut io)
+    }
+
+    /// Free buckets data allocation leaves to the metadata.
+    fn free_floor(&self) -> usize {
+        self.meta.as_ref().map_or(0, Meta::floor)
+    }
+
+    /// Evicts until the metadata's reserve is whole again.
+    fn refill(&mut self) -> Result<()> {
+        if self.free.len() < self.free_floor() {
+            self.evict_batch()?;
+        }
+        Ok(())
     }
 
     pub fn hdd_stats(&self) -> &HddStats {
@@ -528,6 +637,20 @@ impl<C: CacheDevice> Cache<C> {
                 _ => self.insert(lba + i as u64, block, class, mode == WriteMode::Writeback)?,
             }
         }
+        // bcache journals a write's keys (a read fill's it does not); bypassing, the write
+        // invalidates its range with one key per extent of up to 16 MiB.
+        let extents = blocks.div_ceil((16 << 20) / bb as u64);
+        self.with_meta(|m, io| {
+            if mode == WriteMode::Writearound {
+                for e in 0..extents {
+                    m.append_key(lba + e * ((16 << 20) / bb as u64), io)?;
+                }
+                m.journal_write(extents, io)
+            } else {
+                m.journal_write(blocks, io)
+            }
+        })?;
+        self.refill()?;
         self.latency.record(latency);
         Ok(())
     }
@@ -566,6 +689,9 @@ impl<C: CacheDevice> Cache<C> {
     /// Drops the cached copy of `lba`, if any.
     fn invalidate(&mut self, lba: u64) {
         if let Some(e) = self.lookup(lba) {
+            if let Some(m) = &mut self.meta {
+                m.live_changed(lba, false);
+            }
             self.buckets[e.bucket as usize].live -= 1;
             let slot = self.slot(e.bucket, e.offset as u64);
             self.slot_dirty[slot] = false;
@@ -611,11 +737,15 @@ impl<C: CacheDevice> Cache<C> {
         }
         self.stats.cache_blocks_written += 1;
         self.stats.inserted_per_class[class / self.config.write_points as usize] += 1;
-        Ok(())
+        if let Some(m) = &mut self.meta {
+            m.live_changed(lba, true);
+        }
+        self.with_meta(|m, io| m.append_key(lba, io))?;
+        self.refill()
     }
 
     fn open_bucket(&mut self, class: usize) -> Result<u32> {
-        if self.free.is_empty() {
+        if self.free.len() <= self.free_floor() {
             self.evict_batch()?;
             // Reinsertion during the eviction may have opened this class's bucket already.
             if let Some(bucket) = self.open[class] {
@@ -629,6 +759,12 @@ impl<C: CacheDevice> Cache<C> {
         b.live = 0;
         self.eviction.opened(bucket, self.clock);
         self.open[class] = Some(bucket);
+        // bcache's allocator writes every bucket's priority and generation after each batch
+        // it hands out (from the prio reserve, which the floor kept free).
+        self.data_allocations += 1;
+        if self.data_allocations % self.batch as u64 == 0 {
+            self.with_meta(|m, io| m.prio_write(io))?;
+        }
         Ok(bucket)
     }
 
@@ -652,8 +788,13 @@ impl<C: CacheDevice> Cache<C> {
                 self.evict(victim, &mut reinsert, &mut run)?;
                 evicted += 1;
             }
-            if evicted == 0 && self.free.is_empty() {
-                return Err(CacheError::Internal("no full bucket to evict: every bucket is open".into()));
+            if evicted == 0 && self.free.len() <= self.free_floor() {
+                let held = self.meta.as_ref().map_or(0, Meta::held);
+                return Err(CacheError::Internal(format!(
+                    "no full bucket to evict: {} buckets are open, {held} hold metadata, {} are free",
+                    self.open.iter().flatten().count(),
+                    self.free.len()
+                )));
             }
             // Reinserted blocks were hit: they go with the hottest class (its first write point).
             let hot = self.open.len() - self.config.write_points as usize;
@@ -663,7 +804,7 @@ impl<C: CacheDevice> Cache<C> {
                 self.stats.reinserted_blocks += 1;
             }
             self.run = run;
-            if !self.free.is_empty() {
+            if self.free.len() > self.free_floor() {
                 return Ok(());
             }
         }
@@ -681,6 +822,10 @@ impl<C: CacheDevice> Cache<C> {
                 continue;
             }
             let slot = self.slot(bucket, offset);
+            if let Some(m) = &mut self.meta {
+                // Its key goes stale with the bucket's generation; it stays in its leaf.
+                m.live_changed(self.slot_lba[slot], false);
+            }
             if self.slot_dirty[slot] {
                 self.write_back(bucket, offset)?;
             }
@@ -727,6 +872,9 @@ impl<C: CacheDevice> Cache<C> {
         for bucket in 0..self.buckets.len() as u32 {
             let b = &mut self.buckets[bucket as usize];
             b.live = 0;
+            if b.state == State::Meta {
+                continue;
+            }
             if b.filled == 0 {
                 b.state = State::Free;
                 self.free.push_back(bucket);
@@ -749,7 +897,11 @@ impl<C: CacheDevice> Cache<C> {
                 self.buckets[e.bucket as usize].live += 1;
             }
         }
-        if self.free.is_empty() {
+        if let Some(m) = &mut self.meta {
+            // bcache's btree is on the device and survives; its live counts are the index's.
+            m.reset_live(self.index.iter().filter(|(_, e)| e.valid).map(|(lba, _)| lba));
+        }
+        if self.free.len() <= self.free_floor() {
             self.evict_batch()?;
         }
         Ok(())
@@ -771,12 +923,19 @@ impl<C: CacheDevice> Cache<C> {
             if (b.state == State::Free) != self.free.contains(&(bucket as u32)) {
                 return bad(format!("bucket {bucket}: state {:?} disagrees with the free list", b.state));
             }
+            let held = self.meta.as_ref().is_some_and(|m| m.holds(bucket as u32));
+            if held != (b.state == State::Meta) {
+                return bad(format!("bucket {bucket}: state {:?} but the metadata holding it is {held}", b.state));
+            }
         }
         for (lba, e) in self.index.iter() {
             let current = e.valid && self.buckets[e.bucket as usize].gen == e.gen;
             if current && (e.offset as u64 >= self.buckets[e.bucket as usize].filled || self.slot_lba[self.slot(e.bucket, e.offset as u64)] != lba) {
                 return bad(format!("block {lba}: index points at an unfilled or foreign slot"));
             }
+        }
+        if let Some(m) = &self.meta {
+            m.check(self.buckets.iter().map(|b| b.live).sum())?;
         }
         Ok(())
     }

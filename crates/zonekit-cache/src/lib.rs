@@ -10,12 +10,14 @@ pub mod durable;
 pub mod evict;
 pub mod hdd;
 pub mod item;
+pub mod meta;
 pub mod sampler;
 
 pub use cache::{Admission, Cache, CacheConfig, CacheStats, WriteMode};
 pub use device::{CacheDevice, RecoveredKeys, ZonedBuckets};
 pub use durable::{DurableBuckets, DurableSettings};
 pub use hdd::{Hdd, HddConfig};
+pub use meta::{MetadataConfig, MetadataStats};
 
 use zonekit_device::DeviceError;
 

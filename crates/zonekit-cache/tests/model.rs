@@ -9,7 +9,7 @@ use zonekit_base::policy::{self, ParamReader};
 use zonekit_base::Rng;
 use zonekit_cache::evict::{CacheShape, EVICTIONS};
 use zonekit_cache::sampler::{SamplerBudget, SAMPLERS};
-use zonekit_cache::{Admission, Cache, CacheConfig, CacheDevice, Hdd, HddConfig, WriteMode, ZonedBuckets};
+use zonekit_cache::{Admission, Cache, CacheConfig, CacheDevice, Hdd, HddConfig, MetadataConfig, WriteMode, ZonedBuckets};
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
 
 const BLOCK: usize = 4096;
@@ -29,7 +29,7 @@ fn geometry() -> Geometry {
     }
 }
 
-fn cache(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u32, admission: Admission) -> Cache<ZonedBuckets<MemDevice>> {
+fn cache(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u32, admission: Admission, metadata: Option<MetadataConfig>) -> Cache<ZonedBuckets<MemDevice>> {
     let geometry = geometry();
     let device = ZonedBuckets::new(MemDevice::new(geometry, ZoneBehavior::default(), StorageMode::Data).unwrap(), ZONE_BLOCKS * BLOCK as u64).unwrap();
     let shape = CacheShape { buckets: device.buckets(), bucket_blocks: device.bucket_blocks() };
@@ -40,13 +40,17 @@ fn cache(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u
         let (info, params) = policy::find(SAMPLERS, "sampler", name).unwrap();
         (info.make)(&ParamReader::new(info, &params).unwrap(), budget).unwrap()
     });
-    let config = CacheConfig { mode, sequential_cutoff_bytes: 24 * BLOCK as u64, chunk_bytes: budget.chunk_bytes, write_points, admission, ..CacheConfig::default() };
+    let config = CacheConfig { mode, sequential_cutoff_bytes: 24 * BLOCK as u64, chunk_bytes: budget.chunk_bytes, write_points, admission, metadata, ..CacheConfig::default() };
     Cache::new(device, Hdd::new(HddConfig::barracuda(DISK_BLOCKS, BLOCK as u32), true).unwrap(), config, eviction, sampler).unwrap()
 }
 
 fn run(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u32, admission: Admission, seed: u64) -> Result<(), String> {
-    let name = format!("{mode:?} {eviction} {sampler:?} {write_points} write points, {admission:?}, seed {seed}");
-    let mut c = cache(mode, eviction, sampler, write_points, admission);
+    run_with(mode, eviction, sampler, write_points, admission, None, seed)
+}
+
+fn run_with(mode: WriteMode, eviction: &str, sampler: Option<&str>, write_points: u32, admission: Admission, metadata: Option<MetadataConfig>, seed: u64) -> Result<(), String> {
+    let name = format!("{mode:?} {eviction} {sampler:?} {write_points} write points, {admission:?}, {metadata:?}, seed {seed}");
+    let mut c = cache(mode, eviction, sampler, write_points, admission, metadata);
     let mut model = vec![0u8; DISK_BLOCKS as usize * BLOCK];
     let mut rng = Rng::new(seed);
     for step in 0..3000u32 {
@@ -125,6 +129,35 @@ fn every_mode_and_policy_returns_the_latest_data() {
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// bcache's metadata in the same buckets changes what the cache holds, never what it returns:
+/// btree nodes, journal and prio buckets are taken, rewritten and reset among the data's.
+#[test]
+fn bcache_metadata_keeps_every_read_right() {
+    // 16 buckets: 2 journal, 1 prio (2 while rewritten), a root leaf, a reserve of 3, one
+    // open; 2-block (8 KiB) nodes so that leaves are rewritten often.
+    let metadata = MetadataConfig { btree_reserve_buckets: 3, btree_node_bytes: 8192, ..MetadataConfig::default() };
+    let mut failures = Vec::new();
+    for mode in [WriteMode::Writethrough, WriteMode::Writeback, WriteMode::Writearound] {
+        for eviction in ["lfu", "bcache", "region-fifo"] {
+            for seed in [1, 2] {
+                if let Err(e) = run_with(mode, eviction, None, 1, Admission::All, Some(metadata), seed) {
+                    failures.push(e);
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    // A metadata model that cannot fit is refused, naming what it takes.
+    let geometry = geometry();
+    let device = ZonedBuckets::new(MemDevice::new(geometry, ZoneBehavior::default(), StorageMode::MetadataOnly).unwrap(), ZONE_BLOCKS * BLOCK as u64).unwrap();
+    let shape = CacheShape { buckets: device.buckets(), bucket_blocks: device.bucket_blocks() };
+    let (info, params) = policy::find(EVICTIONS, "eviction", "lfu").unwrap();
+    let eviction = (info.make)(&ParamReader::new(info, &params).unwrap(), shape).unwrap();
+    let config = CacheConfig { metadata: Some(MetadataConfig::default()), write_points: 4, ..CacheConfig::default() };
+    let e = Cache::new(device, Hdd::new(HddConfig::barracuda(DISK_BLOCKS, BLOCK as u32), false).unwrap(), config, eviction, None).err().unwrap().to_string();
+    assert!(e.contains("bcache's metadata takes 13 buckets at start") && e.contains("the cache has 16"), "{e}");
+}
+
 /// A cache larger than its disk (the thesis' literal 6.4 M records of 1 KiB in 8 GiB): every
 /// block fits, nothing is evicted, and every read after the first write hits with the data
 /// written.
@@ -162,7 +195,7 @@ fn bad_configurations_are_refused() {
     let err = ZonedBuckets::new(mem(), ZONE_BLOCKS * BLOCK as u64 + 4096).err().unwrap().to_string();
     assert!(err.contains("not a whole number of 65536-byte zones"), "{err}");
     // A request beyond the disk.
-    let mut c = cache(WriteMode::Writethrough, "lru", None, 1, Admission::All);
+    let mut c = cache(WriteMode::Writethrough, "lru", None, 1, Admission::All, None);
     let err = c.read(DISK_BLOCKS - 1, &mut [0u8; 8192]).unwrap_err().to_string();
     assert!(err.contains("beyond the 800-block backing device"), "{err}");
 }

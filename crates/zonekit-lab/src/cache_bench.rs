@@ -25,7 +25,7 @@ use zonekit_base::Rng;
 use zonekit_cache::evict::{CacheShape, EVICTIONS};
 use zonekit_cache::item::ITEM_POLICIES;
 use zonekit_cache::sampler::{SamplerBudget, SAMPLERS};
-use zonekit_cache::{Cache, CacheConfig, CacheDevice, CacheError, Hdd, HddConfig, WriteMode, ZonedBuckets};
+use zonekit_cache::{Cache, CacheConfig, CacheDevice, CacheError, Hdd, HddConfig, MetadataConfig, WriteMode, ZonedBuckets};
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
 use zonekit_ftl::{Ftl, FtlConfig};
 use zonekit_report::{csv, line_chart, markdown_table, Series};
@@ -38,6 +38,8 @@ const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
 const BLOCK: u64 = 4096;
+/// The thesis' record: a 16-byte key and a 1 KiB value.
+pub const RECORD_BYTES: u64 = 1040;
 /// The load phase writes the whole data set; beyond this it would run for minutes.
 const MAX_DATA_BYTES: u64 = 64 << 40;
 
@@ -173,6 +175,8 @@ pub struct CacheReport {
     pub hdd_blocks_read: u64,
     pub sampler_memory_bytes: u64,
     pub inserted_per_class: Vec<u64>,
+    /// bcache's metadata, when modelled (`config.metadata`): buckets held, blocks written.
+    pub metadata: Option<zonekit_cache::MetadataStats>,
     /// The conventional SSD's garbage collections (`gc-waf.csv`); left out of the JSON.
     #[serde(skip)]
     pub gc_rounds: Vec<GcRound>,
@@ -504,17 +508,22 @@ impl Ycsb {
         if self.records == 0 || self.threads == 0 || self.operations == 0 {
             return Err(LabError::Usage(format!("--records {}, --threads {}, --operations {}: each must be at least 1", self.records, self.threads, self.operations)));
         }
+        // A record lies in at most two blocks: larger ones would be a request, not a record.
+        if self.record_bytes == 0 || self.record_bytes > BLOCK {
+            return Err(LabError::Usage(format!("--record-bytes {}: a record must be 1 to {BLOCK} bytes (at most one {BLOCK}-byte block)", self.record_bytes)));
+        }
         // Strided records each need their stride; packed ones all of them together.
         let fits = match self.layout {
             Layout::Strided => self.data_bytes / self.records >= self.record_bytes,
             Layout::Packed => self.records.checked_mul(self.record_bytes).is_some_and(|bytes| bytes <= self.data_bytes),
         };
-        if self.record_bytes == 0 || !fits {
+        if !fits {
             return Err(LabError::Usage(format!(
-                "--records {} --data-mib {} --layout {}: {} records of {} bytes do not fit {} bytes of data",
+                "--records {} --data-mib {} --layout {} --record-bytes {}: {} records of {} bytes do not fit {} bytes of data",
                 self.records,
                 self.data_bytes >> 20,
                 self.layout.name(),
+                self.record_bytes,
                 self.records,
                 self.record_bytes,
                 self.data_bytes
@@ -597,6 +606,7 @@ fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64
         hdd_blocks_read: cache.hdd_stats().blocks_read,
         sampler_memory_bytes: cache.sampler().map_or(0, |s| s.memory_bytes()),
         inserted_per_class: s.inserted_per_class.clone(),
+        metadata: cache.metadata().cloned(),
         gc_rounds: cache.device().gc_rounds().to_vec(),
     }
 }
@@ -915,6 +925,10 @@ pub struct CacheExperiment {
     /// Open buckets per placement class in every configuration, ZNS and conventional alike
     /// (bcache keeps a write point per task: 8 for the thesis' 8 reader threads).
     pub write_points: u32,
+    /// Bytes of a synthetic record (the thesis' 16 B key + 1 KiB value: 1040). Packed, the
+    /// records lie back to back, so a size dividing the block (1024: four) puts exactly
+    /// that many in each block and none across two.
+    pub record_bytes: u64,
 }
 
 /// The sections whose runs need the synthetic workload: `clustered` changes the key
@@ -924,7 +938,7 @@ const SYNTHETIC_ONLY_SECTIONS: [&str; 2] = ["clustered", "admission"];
 impl CacheExperiment {
     /// The synthetic experiment at `scale` with `passes`, its defaults otherwise.
     pub fn synthetic(scale: f64, passes: f64, seed: u64, threads: usize, out: std::path::PathBuf) -> CacheExperiment {
-        CacheExperiment { scale, passes, seed, threads, out, trace: None, warmup_fraction: None, layout: Layout::Strided, write_points: 8 }
+        CacheExperiment { scale, passes, seed, threads, out, trace: None, warmup_fraction: None, layout: Layout::Strided, write_points: 8, record_bytes: RECORD_BYTES }
     }
 
     /// The thesis' set-up scaled by its zone size: 64 zones of `128 MiB × scale` (at least
@@ -936,14 +950,15 @@ impl CacheExperiment {
         let mut cache_bytes = 64 * zone_bytes;
         let mut data_bytes = 8 * cache_bytes;
         let records = (6_400_000u128 * data_bytes as u128 / (64 * GIB) as u128) as u64;
-        let record_bytes = 1040;
+        let record_bytes = self.record_bytes;
         // The thesis' 16 KiB (4,096 chunk ids) covers an eighth of its 32,768 chunks of
         // 2 MiB: the budget scales with the data set so the coverage stays (with packed
         // records, with the data set the thesis states, so the budget is the thesis' 16 KiB
         // at scale 1 whichever the layout).
         let mut budget = SamplerBudget { memory_bytes: (16 * KIB * data_bytes / (64 * GIB)).max(64), chunk_bytes: 2 * MIB };
         if self.layout == Layout::Packed {
-            data_bytes = (records * record_bytes).div_ceil(BLOCK) * BLOCK;
+            // A record size out of range is refused by `Ycsb::validate`; saturate until then.
+            data_bytes = records.saturating_mul(record_bytes.max(1)).div_ceil(BLOCK).saturating_mul(BLOCK);
         }
         let mut device = DeviceKind::Zoned { zone_bytes, zones_per_bucket: 1 };
         if let Some(t) = &self.trace {
@@ -1058,6 +1073,19 @@ impl CacheExperiment {
         for eviction in ["bcache", "fifo", "sieve", "region-fifo"] {
             out.push(("beyond", format!("ZNS-LRU ({eviction} eviction)"), CacheSpec { sampler: "lru".into(), eviction: eviction.into(), ..base.clone() }));
         }
+        // bcache's own metadata (btree nodes, journal, priorities) as buckets it holds and
+        // rewrites, with bcache's defaults for the bucket size: beside the same runs without.
+        let metadata = |spec: &CacheSpec, m: MetadataConfig| CacheSpec { config: CacheConfig { metadata: Some(m), ..spec.config }, ..spec.clone() };
+        let on = MetadataConfig::default();
+        let conventional_meta = metadata(&out[0].2, on);
+        out.push(("metadata", "bcache original + bcache metadata".to_string(), conventional_meta));
+        out.push(("metadata", "ZNS-naive (LFU) + bcache metadata".to_string(), metadata(&base, on)));
+        out.push((
+            "metadata",
+            "ZNS-naive (LFU) + bcache metadata, prio writes of their entries only".to_string(),
+            metadata(&base, MetadataConfig { prio_whole_bucket: false, ..on }),
+        ));
+        out.push(("metadata", "ZNS-LRU (LFU) + bcache metadata".to_string(), metadata(&CacheSpec { sampler: "lru".into(), ..base.clone() }, on)));
         if self.trace.is_some() {
             out.retain(|(section, _, _)| !SYNTHETIC_ONLY_SECTIONS.contains(section));
         }
@@ -1126,9 +1154,13 @@ fn check_experiment(exp: &CacheExperiment) -> Result<()> {
             if !(exp.passes > 0.0 && exp.passes <= 1000.0) || base.workload.operations == 0 {
                 return Err(LabError::Usage(format!("--passes {}: must be in (0, 1000] and give at least one read", exp.passes)));
             }
+            base.workload.validate()?;
         }
         Some(_) if exp.layout != Layout::Strided => {
             return Err(LabError::Usage(format!("--layout {}: the layout shapes the YCSB-like reads; a trace has its own", exp.layout.name())));
+        }
+        Some(_) if exp.record_bytes != RECORD_BYTES => {
+            return Err(LabError::Usage(format!("--record-bytes {}: the record size shapes the YCSB-like reads; a trace has its own", exp.record_bytes)));
         }
         Some(t) => {
             let (cache_mib, zone_mib) = (t.cache_bytes / MIB, t.zone_bytes / MIB);
@@ -1224,6 +1256,7 @@ fn describe_setup(exp: &CacheExperiment, base: &CacheSpec) -> String {
             w.record_bytes,
             match w.layout {
                 Layout::Strided => format!("one every {} bytes", w.data_bytes / w.records),
+                Layout::Packed if BLOCK % w.record_bytes == 0 => format!("packed back to back, {} to a block", BLOCK / w.record_bytes),
                 Layout::Packed => "packed back to back".to_string(),
             },
             w.operations,
@@ -1242,7 +1275,7 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
     let mut text = String::from("# Seed 004: a block cache on ZNS vs conventional flash\n\n");
     text.push_str(&describe_setup(exp, &base));
     text.push_str(&format!("Every configuration, ZNS and conventional alike, keeps {} write point(s) (open buckets) per placement class.\n\n", base.config.write_points));
-    for section in ["fig5.1", "fig4.1", "fig5.2", "fig5.3", "clustered", "beyond", "admission"] {
+    for section in ["fig5.1", "fig4.1", "fig5.2", "fig5.3", "clustered", "beyond", "admission", "metadata"] {
         let picked: Vec<&(&str, (CacheReport, Vec<CacheSample>))> = runs.iter().filter(|(s, _)| *s == section).collect();
         if picked.is_empty() {
             continue;
@@ -1265,6 +1298,9 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
             .collect();
         text.push_str(&markdown_table(&["configuration", "hit ratio", "device WAF", "evictions", "cache writes", "reinserted", "sampler bytes", "mean read µs"], &rows));
         text.push('\n');
+        if section == "metadata" {
+            text.push_str(&metadata_table(&picked));
+        }
     }
     let gc_lines: Vec<String> = runs.iter().filter_map(|(_, (r, _))| gc_summary(&r.gc_rounds).map(|line| format!("- {}: {line}\n", r.label))).collect();
     if !gc_lines.is_empty() {
@@ -1302,8 +1338,10 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
             for s in series {
                 waf_rows.push(vec![r.label.clone(), s.operations.to_string(), format!("{:.3}", s.device_waf_window), format!("{:.3}", s.device_waf_cumulative)]);
             }
-            waf_series.push(Series { name: "per window".into(), points: series.iter().map(|s| (s.operations as f64, s.device_waf_window)).collect() });
-            waf_series.push(Series { name: "cumulative".into(), points: series.iter().map(|s| (s.operations as f64, s.device_waf_cumulative)).collect() });
+            // The baseline's series keep their names; a run with bcache's metadata is named.
+            let with = if r.metadata.is_some() { ", with metadata" } else { "" };
+            waf_series.push(Series { name: format!("per window{with}"), points: series.iter().map(|s| (s.operations as f64, s.device_waf_window)).collect() });
+            waf_series.push(Series { name: format!("cumulative{with}"), points: series.iter().map(|s| (s.operations as f64, s.device_waf_cumulative)).collect() });
         }
         if hit_series.len() < 8 {
             hit_series.push(Series { name: r.label.chars().take(32).collect(), points: series.iter().map(|s| (s.operations as f64, s.hit_ratio_window)).collect() });
@@ -1325,7 +1363,8 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
             ]);
         }
         if !r.gc_rounds.is_empty() {
-            waf_series.push(Series { name: "per GC".into(), points: per_gc_points(&r.gc_rounds, series) });
+            let with = if r.metadata.is_some() { ", with metadata" } else { "" };
+            waf_series.push(Series { name: format!("per GC{with}"), points: per_gc_points(&r.gc_rounds, series) });
         }
     }
     write_file(out, "gc-waf.csv", csv(&["label", "gc", "host_blocks", "erase_units", "copied_blocks", "freed_blocks", "waf"], &gc_rows))?;
@@ -1336,6 +1375,33 @@ fn write_outputs(exp: &CacheExperiment, runs: &[(&str, (CacheReport, Vec<CacheSa
     write_file(out, "hit-ratio.svg", zonekit_report::bar_chart("Hit ratio (Fig. 5.1)", "%", &bars))?;
     write_file(out, "summary.md", text.clone())?;
     Ok(text)
+}
+
+/// The metadata section's own table: what bcache's metadata held and wrote beside the data.
+fn metadata_table(runs: &[&(&str, (CacheReport, Vec<CacheSample>))]) -> String {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .filter_map(|(_, (r, _))| {
+            let m = r.metadata.as_ref()?;
+            Some(vec![
+                r.label.clone(),
+                format!("{} of {}", m.buckets_max, r.buckets),
+                format!("{} × {} KiB", m.btree_nodes_max, m.btree_node_bytes / KIB),
+                format!("{} / {}", m.journal_buckets, m.prio_buckets),
+                m.btree_blocks_written.to_string(),
+                m.journal_blocks_written.to_string(),
+                format!("{} ({} writes)", m.prio_blocks_written, m.prio_writes),
+                format!("{:.3}", (r.cache_blocks_written + m.blocks_written()) as f64 / r.cache_blocks_written.max(1) as f64),
+            ])
+        })
+        .collect();
+    let mut text = String::from("bcache's metadata (buckets held at most; btree nodes at most; blocks written; device writes per data block written):\n\n");
+    text.push_str(&markdown_table(
+        &["configuration", "metadata buckets", "btree nodes", "journal / prio buckets", "btree blocks", "journal blocks", "prio blocks", "writes / data write"],
+        &rows,
+    ));
+    text.push('\n');
+    text
 }
 
 /// Each GC's WAF placed on the samples' axis (read operations or trace requests): at the
@@ -1503,6 +1569,41 @@ mod tests {
     }
 
     #[test]
+    fn record_bytes_1024_packs_exactly_four_records_a_block() {
+        let w = Ycsb { records: 1000, record_bytes: 1024, data_bytes: 1000 * 1024, layout: Layout::Packed, ..tiny().base().workload };
+        w.validate().unwrap();
+        for i in 0..1000 {
+            // Record i is block i / 4 alone: four to a block, none across two.
+            assert_eq!(record_blocks(&w, i), (i / 4, 1), "record {i}");
+        }
+        // The experiment's data set is then the records' bytes exactly.
+        let exp = CacheExperiment { layout: Layout::Packed, record_bytes: 1024, ..tiny() };
+        let base = exp.base();
+        assert_eq!((base.workload.record_bytes, base.workload.data_bytes), (1024, base.workload.records * 1024));
+        assert!(describe_setup(&exp, &base).contains("packed back to back, 4 to a block"));
+        // Strided, a record keeps its stride and is read from the block holding it.
+        let strided = Ycsb { layout: Layout::Strided, data_bytes: 1000 * 10240, ..w };
+        assert_eq!([record_blocks(&strided, 0), record_blocks(&strided, 1)], [(0, 1), (2, 1)]);
+    }
+
+    #[test]
+    fn record_bytes_out_of_range_are_refused_by_name() {
+        let w = Ycsb { records: 1000, data_bytes: 1000 * 10240, layout: Layout::Packed, ..tiny().base().workload };
+        for bytes in [0, BLOCK + 1, u64::MAX] {
+            for layout in [Layout::Packed, Layout::Strided] {
+                let e = Ycsb { record_bytes: bytes, layout, ..w }.validate().unwrap_err().to_string();
+                assert!(e.contains(&format!("--record-bytes {bytes}:")) && e.contains("1 to 4096 bytes"), "{e}");
+            }
+            let e = check_experiment(&CacheExperiment { record_bytes: bytes, layout: Layout::Packed, ..tiny() }).unwrap_err().to_string();
+            assert!(e.contains(&format!("--record-bytes {bytes}:")), "{e}");
+        }
+        Ycsb { record_bytes: BLOCK, ..w }.validate().unwrap();
+        // Strided, a record larger than its stride is refused with the flags that set both.
+        let e = Ycsb { record_bytes: 4096, data_bytes: 1000 * 4000, layout: Layout::Strided, ..w }.validate().unwrap_err().to_string();
+        assert!(e.contains("--layout strided --record-bytes 4096") && e.contains("do not fit"), "{e}");
+    }
+
+    #[test]
     fn packed_records_fit_the_cache_and_nothing_is_evicted() {
         let mut exp = tiny();
         exp.layout = Layout::Packed;
@@ -1529,6 +1630,42 @@ mod tests {
         }
         let e = check_experiment(&CacheExperiment { write_points: 16, ..tiny() }).unwrap_err().to_string();
         assert!(e.contains("--write-points 16") && e.contains("66 zones"), "{e}");
+    }
+
+    #[test]
+    fn bcache_metadata_takes_buckets_and_writes_on_both_devices() {
+        let exp = tiny();
+        let specs = exp.specs();
+        // The metadata section has its own runs; nothing else models metadata.
+        assert!(specs.iter().all(|(section, _, spec)| (*section == "metadata") == spec.config.metadata.is_some()));
+        let without = |label: &str| specs.iter().find(|(_, l, _)| l == label).unwrap().2.clone();
+        for (label, plain) in [
+            ("bcache original + bcache metadata", without("bcache original (conventional SSD, zone/128 buckets, bcache LRU)")),
+            ("ZNS-naive (LFU) + bcache metadata", without("ZNS-naive (LFU)")),
+        ] {
+            let spec = &specs.iter().find(|(_, l, _)| l == label).unwrap().2;
+            let (r, _) = run_cache(label, spec, &mut |_, _| {}).unwrap();
+            let (p, _) = run_cache(label, &plain, &mut |_, _| {}).unwrap();
+            let m = r.metadata.clone().unwrap();
+            assert!(p.metadata.is_none());
+            assert!(m.buckets_max >= 4 && m.btree_blocks_written > 0 && m.prio_writes > 0, "{label}: {m:?}");
+            // Metadata is written to the device: its writes are beyond the data's.
+            let device_blocks = match &spec.device {
+                DeviceKind::Zoned { .. } => {
+                    assert_eq!(r.device_waf, 1.0, "{label}");
+                    None
+                }
+                DeviceKind::Conventional { .. } => Some(()),
+            };
+            if device_blocks.is_some() {
+                assert!(r.device_waf > 1.0, "{label}");
+            }
+            // Fewer buckets hold data: the cache hits less.
+            assert!(r.hit_ratio < p.hit_ratio, "{label}: {} with metadata, {} without", r.hit_ratio, p.hit_ratio);
+            // Deterministic.
+            let (again, _) = run_cache(label, spec, &mut |_, _| {}).unwrap();
+            assert_eq!((again.hit_ratio, again.metadata), (r.hit_ratio, Some(m)));
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use zonekit_cache::sampler::SamplerBudget;
 use zonekit_cache::CacheConfig;
-use zonekit_lab::cache_bench::{run_cache, run_cache_trace, run_experiment, write_mode, CacheExperiment, CacheSpec, DeviceKind, Layout, TraceExperiment, Ycsb};
+use zonekit_lab::cache_bench::{run_cache, run_cache_trace, run_experiment, write_mode, CacheExperiment, CacheSpec, DeviceKind, Layout, TraceExperiment, Ycsb, RECORD_BYTES};
 use zonekit_lab::cache_sim::{params_for_each, report_table, simulate, validate};
 
 use crate::params::parse_params;
@@ -92,6 +92,26 @@ pub struct RunArgs {
     /// Open buckets per placement class (chosen by the requesting thread).
     #[arg(long, default_value_t = 1)]
     write_points: u32,
+    /// Model bcache's own metadata: btree nodes (a bucket each), journal and priority
+    /// buckets take buckets and device writes (docs/cache.md, "bcache's own metadata").
+    #[arg(long)]
+    metadata: bool,
+    /// With --metadata: journal buckets [default: bcache's buckets / 128, 2 to 256].
+    #[arg(long, requires = "metadata")]
+    journal_buckets: Option<u32>,
+    /// With --metadata: btree node size in KiB, whole 4 KiB blocks, at least 8, at most a
+    /// bucket [default: bcache's rule: the bucket up to 256 KiB, else a quarter of up to
+    /// 4 MiB of it, at least 256 KiB].
+    #[arg(long, requires = "metadata")]
+    btree_node_kib: Option<u64>,
+    /// With --metadata: free buckets kept for btree nodes, at least 3 [default: 8, bcache's
+    /// RESERVE_BTREE].
+    #[arg(long, requires = "metadata")]
+    btree_reserve: Option<u32>,
+    /// With --metadata: prio buckets written whole (bcache) or only the blocks their
+    /// entries take: whole or used [default: whole].
+    #[arg(long, requires = "metadata")]
+    prio_write: Option<String>,
     /// YCSB-like reads: records, data set in MiB, threads, operations (default 2 per record),
     /// update share (0 = YCSB-C, 0.05 = B, 0.5 = A), warm-up share.
     #[arg(long, default_value_t = 400_000)]
@@ -105,6 +125,10 @@ pub struct RunArgs {
     /// per block read) or packed (back to back, 3.94 to a 4 KiB block) [default: strided].
     #[arg(long)]
     layout: Option<String>,
+    /// Bytes of a record, 1 to 4096 (the thesis' 16 B key + 1 KiB value: 1040). Packed, a
+    /// size dividing 4096 puts exactly 4096 / B records in each block (1024: four).
+    #[arg(long)]
+    record_bytes: Option<u64>,
     #[arg(long, default_value_t = 8)]
     threads: u32,
     #[arg(long)]
@@ -124,7 +148,7 @@ pub struct RunArgs {
     /// --trace-out` writes) instead of the YCSB-like reads; the backing disk is --data-mib or
     /// sized to the trace. --warmup-fraction applies (default 0); the other YCSB flags do not
     /// and are refused.
-    #[arg(long, conflicts_with_all = ["records", "threads", "operations", "update_fraction", "clustered", "seed", "layout"])]
+    #[arg(long, conflicts_with_all = ["records", "threads", "operations", "update_fraction", "clustered", "seed", "layout", "record_bytes"])]
     trace: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
@@ -148,9 +172,13 @@ pub struct ExperimentArgs {
     /// records under the 8 GiB cache) [default: strided].
     #[arg(long)]
     layout: Option<String>,
+    /// Bytes of a synthetic record, 1 to 4096 [default: 1040, the thesis' 16 B key + 1 KiB
+    /// value]; with --layout packed, 1024 puts exactly four records in each 4 KiB block.
+    #[arg(long)]
+    record_bytes: Option<u64>,
     /// Run the configurations on this block trace (text or `.zkt`) instead of the YCSB-like
     /// reads: needs --cache-mib; --scale, --passes and --seed do not apply and are refused.
-    #[arg(long, requires = "cache_mib", conflicts_with_all = ["scale", "passes", "seed", "layout"])]
+    #[arg(long, requires = "cache_mib", conflicts_with_all = ["scale", "passes", "seed", "layout", "record_bytes"])]
     trace: Option<PathBuf>,
     /// With --trace: the cache in MiB, and its zone (the ZNS bucket) in MiB [default: a
     /// 64th of the cache, as the thesis' 64 zones]; the conventional baseline's buckets are a
@@ -298,15 +326,19 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         (other, _) => usage!("--admission {other:?}: expected all or ghost"),
     };
     let layout = Layout::parse(a.layout.as_deref().unwrap_or("strided")).map_err(lab)?;
-    const RECORD_BYTES: u64 = 1040;
+    let metadata = if a.metadata { Some(metadata_config(&a, &device, mib(a.cache_mib, "--cache-mib")?)?) } else { None };
+    let record_bytes = a.record_bytes.unwrap_or(RECORD_BYTES);
+    if record_bytes == 0 || record_bytes > 4096 {
+        usage!("--record-bytes {record_bytes}: a record must be 1 to 4096 bytes (at most one 4096-byte block)");
+    }
     let data_bytes = match (a.data_mib, layout) {
         (Some(m), _) => mib(m, "--data-mib")?,
         (None, Layout::Strided) => 4096 << 20,
         (None, Layout::Packed) => a
             .records
-            .checked_mul(RECORD_BYTES)
+            .checked_mul(record_bytes)
             .map(|bytes| bytes.div_ceil(4096) * 4096)
-            .ok_or_else(|| crate::Usage(format!("--records {}: {} records of {RECORD_BYTES} bytes are over 2^64 bytes", a.records, a.records)))?,
+            .ok_or_else(|| crate::Usage(format!("--records {} --record-bytes {record_bytes}: {} records of {record_bytes} bytes are over 2^64 bytes", a.records, a.records)))?,
     };
     let spec = CacheSpec {
         device,
@@ -320,11 +352,12 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
             sequential_cutoff_bytes: kib(a.cutoff_kib, "--cutoff-kib")?,
             write_points: a.write_points,
             admission,
+            metadata,
             ..CacheConfig::default()
         },
         workload: Ycsb {
             records: a.records,
-            record_bytes: RECORD_BYTES,
+            record_bytes,
             data_bytes,
             threads: a.threads,
             operations,
@@ -340,8 +373,15 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let bar = crate::progress::Progress::bar(operations, "operations");
     // The cache refuses a shape it cannot build in its own words: named here by the flags
     // that shape it.
-    let shape_flags =
-        format!("--cache-mib {} --sampler {} --sampler-bytes {} --chunk-kib {} --write-points {}", a.cache_mib, a.sampler, spec.budget.memory_bytes, a.chunk_kib, a.write_points);
+    let shape_flags = format!(
+        "--cache-mib {} --sampler {} --sampler-bytes {} --chunk-kib {} --write-points {}{}",
+        a.cache_mib,
+        a.sampler,
+        spec.budget.memory_bytes,
+        a.chunk_kib,
+        a.write_points,
+        if a.metadata { " --metadata" } else { "" }
+    );
     let cache_error = |e: zonekit_lab::LabError| match e {
         zonekit_lab::LabError::Usage(m) if !m.contains("--") => anyhow::Error::new(crate::Usage(format!("{shape_flags}: {m}"))),
         e => lab(e),
@@ -374,8 +414,60 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         vec!["read latency".into(), format!("mean {:.0} µs, p99 {:.0} µs", report.mean_latency_us, report.latency_us_p99)],
         vec!["placement".into(), format!("blocks inserted per class {:?}", report.inserted_per_class)],
     ];
+    let mut rows = rows;
+    if let Some(m) = &report.metadata {
+        rows.push(vec![
+            "bcache metadata".into(),
+            format!(
+                "{} buckets at most ({} btree nodes of {} KiB at most, {} journal, {} prio); blocks written: btree {}, journal {}, prio {} ({} writes)",
+                m.buckets_max,
+                m.btree_nodes_max,
+                m.btree_node_bytes / 1024,
+                m.journal_buckets,
+                m.prio_buckets,
+                m.btree_blocks_written,
+                m.journal_blocks_written,
+                m.prio_blocks_written,
+                m.prio_writes
+            ),
+        ]);
+    }
     print!("{}", zonekit_report::text_table(&["", ""], &rows));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The metadata model's settings from `--metadata` and its flags, each refused by name.
+fn metadata_config(a: &RunArgs, device: &DeviceKind, cache_bytes: u64) -> Result<zonekit_cache::MetadataConfig> {
+    let mut m = zonekit_cache::MetadataConfig::default();
+    let bucket_bytes = match *device {
+        DeviceKind::Zoned { zone_bytes, zones_per_bucket } => zone_bytes.saturating_mul(zones_per_bucket as u64),
+        DeviceKind::Conventional { bucket_bytes, .. } => bucket_bytes,
+    };
+    let buckets = cache_bytes / bucket_bytes.max(1);
+    if let Some(n) = a.journal_buckets {
+        if n == 0 || n as u64 > buckets {
+            usage!("--journal-buckets {n}: the journal needs at least one bucket and at most the cache's {buckets}");
+        }
+        m.journal_buckets = n;
+    }
+    if let Some(kib) = a.btree_node_kib {
+        if kib < 8 || kib % 4 != 0 || kib.saturating_mul(1024) > bucket_bytes {
+            usage!("--btree-node-kib {kib}: whole 4 KiB blocks, at least 8 KiB and at most the {} KiB bucket", bucket_bytes / 1024);
+        }
+        m.btree_node_bytes = kib * 1024;
+    }
+    if let Some(n) = a.btree_reserve {
+        if n < 3 || n as u64 > buckets {
+            usage!("--btree-reserve {n}: at least 3 (a split and its parent's rewrite) and at most the cache's {buckets} buckets");
+        }
+        m.btree_reserve_buckets = n;
+    }
+    m.prio_whole_bucket = match a.prio_write.as_deref() {
+        None | Some("whole") => true,
+        Some("used") => false,
+        Some(other) => usage!("--prio-write {other:?}: expected whole or used"),
+    };
+    Ok(m)
 }
 
 /// The ZNS cache's shape from its flags, each refused by name: whole zones of at least 1 MiB
@@ -411,6 +503,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     exp.warmup_fraction = a.warmup_fraction;
     exp.layout = Layout::parse(a.layout.as_deref().unwrap_or("strided")).map_err(lab)?;
     exp.write_points = a.write_points;
+    exp.record_bytes = a.record_bytes.unwrap_or(RECORD_BYTES);
     if let Some(path) = &a.trace {
         if !path.exists() {
             usage!("--trace {}: no such file", path.display());

@@ -76,6 +76,49 @@ fn run_reports_hit_ratio_waf_and_placement() {
     assert!(hit > 0.0 && hit < 1.0);
 }
 
+#[test]
+fn run_models_bcache_metadata_and_refuses_its_flags_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let json = |extra: &[&str]| -> serde_json::Value {
+        serde_json::from_str(&ok(&[&["cache", "run", "--zone-mib", "1", "--sampler", "none", "--json"], &SMALL[..], extra].concat(), d)).unwrap()
+    };
+    let plain = json(&[]);
+    assert!(plain["metadata"].is_null(), "{plain}");
+    let meta = json(&["--metadata"]);
+    let m = &meta["metadata"];
+    // 32 buckets of 1 MiB: bcache's 2 journal buckets, 1 prio bucket, 256 KiB btree nodes.
+    assert_eq!((m["journal_buckets"].as_u64(), m["prio_buckets"].as_u64(), m["btree_node_bytes"].as_u64()), (Some(2), Some(1), Some(256 << 10)), "{meta}");
+    assert!(m["btree_blocks_written"].as_u64().unwrap() > 0 && m["prio_writes"].as_u64().unwrap() > 0, "{meta}");
+    assert!(meta["hit_ratio"].as_f64().unwrap() < plain["hit_ratio"].as_f64().unwrap(), "{meta}");
+    // Every setting is honoured.
+    let set = json(&["--metadata", "--journal-buckets", "3", "--btree-node-kib", "64", "--btree-reserve", "4", "--prio-write", "used"]);
+    let m = &set["metadata"];
+    assert_eq!((m["journal_buckets"].as_u64(), m["btree_node_bytes"].as_u64()), (Some(3), Some(64 << 10)), "{set}");
+    assert_eq!(set["spec"]["config"]["metadata"]["btree_reserve_buckets"].as_u64(), Some(4), "{set}");
+    assert_eq!(m["prio_blocks_written"].as_u64(), m["prio_writes"].as_u64(), "one block a prio write: {set}");
+    let text = ok(&[&["cache", "run", "--zone-mib", "1", "--metadata"], &SMALL[..]].concat(), d);
+    assert!(text.contains("bcache metadata") && text.contains("btree nodes of 256 KiB"), "{text}");
+    // Refused by name.
+    let run = |extra: &[&str]| refused(&[&["cache", "run", "--zone-mib", "1"], &SMALL[..], extra].concat(), d, 2);
+    for (flags, says) in [
+        (&["--metadata", "--journal-buckets", "0"][..], "--journal-buckets 0"),
+        (&["--metadata", "--btree-node-kib", "6"][..], "--btree-node-kib 6"),
+        (&["--metadata", "--btree-node-kib", "4"][..], "--btree-node-kib 4"),
+        (&["--metadata", "--btree-node-kib", "2048"][..], "at most the 1024 KiB bucket"),
+        (&["--metadata", "--btree-reserve", "2"][..], "--btree-reserve 2"),
+        (&["--metadata", "--prio-write", "half"][..], "--prio-write \"half\""),
+        (&["--metadata", "--journal-buckets", "30"][..], "--metadata: bcache's metadata takes"),
+    ] {
+        let e = run(flags);
+        assert!(e.contains(says), "{flags:?}: {e}");
+    }
+    for flag in ["--journal-buckets", "--btree-node-kib", "--btree-reserve", "--prio-write"] {
+        let e = run(&[flag, "8"]);
+        assert!(e.contains("--metadata"), "{flag} without --metadata: {e}");
+    }
+}
+
 /// A binary trace of `blocks` scattered one-block reads, then the same reads again.
 fn read_twice_trace(path: &std::path::Path, blocks: u64) {
     use zonekit_trace::{BlockIo, Op};
@@ -110,7 +153,20 @@ fn run_on_a_binary_trace_counts_after_the_warmup() {
 fn the_experiment_writes_every_section_and_chart() {
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&["cache", "experiment", "--scale", "0.0078125", "--passes", "1", "--threads", "2", "--out", "ce"], dir.path());
-    for section in ["## fig5.1", "## fig4.1", "## fig5.2", "## fig5.3", "## clustered", "## beyond", "## admission", "belady", "WAF per GC: mean", "8 write point(s)"] {
+    for section in [
+        "## fig5.1",
+        "## fig4.1",
+        "## fig5.2",
+        "## fig5.3",
+        "## clustered",
+        "## beyond",
+        "## admission",
+        "## metadata",
+        "bcache's metadata (buckets held",
+        "belady",
+        "WAF per GC: mean",
+        "8 write point(s)",
+    ] {
         assert!(out.contains(section), "no {section} in {out}");
     }
     for file in ["results.csv", "waf.csv", "gc-waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
@@ -174,6 +230,19 @@ fn bad_cache_configurations_are_refused_with_usage_status() {
     let packed: serde_json::Value =
         serde_json::from_str(&ok(&["cache", "run", "--records", "20000", "--cache-mib", "32", "--zone-mib", "1", "--layout", "packed", "--json"], d)).unwrap();
     assert_eq!((packed["spec"]["workload"]["data_bytes"].as_u64(), packed["evictions"].as_u64()), (Some(5079 * 4096), Some(0)), "{packed}");
+    // --record-bytes 1024 packed: exactly four records a block, 20,000 records in 5000 blocks.
+    let exact: serde_json::Value =
+        serde_json::from_str(&ok(&["cache", "run", "--records", "20000", "--cache-mib", "32", "--zone-mib", "1", "--layout", "packed", "--record-bytes", "1024", "--json"], d))
+            .unwrap();
+    assert_eq!((exact["spec"]["workload"]["data_bytes"].as_u64(), exact["spec"]["workload"]["record_bytes"].as_u64()), (Some(5000 * 4096), Some(1024)), "{exact}");
+    for bytes in ["0", "4097"] {
+        let e = run(&["--record-bytes", bytes]);
+        assert!(e.contains(&format!("--record-bytes {bytes}: a record must be 1 to 4096 bytes")), "{e}");
+        let e = refused(&["cache", "experiment", "--scale", "0.0078125", "--record-bytes", bytes, "--out", "rb"], d, 2);
+        assert!(e.contains(&format!("--record-bytes {bytes}:")), "{e}");
+    }
+    assert!(refused(&["cache", "run", "--trace", "x.csv", "--record-bytes", "1024"], d, 2).contains("cannot be used with"));
+    assert!(refused(&["cache", "experiment", "--record-bytes", "1024", "--trace", "x.csv", "--cache-mib", "64"], d, 2).contains("cannot be used with"));
     assert!(run(&["--layout", "diagonal"]).contains("--layout \"diagonal\": expected strided or packed"));
     let e = refused(&["cache", "run", "--records", "20000", "--data-mib", "16", "--cache-mib", "32", "--zone-mib", "1", "--layout", "packed"], d, 2);
     assert!(e.contains("--records 20000 --data-mib 16 --layout packed") && e.contains("do not fit"), "{e}");

@@ -64,6 +64,11 @@ fn out_of_range_counts_and_sizes_name_their_flag() {
         (vec!["cache", "run", "--zones-per-bucket", "524289"], "--zones-per-bucket 524289"),
         (vec!["cache", "run", "--cache-mib", "33554432", "--zone-mib", "33554432", "--data-mib", "67108864", "--zones-per-bucket", "524289"], "--zones-per-bucket 524289"),
         (vec!["cache", "run", "--cache-mib", "8"], "--cache-mib 8"),
+        // cache run: a record past any block, metadata counts past the cache's buckets.
+        (vec!["cache", "run", "--record-bytes", "18446744073709551615"], "--record-bytes 18446744073709551615"),
+        (vec!["cache", "run", "--metadata", "--journal-buckets", "4294967295"], "--journal-buckets 4294967295"),
+        (vec!["cache", "run", "--metadata", "--btree-reserve", "4294967295"], "--btree-reserve 4294967295"),
+        (vec!["cache", "run", "--metadata", "--btree-node-kib", "18446744073709551615"], "--btree-node-kib 18446744073709551615"),
         // replay: the zone size, a device of too few zones (by path), sized devices whose zone
         // count wrapped, was truncated or aborted.
         (vec!["replay", "--workload", w, "--zone-mib", "0", "--out", "o"], "--zone-mib 0"),
