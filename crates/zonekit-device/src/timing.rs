@@ -249,6 +249,8 @@ pub struct TimedDevice<D> {
     report: TimingReport,
     /// Operations charged so far, and when the latest of them completes.
     charged: (u64, u64),
+    /// The submission time of the first operation since [`TimedDevice::mark`], if any.
+    first_since_mark: Option<u64>,
 }
 
 impl<D: ZonedDevice> TimedDevice<D> {
@@ -257,7 +259,7 @@ impl<D: ZonedDevice> TimedDevice<D> {
             return Err(DeviceError::InvalidArgument("queue depth must be at least 1".into()));
         }
         let model = TimingModel::new(flash, inner.geometry())?;
-        Ok(TimedDevice { inner, model, queue_depth, in_flight: BinaryHeap::new(), host_now_ns: 0, report: TimingReport::default(), charged: (0, 0) })
+        Ok(TimedDevice { inner, model, queue_depth, in_flight: BinaryHeap::new(), host_now_ns: 0, report: TimingReport::default(), charged: (0, 0), first_since_mark: None })
     }
 
     pub fn inner(&self) -> &D {
@@ -311,7 +313,20 @@ impl<D: ZonedDevice> TimedDevice<D> {
         self.charged
     }
 
+    /// Starts a host request: [`TimedDevice::since_mark`] then spans the operations charged
+    /// from here on (a request of an engine above may cause several, its GC's included).
+    pub fn mark(&mut self) {
+        self.first_since_mark = None;
+    }
+
+    /// (when the first operation since [`TimedDevice::mark`] was submitted, when the latest
+    /// completes), or `None` if there was none: the host-visible latency of a request.
+    pub fn since_mark(&self) -> Option<(u64, u64)> {
+        self.first_since_mark.map(|first| (first, self.charged.1))
+    }
+
     fn complete(&mut self, submit: u64, done: u64, kind: OpKind) {
+        self.first_since_mark.get_or_insert(submit);
         self.charged = (self.charged.0 + 1, done);
         self.in_flight.push(Reverse(done));
         self.report.elapsed_ns = self.report.elapsed_ns.max(done);
