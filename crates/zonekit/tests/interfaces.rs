@@ -85,26 +85,24 @@ fn bad_interfaces_and_combinations_are_refused_by_name() {
 fn a_sweep_runs_the_interface_axis_and_tells_its_rows_apart() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("sweep");
-    ok(
-        &[
-            "sweep",
-            "--workloads",
-            WORKLOAD,
-            "--placements",
-            "normal,sepbit",
-            "--preset",
-            "tiny",
-            "--gc-trigger",
-            "free-zones",
-            "--grid",
-            "interface=zns,fdp:2,conventional",
-            "--jobs",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let args = [
+        "sweep",
+        "--workloads",
+        WORKLOAD,
+        "--placements",
+        "normal,sepbit",
+        "--preset",
+        "tiny",
+        "--gc-trigger",
+        "free-zones",
+        "--grid",
+        "interface=zns,fdp:2,conventional",
+        "--jobs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    ok(&args, tmp.path());
     let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
     let rows: Vec<&str> = results.lines().skip(1).collect();
     assert_eq!(rows.len(), 6, "{results}");
@@ -112,25 +110,6 @@ fn a_sweep_runs_the_interface_axis_and_tells_its_rows_apart() {
         assert_eq!(rows.iter().filter(|r| r.contains(interface)).count(), 2, "{results}");
     }
     // A rerun resumes: every row is reused.
-    let again = ok(
-        &[
-            "sweep",
-            "--workloads",
-            WORKLOAD,
-            "--placements",
-            "normal,sepbit",
-            "--preset",
-            "tiny",
-            "--gc-trigger",
-            "free-zones",
-            "--grid",
-            "interface=zns,fdp:2,conventional",
-            "--jobs",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let again = ok(&args, tmp.path());
     assert!(again.contains("all 6 runs already in"), "{again}");
 }
