@@ -22,7 +22,7 @@ use zonekit_device::timing::TimedDevice;
 use zonekit_device::{FirstZones, Geometry, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
 use zonekit_trace::synth::ycsb::{fnv_hash64, KeyChooser, Latest, ScrambledZipfian, Uniform};
 use zonekit_trace::synth::YcsbDist;
-use zonekit_zbtree::{CowTree, Index, Payload, TreeConfig, TreeError, TreeStats, ZbTree};
+use zonekit_zbtree::{CowCollect, CowRebalance, CowTree, Index, Payload, TreeConfig, TreeError, TreeStats, ZbTree};
 
 use crate::error::{LabError, Result};
 
@@ -99,6 +99,16 @@ pub fn parse_distribution(name: &str) -> Result<KeyDistribution> {
     YcsbDist::from_name(name).ok_or_else(|| LabError::Usage(format!("unknown distribution {name:?}: zipfian, uniform or latest")))
 }
 
+/// `bottom-up` or `top-down` (`--cow-rebalance`).
+pub fn cow_rebalance(name: &str) -> Result<CowRebalance> {
+    CowRebalance::from_name(name).ok_or_else(|| LabError::Usage(format!("--cow-rebalance {name:?}: bottom-up or top-down")))
+}
+
+/// `reserve` or `when-full` (`--cow-collect`).
+pub fn cow_collect(name: &str) -> Result<CowCollect> {
+    CowCollect::from_name(name).ok_or_else(|| LabError::Usage(format!("--cow-collect {name:?}: reserve or when-full")))
+}
+
 /// Everything that defines one run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TreeSpec {
@@ -117,6 +127,10 @@ pub struct TreeSpec {
     pub inner_entries_max: usize,
     /// The paper's dynamic zone choice (§2.2); off for §4.2.5's reset experiment.
     pub dynamic_zone_choice: bool,
+    /// How the CoW tree splits and merges (the ZB+-tree takes only the default).
+    pub cow_rebalance: CowRebalance,
+    /// When the CoW tree collects a zone (the ZB+-tree takes only the default).
+    pub cow_collect: CowCollect,
 }
 
 const GIB: u64 = 1 << 30;
@@ -154,6 +168,8 @@ impl Default for TreeSpec {
             value_size_bytes: CALIBRATED_VALUE_SIZE_BYTES,
             inner_entries_max: CALIBRATED_INNER_ENTRIES_MAX,
             dynamic_zone_choice: true,
+            cow_rebalance: CowRebalance::BottomUp,
+            cow_collect: CowCollect::Reserve,
         }
     }
 }
@@ -194,7 +210,34 @@ impl TreeSpec {
             return bad(format!("--value-size-bytes {}: values of 1 to {} bytes fit a {}-byte node", self.value_size_bytes, self.node_size_bytes, self.node_size_bytes));
         }
         let flags = format!("--node-size-bytes {} --value-size-bytes {} --inner-entries-max {}", self.node_size_bytes, self.value_size_bytes, self.inner_entries_max);
-        self.config().validate().map_err(|e| LabError::Usage(format!("{flags}: {e}")))
+        self.config().validate().map_err(|e| LabError::Usage(format!("{flags}: {e}")))?;
+        self.validate_cow()
+    }
+
+    /// The CoW tree's own settings: refused, naming the flag, where they would not be honoured.
+    fn validate_cow(&self) -> Result<()> {
+        let bad = |m: String| Err(LabError::Usage(m));
+        if self.tree == TreeKind::Zb {
+            for (flag, value, default) in
+                [("--cow-rebalance", self.cow_rebalance.name(), CowRebalance::default().name()), ("--cow-collect", self.cow_collect.name(), CowCollect::default().name())]
+            {
+                if value != default {
+                    return bad(format!("{flag} {value}: a setting of the cow tree; the zbtree has its own rules (run --tree cow)"));
+                }
+            }
+            return Ok(());
+        }
+        let inner = self.config().interior_capacity();
+        if self.cow_rebalance == CowRebalance::TopDown && inner < 4 {
+            return bad(format!(
+                "--cow-rebalance top-down needs inner nodes of at least 4 entries (two nodes at their minimum merge into one); --inner-entries-max {} --node-size-bytes {} give {inner}",
+                self.inner_entries_max, self.node_size_bytes
+            ));
+        }
+        if self.cow_collect == CowCollect::WhenFull && self.dynamic_zone_choice {
+            return bad("--cow-collect when-full collects a zone when it fills, which needs zones used in order (--no-dynamic-zone-choice): with the most-free choice every zone fills at once".into());
+        }
+        Ok(())
     }
 
     fn config(&self) -> TreeConfig {
@@ -204,6 +247,8 @@ impl TreeSpec {
             inner_entries_max: self.inner_entries_max,
             payload: Payload::Shadow,
             dynamic_zone_choice: self.dynamic_zone_choice,
+            cow_rebalance: self.cow_rebalance,
+            cow_collect: self.cow_collect,
             ..TreeConfig::default()
         }
     }
@@ -519,9 +564,71 @@ mod tests {
             seed: 1,
             value_size_bytes: CALIBRATED_VALUE_SIZE_BYTES,
             inner_entries_max: CALIBRATED_INNER_ENTRIES_MAX,
+            cow_rebalance: CowRebalance::BottomUp,
+            cow_collect: CowCollect::Reserve,
             threads: 2,
             out: out.into(),
         }
+    }
+
+    /// The CoW settings are honoured where they apply and refused, naming the flag, where
+    /// they would not be.
+    #[test]
+    fn cow_settings_are_honoured_or_refused_by_flag() {
+        let refused = |spec: TreeSpec| match spec.validate() {
+            Err(LabError::Usage(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        let zb = TreeSpec { tree: TreeKind::Zb, ..TreeSpec::default() };
+        assert!(refused(TreeSpec { cow_rebalance: CowRebalance::TopDown, ..zb.clone() }).contains("--cow-rebalance top-down: a setting of the cow tree"));
+        assert!(refused(TreeSpec { cow_collect: CowCollect::WhenFull, dynamic_zone_choice: false, ..zb }).contains("--cow-collect when-full: a setting of the cow tree"));
+        let cow = TreeSpec { tree: TreeKind::Cow, ..TreeSpec::default() };
+        assert!(refused(TreeSpec { cow_collect: CowCollect::WhenFull, ..cow.clone() })
+            .contains("--cow-collect when-full collects a zone when it fills, which needs zones used in order (--no-dynamic-zone-choice)"));
+        let m = refused(TreeSpec { cow_rebalance: CowRebalance::TopDown, inner_entries_max: 3, ..cow.clone() });
+        assert!(m.contains("--cow-rebalance top-down needs inner nodes of at least 4 entries") && m.contains("--inner-entries-max 3"), "{m}");
+        TreeSpec { cow_rebalance: CowRebalance::TopDown, cow_collect: CowCollect::WhenFull, dynamic_zone_choice: false, ..cow }.validate().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let exp = TreeExperiment { cow_collect: CowCollect::WhenFull, ..tiny_experiment(dir.path()) };
+        let e = run_experiment(&exp, Backend::Model, &|_, _, _| {}).unwrap_err().to_string();
+        assert!(e.contains("--cow-collect when-full: only the resets section uses zones in order, and --sections ratio does not run it"), "{e}");
+    }
+
+    /// Top-down rebalancing and collection when full reach the CoW runs (and their rows), not
+    /// the ZB+-tree's: a rerun with another CoW setting reuses the ZB+-tree's rows and
+    /// recomputes the CoW ones.
+    #[test]
+    fn cow_settings_reach_the_cow_rows_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let exp = TreeExperiment { sections: vec![Section::Resets], scale: 0.0005, threads: 2, ..tiny_experiment(dir.path()) };
+        run_experiment(&exp, Backend::Model, &|_, _, _| {}).unwrap();
+        let before = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+        let changed = TreeExperiment { cow_rebalance: CowRebalance::TopDown, cow_collect: CowCollect::WhenFull, ..exp.clone() };
+        let outcome = run_experiment(&changed, Backend::Model, &|_, _, _| {}).unwrap();
+        assert_eq!(outcome.set_aside, exp.specs().len() / 2, "the CoW rows, of other settings");
+        assert!(outcome.summary.contains("CoW rebalancing: top-down") && outcome.summary.contains("CoW zone collection in the resets section: when-full"), "{}", outcome.summary);
+        let after = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+        let cells = |text: &str, tree: &str| -> Vec<Vec<String>> {
+            text.lines().skip(1).map(|l| l.split(',').map(String::from).collect::<Vec<_>>()).filter(|r| r[col("tree")] == tree).collect()
+        };
+        assert_eq!(cells(&before, "zbtree"), cells(&after, "zbtree"), "the ZB+-tree's rows are reused");
+        for row in cells(&after, "cow") {
+            assert_eq!((row[col("cow_rebalance")].as_str(), row[col("cow_collect")].as_str()), ("top-down", "when-full"));
+            assert!(row[col("run_zone_resets")].parse::<u64>().unwrap() > 0, "{row:?}");
+        }
+        assert!(cells(&after, "zbtree").iter().all(|r| (r[col("cow_rebalance")].as_str(), r[col("cow_collect")].as_str()) == ("bottom-up", "reserve")));
+    }
+
+    /// Top-down splits and merges on the way down: the same keys and answers, reads never fewer
+    /// (a delete may read siblings), and the tree stays whole.
+    #[test]
+    fn top_down_runs_read_at_least_the_paths() {
+        let spec = TreeSpec { tree: TreeKind::Cow, records: 3000, operations: 3000, zone_size_bytes: 16 << 20, sequential_zones: 8, mix: WORKLOADS[3].1, ..TreeSpec::default() };
+        let bottom_up = run_tree(&spec, &mut |_, _| {}).unwrap();
+        let top_down = run_tree(&TreeSpec { cow_rebalance: CowRebalance::TopDown, ..spec }, &mut |_, _| {}).unwrap();
+        assert_eq!(top_down.stats.records, bottom_up.stats.records);
+        assert_eq!(top_down.run.deletes_missing, bottom_up.run.deletes_missing);
+        assert!(top_down.run.node_reads >= bottom_up.run.node_reads, "{} < {}", top_down.run.node_reads, bottom_up.run.node_reads);
     }
 
     #[test]
@@ -690,6 +797,11 @@ pub struct TreeExperiment {
     /// which results depend on the fit.
     pub value_size_bytes: usize,
     pub inner_entries_max: usize,
+    /// How every CoW run splits and merges.
+    pub cow_rebalance: CowRebalance,
+    /// When the CoW runs with zones in order (the resets section) collect a zone; the other
+    /// sections choose zones dynamically and keep the default.
+    pub cow_collect: CowCollect,
     pub threads: usize,
     pub out: std::path::PathBuf,
 }
@@ -718,6 +830,7 @@ impl TreeExperiment {
             for (_, mix) in &WORKLOADS[..2] {
                 for tree in TreeKind::ALL {
                     let mut spec = TreeSpec { tree, mix: *mix, records: scaled(records, self.scale), operations: scaled(records, self.scale), ..base.clone() };
+                    spec.cow_rebalance = if tree == TreeKind::Cow { self.cow_rebalance } else { CowRebalance::default() };
                     extra(&mut spec);
                     out.push(spec);
                 }
@@ -733,7 +846,8 @@ impl TreeExperiment {
                             for (_, mix) in WORKLOADS {
                                 for tree in TreeKind::ALL {
                                     let n = scaled(records, self.scale);
-                                    runs.push((section, TreeSpec { tree, mix, distribution, records: n, operations: n, ..base.clone() }));
+                                    let cow_rebalance = if tree == TreeKind::Cow { self.cow_rebalance } else { CowRebalance::default() };
+                                    runs.push((section, TreeSpec { tree, mix, distribution, records: n, operations: n, cow_rebalance, ..base.clone() }));
                                 }
                             }
                         }
@@ -750,6 +864,9 @@ impl TreeExperiment {
                             zipf_w1_w2(records, &|s| {
                                 s.sequential_zones = 1;
                                 s.dynamic_zone_choice = false;
+                                if s.tree == TreeKind::Cow {
+                                    s.cow_collect = self.cow_collect;
+                                }
                             })
                             .into_iter()
                             .map(|s| (section, s)),
@@ -768,7 +885,7 @@ impl TreeExperiment {
 }
 
 /// Columns of `results.csv`: the settings of a run, then what it measured.
-pub const RESULTS_HEADER: [&str; 30] = [
+pub const RESULTS_HEADER: [&str; 32] = [
     "section",
     "tree",
     "workload",
@@ -779,6 +896,9 @@ pub const RESULTS_HEADER: [&str; 30] = [
     "conventional_zones",
     "zone_size_bytes",
     "dynamic_zone_choice",
+    // The CoW tree's rebalancing and collection rules (the ZB+-tree's rows hold the defaults).
+    "cow_rebalance",
+    "cow_collect",
     "value_size_bytes",
     "inner_entries_max",
     "seed",
@@ -803,7 +923,7 @@ pub const RESULTS_HEADER: [&str; 30] = [
     // A fingerprint of the other cells: a damaged row is recomputed, not reused.
     "check",
 ];
-const SETTINGS_COLUMNS: usize = 14;
+const SETTINGS_COLUMNS: usize = 16;
 
 fn settings_row(section: Section, s: &TreeSpec, device: &str) -> Vec<String> {
     vec![
@@ -817,6 +937,8 @@ fn settings_row(section: Section, s: &TreeSpec, device: &str) -> Vec<String> {
         s.conventional_zones.to_string(),
         s.zone_size_bytes.to_string(),
         s.dynamic_zone_choice.to_string(),
+        s.cow_rebalance.name().into(),
+        s.cow_collect.name().into(),
         s.value_size_bytes.to_string(),
         s.inner_entries_max.to_string(),
         s.seed.to_string(),
@@ -893,6 +1015,13 @@ impl Backend {
 pub fn run_experiment(exp: &TreeExperiment, backend: Backend, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<TreeExperimentOutcome> {
     if !(exp.scale > 0.0 && exp.scale <= 4.0) {
         return Err(LabError::Usage(format!("--scale {} is out of range: (0, 4]", exp.scale)));
+    }
+    if exp.cow_collect != CowCollect::default() && !exp.sections.contains(&Section::Resets) {
+        return Err(LabError::Usage(format!(
+            "--cow-collect {}: only the resets section uses zones in order, and --sections {} does not run it",
+            exp.cow_collect.name(),
+            exp.sections.iter().map(|s| s.name()).collect::<Vec<_>>().join(",")
+        )));
     }
     let specs = exp.specs();
     for (section, spec) in &specs {
@@ -1016,6 +1145,13 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
             "\nValues of {value} bytes, interior fan-out capped at {inner} entries (0: as many as fit){}.",
             if fitted { " — the values fitted to the paper's load-phase figures" } else { " — not the fitted values: a sensitivity run" }
         );
+    }
+    let cow_rule = |c: &str, default: &str| rows.iter().find(|r| r[col("tree")] == "cow" && r[col(c)] != default).map(|r| r[col(c)].clone());
+    if let Some(rebalance) = cow_rule("cow_rebalance", CowRebalance::default().name()) {
+        let _ = writeln!(text, "\nCoW rebalancing: {rebalance} (splits and merges on the way down; the default is bottom-up).");
+    }
+    if let Some(collect) = cow_rule("cow_collect", CowCollect::default().name()) {
+        let _ = writeln!(text, "\nCoW zone collection in the resets section: {collect} (a zone is collected when it fills, zones written one at a time in a cycle; the default, reserve, collects before free room falls below twice the live tree).");
     }
     let on_device = rows.iter().find(|r| r[col("device")] != "model").map(|r| r[col("device")].clone());
     match &on_device {

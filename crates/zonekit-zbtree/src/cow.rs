@@ -8,14 +8,28 @@
 //!
 //! - Zone choice: with [`TreeConfig::dynamic_zone_choice`] every node goes to the zone with
 //!   the most free space (§4.1); without it zones fill in order (§4.2.5).
-//! - Garbage collection (§4.2.5: "when a zone fills, its live nodes are read and written to
-//!   another zone, then it is reset"): greedy, the zone with the fewest live nodes. Moving a
-//!   node changes its address, so its parent is rewritten too, up to the root: one post-order
-//!   pass rewrites every node that lives in the victim or has a rewritten child, never into the
-//!   victim. It runs before an operation when the free room would no longer cover the
-//!   operation's worst case plus twice the live tree: a collection rewrites at most every
-//!   live node, and with that much room free at most one zone holds so much of it that the
-//!   others lack room for them, so some zone can always still be collected.
+//! - Garbage collection, by [`TreeConfig::cow_collect`]:
+//!   - [`CowCollect::Reserve`] (the default): greedy, the zone with the fewest live nodes,
+//!     before an operation when the free room would no longer cover the operation's worst case
+//!     plus twice the live tree: a collection rewrites at most every live node, and with that
+//!     much room free at most one zone holds so much of it that the others lack room for
+//!     them, so some zone can always still be collected.
+//!   - [`CowCollect::WhenFull`], §4.2.5's words ("when a zone fills, its live nodes are read
+//!     and written to another zone, then it is reset"): zones are written one at a time in a
+//!     cycle, and a zone that filled is collected before the next operation, its live nodes
+//!     going to the write zone. With one conventional and one sequential zone the two take
+//!     turns.
+//!
+//!   Either way, moving a node changes its address, so its parent is rewritten too, up to the
+//!   root: one post-order pass rewrites every node that lives in the victim or has a rewritten
+//!   child, never into the victim.
+//! - Rebalancing, by [`TreeConfig::cow_rebalance`] (the paper does not say how its CoW
+//!   splits and merges): [`CowRebalance::BottomUp`] (the default) splits a node when it
+//!   overflows and fixes one that fell below half on the way back up, reading a sibling only
+//!   then; [`CowRebalance::TopDown`] is Rodeh's shadowing B-tree (the paper's reference for
+//!   CoW trees): an insert splits every full inner node it passes on the way down, and a
+//!   delete fixes every node at its minimum before entering it, reading a sibling to borrow
+//!   from or merge with, so a delete of a 4-level tree reads up to 3 siblings.
 //! - Accounting as the paper counts it: every node visited is one device read (no cache),
 //!   every node an operation changes is written once, bottom-up.
 //! - An operation frees the copies it supersedes only after everything it writes is written,
@@ -34,7 +48,7 @@ use zonekit_device::{ZoneDescriptor, ZoneFilter, ZoneType, ZonedDevice};
 
 use crate::node::{Kind, Node, TAG_LIVE};
 use crate::store::{Store, ZoneChoice};
-use crate::{Index, TreeConfig, TreeError, TreeStats};
+use crate::{CowCollect, CowRebalance, Index, TreeConfig, TreeError, TreeStats};
 
 /// Key of entry 0 of every inner node: the paper's `First`, which routing ignores.
 pub const FIRST: u64 = 0;
@@ -73,6 +87,27 @@ struct Tx {
     events: Vec<&'static str>,
 }
 
+/// What [`CowTree::shift_or_merge`] made of a node and its sibling.
+enum Fix {
+    /// An entry moved between `left` and `right`, now children `li` and `li + 1`.
+    Borrowed { li: usize, left: Node, right: Node },
+    /// The two became `merged`, child `li` (the parent lost entry `li + 1`).
+    Merged { li: usize, merged: Node },
+}
+
+/// An inner node on the way down of a top-down operation, changed in memory and written
+/// once everything below it is.
+struct Level {
+    node: Node,
+    /// Lower bound of the keys routed to this node.
+    low_key: u64,
+    /// The child taken.
+    index: usize,
+    /// A child other than the one taken that the way down changed (a split half, a sibling
+    /// that lent an entry): its index and contents, written before `node`.
+    sibling: Option<(usize, Node)>,
+}
+
 fn child(node: &Node, i: usize) -> u64 {
     node.u64_at(i, 0)
 }
@@ -97,6 +132,17 @@ impl<D: ZonedDevice> CowTree<D> {
         config.validate()?;
         if config.durable {
             return Err(TreeError::Config("the copy-on-write tree has no durable mode (only the ZB+-tree journals its operations)".into()));
+        }
+        if config.cow_rebalance == CowRebalance::TopDown && config.interior_capacity() < 4 {
+            return Err(TreeError::Config(format!(
+                "top-down rebalancing needs inner nodes of at least 4 entries (two nodes at their minimum must merge into one); these hold {}",
+                config.interior_capacity()
+            )));
+        }
+        if config.cow_collect == CowCollect::WhenFull && config.dynamic_zone_choice {
+            return Err(TreeError::Config(
+                "collecting a zone when it fills needs zones used in order (no dynamic zone choice): with the most-free choice every zone fills at once".into(),
+            ));
         }
         let zones = device.report_all(ZoneFilter::All)?;
         let mut store = Store::new(device, config.node_size_bytes, config.payload, RESERVED_SLOTS)?;
@@ -144,8 +190,12 @@ impl<D: ZonedDevice> CowTree<D> {
 
     /// Appends `node` to the zone the configured choice picks.
     fn write_node(&mut self, tx: &mut Tx, node: &mut Node) -> Result<u64, TreeError> {
-        let choice = if self.config.dynamic_zone_choice { ZoneChoice::MostFree } else { ZoneChoice::InOrder };
-        let Some(zone) = self.space.choose(&self.store, choice) else {
+        let zone = match (self.config.cow_collect, self.config.dynamic_zone_choice) {
+            (CowCollect::WhenFull, _) => self.space.choose_cyclic(&self.store),
+            (CowCollect::Reserve, true) => self.space.choose(&self.store, ZoneChoice::MostFree),
+            (CowCollect::Reserve, false) => self.space.choose(&self.store, ZoneChoice::InOrder),
+        };
+        let Some(zone) = zone else {
             // `ensure_room` and the collection plan both reserve room first.
             return Err(TreeError::NoSpace(format!("no zone has room for a node ({} zones, {} live nodes)", self.space.zone_count(), self.space.total_live_nodes(&self.store))));
         };
@@ -293,14 +343,35 @@ impl<D: ZonedDevice> CowTree<D> {
     /// Fixes `cur`, child `i` of `parent` and one entry short of its minimum, by borrowing an
     /// entry from a sibling or merging with it; writes the children and updates `parent`.
     fn rebalance(&mut self, tx: &mut Tx, parent: &mut Node, parent_low: u64, i: usize, cur: Node, depth: usize) -> Result<(), TreeError> {
-        let leaf = cur.kind == Kind::CowLeaf;
         assert!(parent.len() >= 2, "an inner node with a single child");
         let j = if i > 0 { i - 1 } else { i + 1 };
         let sibling_addr = child(parent, j);
         let sibling = self.read_node(sibling_addr, depth)?;
         tx.dead.push(sibling_addr);
+        match self.shift_or_merge(&mut tx.events, parent, parent_low, i, cur, j, sibling) {
+            Fix::Borrowed { li, mut left, mut right } => {
+                let left_addr = self.write_node(tx, &mut left)?;
+                let right_addr = self.write_node(tx, &mut right)?;
+                set_child(parent, li, left_addr);
+                set_child(parent, li + 1, right_addr);
+            }
+            Fix::Merged { li, mut merged } => {
+                let addr = self.write_node(tx, &mut merged)?;
+                set_child(parent, li, addr);
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves one entry into `cur` (child `i` of `parent`) from its sibling `j` if the sibling
+    /// can spare one, else merges the two; updates `parent`'s separators (and drops the merged
+    /// child's entry) but not its child addresses, and sets the low keys of what it returns.
+    #[allow(clippy::too_many_arguments)]
+    fn shift_or_merge(&self, events: &mut Vec<&'static str>, parent: &mut Node, parent_low: u64, i: usize, cur: Node, j: usize, sibling: Node) -> Fix {
+        let leaf = cur.kind == Kind::CowLeaf;
         let can_lend = sibling.len() > self.min_entries(leaf);
         let (li, ri) = (i.min(j), i.max(j));
+        assert_eq!(ri, li + 1, "a sibling that is not adjacent");
         let (mut left, mut right) = if j < i { (sibling, cur) } else { (cur, sibling) };
         if can_lend {
             if j < i {
@@ -328,11 +399,8 @@ impl<D: ZonedDevice> CowTree<D> {
             }
             left.low_key = child_low(parent, parent_low, li);
             right.low_key = parent.keys[ri];
-            tx.events.push(if leaf { "leaf_borrow" } else { "inner_borrow" });
-            let left_addr = self.write_node(tx, &mut left)?;
-            let right_addr = self.write_node(tx, &mut right)?;
-            set_child(parent, li, left_addr);
-            set_child(parent, ri, right_addr);
+            events.push(if leaf { "leaf_borrow" } else { "inner_borrow" });
+            Fix::Borrowed { li, left, right }
         } else {
             if !leaf {
                 right.keys[0] = parent.keys[ri];
@@ -340,23 +408,199 @@ impl<D: ZonedDevice> CowTree<D> {
             left.append(&right);
             assert!(left.len() <= self.capacity(leaf), "a merge overflowed: {} entries", left.len());
             left.low_key = child_low(parent, parent_low, li);
-            tx.events.push(if leaf { "leaf_merge" } else { "inner_merge" });
-            let left_addr = self.write_node(tx, &mut left)?;
-            set_child(parent, li, left_addr);
+            events.push(if leaf { "leaf_merge" } else { "inner_merge" });
             parent.remove(ri);
+            Fix::Merged { li, merged: left }
         }
+    }
+
+    // ---- Top-down (Rodeh-style) operations ----------------------------------------------
+
+    /// An insert that splits every full inner node on its way down, so that a leaf that
+    /// overflows always has room in its parent and nothing splits on the way back up.
+    fn insert_top_down(&mut self, tx: &mut Tx, key: u64, value: &[u8]) -> Result<(), TreeError> {
+        let Some(root) = self.root else { return self.insert_op(tx, key, value) };
+        let inner_cap = self.capacity(false);
+        let mut levels: Vec<Level> = Vec::with_capacity(self.height as usize + 1);
+        let mut height = self.height;
+        let mut cur = self.read_node(root, 0)?;
+        tx.dead.push(root);
+        let mut cur_low = 0;
+        if cur.kind == Kind::CowInner && cur.len() == inner_cap {
+            // A full root: a new root above it, whose only child is then split like any other.
+            let mut top = Node::new(Kind::CowInner, 8, 0);
+            top.push(TAG_LIVE, FIRST, &0u64.to_le_bytes());
+            levels.push(Level { node: top, low_key: 0, index: 0, sibling: None });
+            height += 1;
+            tx.events.push("root_split");
+        }
+        // Depth in the tree as it was, for reading.
+        let mut depth = 0;
+        loop {
+            if cur.kind == Kind::CowInner && cur.len() == inner_cap {
+                let parent = levels.last_mut().expect("a full non-root node has a parent on the path (a full root got one)");
+                let i = parent.index;
+                let mut right = cur.split_off(cur.len() / 2);
+                let separator = right.keys[0];
+                right.keys[0] = FIRST;
+                right.low_key = separator;
+                cur.low_key = cur_low;
+                parent.node.insert(i + 1, TAG_LIVE, separator, &0u64.to_le_bytes());
+                tx.events.push("inner_split");
+                if key >= separator {
+                    parent.sibling = Some((i, std::mem::replace(&mut cur, right)));
+                    parent.index = i + 1;
+                    cur_low = separator;
+                } else {
+                    parent.sibling = Some((i + 1, right));
+                }
+            }
+            if self.is_leaf_depth(depth) {
+                break;
+            }
+            let i = cur.route(key);
+            let (child_addr, low) = (child(&cur, i), child_low(&cur, cur_low, i));
+            let next = self.read_node(child_addr, depth + 1)?;
+            tx.dead.push(child_addr);
+            levels.push(Level { node: std::mem::replace(&mut cur, next), low_key: cur_low, index: i, sibling: None });
+            cur_low = low;
+            depth += 1;
+        }
+        let added = match cur.find(key) {
+            Ok(i) => {
+                cur.value_mut(i).copy_from_slice(value);
+                false
+            }
+            Err(i) => {
+                cur.insert(i, TAG_LIVE, key, value);
+                true
+            }
+        };
+        let mut up = self.write_split(tx, cur, cur_low)?;
+        for level in levels.into_iter().rev() {
+            let Level { mut node, low_key, index, mut sibling } = level;
+            set_child(&mut node, index, up.0);
+            if let Some((separator, right)) = up.1 {
+                node.insert(index + 1, TAG_LIVE, separator, &right.to_le_bytes());
+                if let Some((j, _)) = &mut sibling {
+                    *j += (*j > index) as usize;
+                }
+            }
+            assert!(node.len() <= inner_cap, "a node on a top-down path overflowed: {} entries", node.len());
+            if let Some((j, mut half)) = sibling {
+                let addr = self.write_node(tx, &mut half)?;
+                set_child(&mut node, j, addr);
+            }
+            node.low_key = low_key;
+            up = (self.write_node(tx, &mut node)?, None);
+        }
+        let root = match up {
+            (addr, None) => addr,
+            (left, Some((separator, right))) => {
+                // The root was a leaf and split.
+                let mut top = Node::new(Kind::CowInner, 8, 0);
+                top.push(TAG_LIVE, FIRST, &left.to_le_bytes());
+                top.push(TAG_LIVE, separator, &right.to_le_bytes());
+                tx.events.push("root_split");
+                height += 1;
+                self.write_node(tx, &mut top)?
+            }
+        };
+        (self.root, self.height) = (Some(root), height);
+        self.records += added as u64;
         Ok(())
+    }
+
+    /// A delete that, on its way down, fixes every node at its minimum before entering it
+    /// (borrowing from a sibling, which it reads, or merging with it), so that the leaf can
+    /// lose an entry without anything propagating back up. A delete of a missing key writes
+    /// nothing (its fixes were in memory only) but has read what the way down read.
+    fn delete_top_down(&mut self, tx: &mut Tx, key: u64) -> Result<bool, TreeError> {
+        let Some(root) = self.root else { return Ok(false) };
+        let mut dead = vec![root];
+        let mut events = Vec::new();
+        let mut levels: Vec<Level> = Vec::with_capacity(self.height as usize);
+        let (mut cur, mut cur_low) = (self.read_node(root, 0)?, 0);
+        let mut depth = 0;
+        while !self.is_leaf_depth(depth) {
+            let mut i = cur.route(key);
+            let child_addr = child(&cur, i);
+            let mut next = self.read_node(child_addr, depth + 1)?;
+            dead.push(child_addr);
+            let mut sibling = None;
+            if next.len() <= self.min_entries(self.is_leaf_depth(depth + 1)) {
+                let j = if i > 0 { i - 1 } else { i + 1 };
+                let sibling_addr = child(&cur, j);
+                let other = self.read_node(sibling_addr, depth + 1)?;
+                dead.push(sibling_addr);
+                match self.shift_or_merge(&mut events, &mut cur, cur_low, i, next, j, other) {
+                    Fix::Borrowed { li, left, right } if i == li => (next, sibling) = (left, Some((li + 1, right))),
+                    Fix::Borrowed { li, left, right } => (next, sibling) = (right, Some((li, left))),
+                    Fix::Merged { li, merged } => (next, i) = (merged, li),
+                }
+            }
+            let low = child_low(&cur, cur_low, i);
+            levels.push(Level { node: std::mem::replace(&mut cur, next), low_key: cur_low, index: i, sibling });
+            cur_low = low;
+            depth += 1;
+        }
+        let Ok(pos) = cur.find(key) else { return Ok(false) };
+        cur.remove(pos);
+        tx.dead.extend(dead);
+        tx.events.extend(events);
+        let mut up = if cur.is_empty() {
+            assert!(levels.is_empty(), "a non-root leaf emptied: the way down left it at its minimum");
+            None
+        } else {
+            cur.low_key = cur_low;
+            Some(self.write_node(tx, &mut cur)?)
+        };
+        let mut height = self.height;
+        for (d, level) in levels.into_iter().enumerate().rev() {
+            let Level { mut node, low_key, index, sibling } = level;
+            let below = up.expect("a child on the path was written");
+            if d == 0 && node.len() == 1 {
+                // The root's last two children merged: the child is the new root.
+                assert!(sibling.is_none(), "a root that lost a child also changed another");
+                tx.events.push("root_collapse");
+                height -= 1;
+                continue;
+            }
+            set_child(&mut node, index, below);
+            if let Some((j, mut other)) = sibling {
+                let addr = self.write_node(tx, &mut other)?;
+                set_child(&mut node, j, addr);
+            }
+            node.low_key = low_key;
+            up = Some(self.write_node(tx, &mut node)?);
+        }
+        (self.root, self.height) = (up, if up.is_some() { height } else { 0 });
+        self.records -= 1;
+        Ok(true)
     }
 
     // ---- Garbage collection -------------------------------------------------------------
 
-    /// Collects zones until there is room for `needed` node writes plus the collection reserve;
-    /// short of the reserve, settles for `needed`.
+    /// Makes room for an operation that may write `needed` nodes, by the configured rule.
     fn ensure_room(&mut self, needed: u64) -> Result<(), TreeError> {
-        for _ in 0..self.space.zone_count() {
-            let reserve = 2 * self.space.total_live_nodes(&self.store);
-            if self.space.free_nodes(&self.store) >= needed + reserve || !self.collect()? {
-                break;
+        match self.config.cow_collect {
+            CowCollect::Reserve => {
+                // Zones until there is room for `needed` plus the collection reserve; short of
+                // the reserve, settle for `needed`.
+                for _ in 0..self.space.zone_count() {
+                    let reserve = 2 * self.space.total_live_nodes(&self.store);
+                    if self.space.free_nodes(&self.store) >= needed + reserve || !self.collect(false)? {
+                        break;
+                    }
+                }
+            }
+            CowCollect::WhenFull => {
+                // Every zone that filled, each once (a collection fills no zone it collects).
+                for _ in 0..self.space.zone_count() {
+                    if !self.collect(true)? {
+                        break;
+                    }
+                }
             }
         }
         let free = self.space.free_nodes(&self.store);
@@ -372,11 +616,13 @@ impl<D: ZonedDevice> CowTree<D> {
         )))
     }
 
-    /// Collects one zone: the one with the fewest live nodes (then the most written) whose
-    /// nodes fit elsewhere and whose reset gains room. Returns whether one was collected.
-    fn collect(&mut self) -> Result<bool, TreeError> {
+    /// Collects one zone (only a full one if `only_full`): the one with the fewest live nodes
+    /// (then the most written) whose nodes fit elsewhere and whose reset gains room. Returns
+    /// whether one was collected.
+    fn collect(&mut self, only_full: bool) -> Result<bool, TreeError> {
         let (space, store) = (&self.space, &self.store);
-        let mut candidates: Vec<usize> = (0..space.zone_count()).filter(|&z| space.written_nodes(store, z) > space.live_nodes(store, z)).collect();
+        let mut candidates: Vec<usize> =
+            (0..space.zone_count()).filter(|&z| space.written_nodes(store, z) > space.live_nodes(store, z) && (!only_full || space.room_nodes(store, z) == 0)).collect();
         candidates.sort_by_key(|&z| (space.live_nodes(store, z), std::cmp::Reverse(space.written_nodes(store, z)), z));
         // Inner nodes read while planning, so that trying several victims reads each once.
         let mut inner = HashMap::new();
@@ -524,7 +770,10 @@ impl<D: ZonedDevice> Index for CowTree<D> {
         // Worst case: every level splits (two nodes each) and a new root.
         let needed = if self.root.is_none() { 1 } else { 2 * self.height as u64 + 1 };
         self.ensure_room(needed)?;
-        self.transact(|tree, tx| tree.insert_op(tx, key, value))
+        match self.config.cow_rebalance {
+            CowRebalance::BottomUp => self.transact(|tree, tx| tree.insert_op(tx, key, value)),
+            CowRebalance::TopDown => self.transact(|tree, tx| tree.insert_top_down(tx, key, value)),
+        }
     }
 
     fn delete(&mut self, key: u64) -> Result<bool, TreeError> {
@@ -533,7 +782,10 @@ impl<D: ZonedDevice> Index for CowTree<D> {
         }
         // Worst case: every level below the root writes its node and a sibling; the root.
         self.ensure_room(2 * (self.height as u64 - 1) + 1)?;
-        self.transact(|tree, tx| tree.delete_op(tx, key))
+        match self.config.cow_rebalance {
+            CowRebalance::BottomUp => self.transact(|tree, tx| tree.delete_op(tx, key)),
+            CowRebalance::TopDown => self.transact(|tree, tx| tree.delete_top_down(tx, key)),
+        }
     }
 
     fn get(&mut self, key: u64) -> Result<Option<Vec<u8>>, TreeError> {
@@ -653,6 +905,8 @@ struct Space {
     conv_resets: u64,
     /// The zone being collected, which no write may land in.
     exclude: Option<usize>,
+    /// The write zone of [`CowCollect::WhenFull`] ([`Space::choose_cyclic`]).
+    cursor: usize,
 }
 
 impl Space {
@@ -676,7 +930,7 @@ impl Space {
             conv_slots.push(addr);
         }
         assert!(!conv_slots.is_empty(), "the store made no conventional slot");
-        Space { node_blocks, seq_starts, seq_capacity_nodes, conv_slots, conv_written_nodes: 0, conv_live_nodes: 0, conv_resets: 0, exclude: None }
+        Space { node_blocks, seq_starts, seq_capacity_nodes, conv_slots, conv_written_nodes: 0, conv_live_nodes: 0, conv_resets: 0, exclude: None, cursor: 0 }
     }
 
     fn zone_count(&self) -> usize {
@@ -736,6 +990,15 @@ impl Space {
             ZoneChoice::LeastFree => zones.min_by_key(|&z| (room(z), z)),
             ZoneChoice::InOrder => zones.next(),
         }
+    }
+
+    /// Zones one at a time in a cycle: the cursor's zone while it has room, else the next
+    /// one with room after it (never the one being collected), which becomes the cursor's.
+    fn choose_cyclic<D: ZonedDevice>(&mut self, store: &Store<D>) -> Option<usize> {
+        let n = self.zone_count();
+        let zone = (0..n).map(|k| (self.cursor + k) % n).find(|&z| Some(z) != self.exclude && self.room_nodes(store, z) > 0)?;
+        self.cursor = zone;
+        Some(zone)
     }
 
     fn append<D: ZonedDevice>(&mut self, store: &mut Store<D>, zone: usize, node: &mut Node) -> Result<u64, TreeError> {
@@ -939,6 +1202,110 @@ mod tests {
             let mut t = tree(geometry(32, 9), StorageMode::Data, small_config(Payload::Device, dynamic));
             run_model(seed, &mut t, 80, 4000, 5);
             assert!(t.stats().io.zone_resets > 0);
+        }
+    }
+
+    fn top_down(config: TreeConfig) -> TreeConfig {
+        TreeConfig { cow_rebalance: CowRebalance::TopDown, ..config }
+    }
+
+    /// The top-down (Rodeh-style) tree against the model over many seeds and shapes, every
+    /// invariant checked after every operation.
+    #[test]
+    fn model_top_down() {
+        for seed in 500..540 {
+            let (leaf, inner) = [(4, 4), (3, 4), (5, 5), (4, 6)][seed as usize % 4];
+            let payload = if seed % 3 == 0 { Payload::Shadow } else { Payload::Device };
+            let mode = if payload == Payload::Shadow { StorageMode::MetadataOnly } else { StorageMode::Data };
+            let config = TreeConfig { leaf_entries_max: leaf, inner_entries_max: inner, ..top_down(small_config(payload, seed % 2 == 0)) };
+            let mut t = tree(geometry(256, 5), mode, config);
+            run_model(seed, &mut t, 300, 2000, 1);
+            assert_every_path(&t);
+        }
+    }
+
+    /// Top-down with collection: one conventional and one sequential zone, both rules.
+    #[test]
+    fn model_top_down_with_collection() {
+        for (seed, collect) in [(600, CowCollect::Reserve), (601, CowCollect::WhenFull), (602, CowCollect::WhenFull)] {
+            let config = TreeConfig { cow_collect: collect, ..top_down(small_config(Payload::Device, false)) };
+            let mut t = tree(geometry(64, 2), StorageMode::Data, config);
+            run_model(seed, &mut t, 24, 3000, 1);
+            assert!(t.stats().io.zone_resets >= 20, "seed {seed}: {} resets", t.stats().io.zone_resets);
+        }
+    }
+
+    /// A top-down delete reads a sibling at every level whose node is at its minimum, even
+    /// for a key that is not there (and then writes nothing); a bottom-up one reads the path.
+    #[test]
+    fn top_down_delete_reads_siblings_on_the_way_down() {
+        for rebalance in CowRebalance::ALL {
+            let config = TreeConfig { cow_rebalance: rebalance, ..small_config(Payload::Device, true) };
+            let mut t = tree(geometry(256, 5), StorageMode::Data, config);
+            // Ascending inserts leave every node but the rightmost at its minimum (2 of 4).
+            for k in 0..64 {
+                t.insert(k * 10, &value_of(k, 0)).unwrap();
+            }
+            let height = t.stats().height as u64;
+            assert!(height >= 3, "height {height}");
+            let before = t.stats().io;
+            assert!(!t.delete(5).unwrap(), "a key that is not there");
+            let after = t.stats().io;
+            let reads = after.node_reads - before.node_reads;
+            match rebalance {
+                CowRebalance::BottomUp => assert_eq!(reads, height),
+                CowRebalance::TopDown => assert_eq!(reads, height + (height - 1), "a sibling below every level"),
+            }
+            assert_eq!(after.node_writes(), before.node_writes(), "{}: a missing key writes nothing", rebalance.name());
+            t.check_invariants();
+        }
+    }
+
+    #[test]
+    fn top_down_needs_inner_nodes_of_four_and_when_full_needs_zones_in_order() {
+        let device = || MemDevice::new(geometry(64, 2), ZoneBehavior::default(), StorageMode::Data).unwrap();
+        let config = TreeConfig { inner_entries_max: 3, ..top_down(small_config(Payload::Device, true)) };
+        let e = CowTree::create(device(), config).err().unwrap().to_string();
+        assert!(e.contains("top-down rebalancing needs inner nodes of at least 4 entries") && e.contains("these hold 3"), "{e}");
+        let config = TreeConfig { cow_collect: CowCollect::WhenFull, ..small_config(Payload::Device, true) };
+        let e = CowTree::create(device(), config).err().unwrap().to_string();
+        assert!(e.contains("needs zones used in order"), "{e}");
+        let e = crate::ZbTree::create(device(), TreeConfig { cow_rebalance: CowRebalance::TopDown, ..TreeConfig::default() }).err().unwrap().to_string();
+        assert!(e.contains("the copy-on-write tree's settings"), "{e}");
+    }
+
+    /// §4.2.5's rule: a zone is collected only once it is full, and with one conventional and
+    /// one sequential zone the two take turns (the reserve rule collects zones before they
+    /// fill).
+    #[test]
+    fn when_full_collects_only_full_zones_in_turn() {
+        for (seed, rebalance) in [(700, CowRebalance::BottomUp), (701, CowRebalance::TopDown)] {
+            let _seed = Seed(seed);
+            let config = TreeConfig { cow_collect: CowCollect::WhenFull, cow_rebalance: rebalance, ..small_config(Payload::Device, false) };
+            let mut t = tree(geometry(64, 2), StorageMode::Data, config);
+            let mut rng = Rng::new(seed);
+            let mut model = BTreeMap::new();
+            let mut collected = Vec::new();
+            for n in 0..4000u64 {
+                let written: Vec<u64> = (0..t.space.zone_count()).map(|z| t.space.written_nodes(&t.store, z)).collect();
+                let resets = t.stats().io.zone_resets;
+                let key = rng.below(40);
+                if rng.below(3) == 0 {
+                    assert_eq!(t.delete(key).unwrap(), model.remove(&key).is_some());
+                } else {
+                    t.insert(key, &value_of(key, n)).unwrap();
+                    model.insert(key, value_of(key, n));
+                }
+                if t.stats().io.zone_resets > resets {
+                    assert_eq!(t.stats().io.zone_resets, resets + 1, "op {n}: one zone at a time");
+                    let zone = (0..written.len()).find(|&z| t.space.written_nodes(&t.store, z) < written[z]).expect("a zone was reset");
+                    assert_eq!(written[zone], t.space.capacity_nodes(zone), "op {n}: zone {zone} collected before it was full");
+                    collected.push(zone);
+                }
+            }
+            t.check_invariants();
+            assert!(collected.len() >= 20, "{} collections", collected.len());
+            assert!(collected.windows(2).all(|w| w[0] != w[1]), "the zones take turns: {collected:?}");
         }
     }
 

@@ -69,11 +69,86 @@ pub struct TreeConfig {
     /// reopens ([`ZbTree::open`]) to its last committed operation after a crash at any point.
     /// Needs [`Payload::Device`]. Off, the tree writes what the paper's algorithms write.
     pub durable: bool,
+    /// How the copy-on-write tree keeps its nodes at least half full ([`CowRebalance`]). The
+    /// ZB+-tree has its own rules and refuses anything but the default.
+    pub cow_rebalance: CowRebalance,
+    /// When the copy-on-write tree collects a zone ([`CowCollect`]). The ZB+-tree refuses
+    /// anything but the default.
+    pub cow_collect: CowCollect,
 }
 
 impl Default for TreeConfig {
     fn default() -> Self {
-        TreeConfig { node_size_bytes: 4096, value_size_bytes: 8, leaf_entries_max: 0, inner_entries_max: 0, payload: Payload::Device, dynamic_zone_choice: true, durable: false }
+        TreeConfig {
+            node_size_bytes: 4096,
+            value_size_bytes: 8,
+            leaf_entries_max: 0,
+            inner_entries_max: 0,
+            payload: Payload::Device,
+            dynamic_zone_choice: true,
+            durable: false,
+            cow_rebalance: CowRebalance::BottomUp,
+            cow_collect: CowCollect::Reserve,
+        }
+    }
+}
+
+/// How the copy-on-write tree splits and merges (the paper does not say how its CoW does).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum CowRebalance {
+    /// The textbook B+-tree: an insert splits a node when it overflows and a delete fixes a
+    /// node when it falls below half, both on the way back up; a delete reads a sibling only
+    /// then.
+    #[default]
+    BottomUp,
+    /// Rodeh's shadowing B-trees: on the way down an insert splits every full inner node it
+    /// passes and a delete fixes every node at its minimum (borrowing from or merging with a
+    /// sibling, which it reads), so nothing propagates back up. Needs inner nodes of at least
+    /// 4 entries (two minimal nodes must fit in one).
+    TopDown,
+}
+
+impl CowRebalance {
+    pub const ALL: [CowRebalance; 2] = [CowRebalance::BottomUp, CowRebalance::TopDown];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CowRebalance::BottomUp => "bottom-up",
+            CowRebalance::TopDown => "top-down",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<CowRebalance> {
+        CowRebalance::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
+/// When the copy-on-write tree collects a zone (moves its live nodes elsewhere and resets it).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum CowCollect {
+    /// Before an operation, when the free room would no longer cover the operation's worst
+    /// case plus twice the live tree: the zone with the fewest live nodes.
+    #[default]
+    Reserve,
+    /// §4.2.5's rule: zones are written one at a time in a cycle (the write zone stays until
+    /// it is full, then the next with room), and a zone is collected as soon as it is full
+    /// (between operations), its live nodes going to the write zone. Needs zones in order
+    /// (no dynamic zone choice): with the most-free choice every zone fills at once.
+    WhenFull,
+}
+
+impl CowCollect {
+    pub const ALL: [CowCollect; 2] = [CowCollect::Reserve, CowCollect::WhenFull];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CowCollect::Reserve => "reserve",
+            CowCollect::WhenFull => "when-full",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<CowCollect> {
+        CowCollect::ALL.into_iter().find(|c| c.name() == name)
     }
 }
 

@@ -266,6 +266,7 @@ impl Superblock {
             payload: crate::Payload::Device,
             dynamic_zone_choice: buf[24] != 0,
             durable: true,
+            ..TreeConfig::default()
         };
         if config.node_size_bytes != buf.len() {
             return Err(TreeError::CorruptNode { addr, reason: format!("superblock says {}-byte nodes in a {}-byte slot", config.node_size_bytes, buf.len()) });
@@ -298,6 +299,16 @@ impl<D: ZonedDevice> ZbTree<D> {
     /// A new, empty tree on `device`, which must have a conventional zone.
     pub fn create(device: D, config: TreeConfig) -> Result<ZbTree<D>, TreeError> {
         config.validate()?;
+        let defaults = TreeConfig::default();
+        if (config.cow_rebalance, config.cow_collect) != (defaults.cow_rebalance, defaults.cow_collect) {
+            return Err(TreeError::Config(format!(
+                "cow_rebalance {} and cow_collect {} are the copy-on-write tree's settings; the ZB+-tree takes only the defaults ({}, {})",
+                config.cow_rebalance.name(),
+                config.cow_collect.name(),
+                defaults.cow_rebalance.name(),
+                defaults.cow_collect.name()
+            )));
+        }
         let reserved = if config.durable { JOURNAL_HEADER_SLOT + 1 + JOURNAL_IMAGE_SLOTS } else { SUPERBLOCK_SLOT + 1 };
         let mut store = Store::new(device, config.node_size_bytes, config.payload, reserved)?;
         if store.sequential_zone_count() == 0 {

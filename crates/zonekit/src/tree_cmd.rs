@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::tree_bench::{fits_device, parse_distribution, run_experiment, run_tree, run_tree_on, Backend, Mix, Section, TreeExperiment, TreeKind, TreeSpec};
+use zonekit_lab::tree_bench::{
+    cow_collect, cow_rebalance, fits_device, parse_distribution, run_experiment, run_tree, run_tree_on, Backend, Mix, Section, TreeExperiment, TreeKind, TreeSpec,
+};
 
 use crate::replay_cmd::lab;
 use crate::Usage;
@@ -76,6 +78,17 @@ pub struct RunArgs {
     /// Fill sequential zones in order instead of the paper's hot/cold (most/least free) choice.
     #[arg(long)]
     no_dynamic_zone_choice: bool,
+    /// How the cow tree splits and merges: bottom-up (on the way back up, a sibling read only
+    /// when a node falls below half) or top-down (Rodeh's: on the way down, a delete reading a
+    /// sibling at every level whose node is at its minimum). cow tree only.
+    #[arg(long, default_value = "bottom-up")]
+    cow_rebalance: String,
+    /// When the cow tree collects a zone: reserve (before free room falls below twice the live
+    /// tree, the zone with the fewest live nodes) or when-full (§4.2.5: a zone as soon as it
+    /// fills, zones written one at a time in a cycle; needs --no-dynamic-zone-choice). cow tree
+    /// only.
+    #[arg(long, default_value = "reserve")]
+    cow_collect: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Print the full outcome as JSON instead of a table.
@@ -102,6 +115,14 @@ pub struct ExperimentArgs {
     /// (default: fitted like the value size).
     #[arg(long, default_value_t = zonekit_lab::tree_bench::CALIBRATED_INNER_ENTRIES_MAX)]
     inner_entries_max: usize,
+    /// How every cow run splits and merges: bottom-up or top-down (see `tree run`). The zbtree
+    /// runs do not depend on it (a rerun into the same --out reuses them).
+    #[arg(long, default_value = "bottom-up")]
+    cow_rebalance: String,
+    /// When the cow runs of the resets section (zones in order) collect a zone: reserve or
+    /// when-full (§4.2.5's rule; see `tree run`). Refused without the resets section.
+    #[arg(long, default_value = "reserve")]
+    cow_collect: String,
     /// Runs in parallel (default: the machine's cores; with --device 1, the only value).
     #[arg(long)]
     threads: Option<usize>,
@@ -160,6 +181,8 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         value_size_bytes: a.value_size_bytes,
         inner_entries_max: a.inner_entries_max,
         dynamic_zone_choice: !a.no_dynamic_zone_choice,
+        cow_rebalance: cow_rebalance(&a.cow_rebalance).map_err(lab)?,
+        cow_collect: cow_collect(&a.cow_collect).map_err(lab)?,
     };
     let mut device = match &a.device {
         Some(path) => {
@@ -212,6 +235,9 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         base.conventional_zones,
         base.zone_size_bytes >> 20
     );
+    if outcomes.iter().any(|o| o.spec.tree == TreeKind::Cow) {
+        println!("the cow tree: {} rebalancing, {} collection", base.cow_rebalance.name(), base.cow_collect.name());
+    }
     match &a.device {
         Some(path) => {
             println!("measured on {}: the run phase's wall and CPU time (system calls included) on it; model ms the ZN540 timing model's for the same requests", path.display())
@@ -253,7 +279,17 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     if !(a.scale > 0.0 && a.scale <= 4.0) {
         return Err(Usage(format!("--scale {} is out of range: (0, 4]", a.scale)).into());
     }
-    let exp = TreeExperiment { scale: a.scale, sections, seed: a.seed, value_size_bytes: a.value_size_bytes, inner_entries_max: a.inner_entries_max, threads, out: a.out.clone() };
+    let exp = TreeExperiment {
+        scale: a.scale,
+        sections,
+        seed: a.seed,
+        value_size_bytes: a.value_size_bytes,
+        inner_entries_max: a.inner_entries_max,
+        cow_rebalance: cow_rebalance(&a.cow_rebalance).map_err(lab)?,
+        cow_collect: cow_collect(&a.cow_collect).map_err(lab)?,
+        threads,
+        out: a.out.clone(),
+    };
     let backend = match &a.device {
         Some(path) => Backend::Device { name: path.display().to_string(), device: crate::open::open_read_write(path)?.device },
         None => Backend::Model,

@@ -75,6 +75,47 @@ fn run_and_experiment_measure_on_a_device() {
     assert_eq!(rows.lines().skip(1).filter(|l| l.contains(",z.zk,")).count(), 12, "{rows}");
 }
 
+/// `--cow-rebalance` and `--cow-collect`: honoured by the cow tree (its reads and resets
+/// change, its row says which rules ran), refused by name where they would not be.
+#[test]
+fn cow_rebalance_and_collect_are_honoured_or_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = ["tree", "run", "--tree", "cow", "--workload", "w4", "--records", "3000", "--inner-entries-max", "8", "--json"];
+    let run = |extra: &[&str]| -> serde_json::Value { serde_json::from_str(&ok(&[&base[..], extra].concat(), d)).unwrap() };
+    let reads = |v: &serde_json::Value| v[0]["run"]["node_reads"].as_u64().unwrap();
+    let roomy = ["--sequential-zones", "4", "--zone-size-mib", "8"];
+    let (bottom_up, top_down) = (run(&roomy), run(&[&roomy[..], &["--cow-rebalance", "top-down"]].concat()));
+    assert_eq!(top_down[0]["spec"]["cow_rebalance"], "TopDown");
+    assert!(reads(&top_down) > reads(&bottom_up), "top-down deletes read siblings on the way down: {} vs {}", reads(&top_down), reads(&bottom_up));
+    assert_eq!(top_down[0]["stats"]["records"], bottom_up[0]["stats"]["records"]);
+    let tight = ["--sequential-zones", "1", "--zone-size-mib", "1", "--no-dynamic-zone-choice"];
+    let when_full = run(&[&tight[..], &["--cow-collect", "when-full"]].concat());
+    assert_eq!(when_full[0]["spec"]["cow_collect"], "WhenFull");
+    assert!(when_full[0]["stats"]["io"]["zone_resets"].as_u64().unwrap() > 0, "{when_full}");
+    let table = ok(&["tree", "run", "--tree", "cow", "--records", "2000", "--sequential-zones", "4", "--zone-size-mib", "8", "--cow-rebalance", "top-down"], d);
+    assert!(table.contains("the cow tree: top-down rebalancing, reserve collection"), "{table}");
+    let refuse = |extra: &[&str]| refused(&[&["tree", "run", "--records", "2000", "--sequential-zones", "4", "--zone-size-mib", "8"], extra].concat(), d, 2);
+    assert!(refuse(&["--cow-rebalance", "sideways"]).contains("--cow-rebalance \"sideways\": bottom-up or top-down"));
+    assert!(refuse(&["--cow-collect", "never"]).contains("--cow-collect \"never\": reserve or when-full"));
+    assert!(refuse(&["--cow-rebalance", "top-down"]).contains("--cow-rebalance top-down: a setting of the cow tree"), "both trees: the zbtree refuses it");
+    assert!(refuse(&["--tree", "cow", "--cow-collect", "when-full"]).contains("needs zones used in order (--no-dynamic-zone-choice)"));
+    assert!(refuse(&["--tree", "cow", "--cow-rebalance", "top-down", "--inner-entries-max", "3"]).contains("needs inner nodes of at least 4 entries"));
+    let exp = ["tree", "experiment", "--scale", "0.002", "--out", "out", "--threads", "2"];
+    assert!(refused(&[&exp[..], &["--sections", "ratio", "--cow-collect", "when-full"]].concat(), d, 2)
+        .contains("--cow-collect when-full: only the resets section uses zones in order, and --sections ratio does not run it"));
+    assert!(refused(&[&exp[..], &["--cow-rebalance", "up"]].concat(), d, 2).contains("bottom-up or top-down"));
+    let summary = ok(&[&exp[..], &["--sections", "resets", "--cow-rebalance", "top-down", "--cow-collect", "when-full"]].concat(), d);
+    assert!(summary.contains("CoW rebalancing: top-down") && summary.contains("CoW zone collection in the resets section: when-full"), "{summary}");
+    let results = std::fs::read_to_string(d.join("out/results.csv")).unwrap();
+    let (tree, rebalance, collect) = (column(&results, "tree"), column(&results, "cow_rebalance"), column(&results, "cow_collect"));
+    for line in results.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let want = if cells[tree] == "cow" { ("top-down", "when-full") } else { ("bottom-up", "reserve") };
+        assert_eq!((cells[rebalance], cells[collect]), want, "{line}");
+    }
+}
+
 #[test]
 fn a_tree_that_runs_out_of_space_fails_the_run_not_the_request() {
     let dir = tempfile::tempdir().unwrap();
