@@ -72,17 +72,11 @@ impl HintedFtl {
         let user_classes = placement.user_classes().max(1);
         let handles = ssd.config().handles.len();
         let fold = fold_classes(user_classes, handles);
-        let mut handle_class = vec![usize::MAX; handles.max(1)];
-        for (c, &h) in fold.iter().enumerate() {
-            handle_class[h as usize] = handle_class[h as usize].min(c);
-        }
-        for c in &mut handle_class {
-            if *c == usize::MAX {
-                *c = 0;
-            }
-        }
-        if fold.is_empty() {
-            handle_class = vec![0];
+        // Each handle's lowest class (coldest first, so the hottest writes last); a handle no
+        // class uses, or the one write point of a device without handles, reports as class 0.
+        let mut handle_class = vec![0; handles.max(1)];
+        for (c, &h) in fold.iter().enumerate().rev() {
+            handle_class[h as usize] = c;
         }
         ssd.keep_notices();
         Ok(HintedFtl {

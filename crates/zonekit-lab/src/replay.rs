@@ -359,7 +359,7 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
                 FtlError::Config(_) | FtlError::TooManyClasses { .. } => LabError::Usage(format!("--device {path}: {e}")),
                 e => e.into(),
             })?;
-            (g, run_ftl(ftl, trace, progress, |_| None))
+            (g, run_ftl(ftl, trace, progress))
         }
         None => {
             let (g, behavior, flash) = geometry_for(spec, distinct_estimate, placement.classes())?;
@@ -369,17 +369,8 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
                 let dev = TimedDevice::new(mem, flash, 32)?;
                 let mut timed = HostTimed { ftl: Ftl::new_dense(dev, placement, victim, spec.config, blocks)?, latency: LogHistogram::default() };
                 let staged = drive(&mut timed, trace, progress)?;
-                let HostTimed { mut ftl, latency } = timed;
-                ftl.sync_device()?;
-                let elapsed_s = ftl.device().report().elapsed_ns as f64 / 1e9;
-                Ok(Run {
-                    stats: ftl.stats().clone(),
-                    zones: ftl.zones().to_vec(),
-                    timed: Some((elapsed_s, latency.quantile(0.99) as f64 / 1e3)),
-                    bytes_per_block: ftl.bytes_per_block(),
-                    distinct: ftl.live_blocks(),
-                    staged,
-                })
+                let HostTimed { ftl, latency } = timed;
+                finished(ftl, staged, |d| Some((d.report().elapsed_ns as f64 / 1e9, latency.quantile(0.99) as f64 / 1e3)))
             } else {
                 {
                     let mut ftl = Ftl::new_dense(mem, placement, victim, spec.config, blocks)?;
@@ -388,7 +379,7 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
                     if !spec.config.store_data {
                         ftl.defer_appends()?;
                     }
-                    run_ftl(ftl, trace, progress, |_| None)
+                    run_ftl(ftl, trace, progress)
                 }
             };
             (g, run)
@@ -451,8 +442,14 @@ struct Run {
     staged: Staged,
 }
 
-fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, trace: Prepared, progress: &mut dyn FnMut(u64), timed: impl Fn(&D) -> Option<(f64, f64)>) -> Result<Run> {
+fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, trace: Prepared, progress: &mut dyn FnMut(u64)) -> Result<Run> {
     let staged = drive(&mut ftl, trace, progress)?;
+    finished(ftl, staged, |_| None)
+}
+
+/// What an FTL run left behind, once its device has everything: `timed` reads the device's
+/// time and latency (after the sync) when the run was timed.
+fn finished<D: ZonedDevice>(mut ftl: Ftl<D>, staged: Staged, timed: impl FnOnce(&D) -> Option<(f64, f64)>) -> Result<Run> {
     ftl.sync_device()?;
     Ok(Run { stats: ftl.stats().clone(), zones: ftl.zones().to_vec(), timed: timed(ftl.device()), bytes_per_block: ftl.bytes_per_block(), distinct: ftl.live_blocks(), staged })
 }

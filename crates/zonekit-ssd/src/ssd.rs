@@ -42,6 +42,9 @@ const UNMAPPED: u32 = u32::MAX;
 /// handles.
 pub(crate) const SHARED: u16 = u16::MAX;
 const NO_UNIT: u32 = u32::MAX;
+/// Where a write that names no placement goes, as (group, handle): handle 0 of group 0
+/// (placement handle 0 of the namespace, as QEMU places it).
+const CONTROLLER_PLACEMENT: (usize, usize) = (0, 0);
 
 /// Where one write point appends: its unit and the next offset in it.
 #[derive(Copy, Clone, Debug)]
@@ -174,7 +177,7 @@ pub struct Ssd {
     ruh_usage: Vec<RuhAttribute>,
     events: VecDeque<FdpEvent>,
     events_total: u64,
-    /// Bytes written by the host, moved by GC and erased (the FDP statistics).
+    /// What a host placing by class hears ([`Ssd::keep_notices`]); `None` until asked.
     notices: Option<Vec<Notice>>,
     data: Option<Vec<u8>>,
     timing: Option<Timing>,
@@ -329,7 +332,7 @@ impl Ssd {
         self.cfg.block_size_bytes as u64
     }
 
-    /// The unit a stream of a group appends to, with its handle, and where.
+    /// Logs an FDP event, keeping the newest [`EVENTS_KEPT`] (a conventional SSD has no log).
     fn log_event(&mut self, kind: EventKind, pid: Option<Pid>, blocks: u64) {
         if !self.cfg.is_fdp() {
             return;
@@ -358,21 +361,15 @@ impl Ssd {
             Some(p) if self.cfg.is_fdp() && !self.pid_valid(p) => {
                 self.log_event(EventKind::InvalidPlacementIdentifier, Some(p), 1);
                 self.counters.invalid_placements += 1;
-                Ok(self.controller_placement())
+                Ok(CONTROLLER_PLACEMENT)
             }
             Some(p) => self.resolve(p),
-            None => Ok(self.controller_placement()),
+            None => Ok(CONTROLLER_PLACEMENT),
         }
     }
 
     fn pid_valid(&self, pid: Pid) -> bool {
         pid.group < self.cfg.reclaim_groups && (pid.handle as usize) < self.cfg.handles.len()
-    }
-
-    /// Where a write that names no placement goes: handle 0 of group 0 (placement handle 0
-    /// of the namespace, as QEMU places it).
-    fn controller_placement(&mut self) -> (usize, usize) {
-        (0, 0)
     }
 
     /// A placement identifier named by a command that must be valid (a write's is resolved
@@ -392,6 +389,20 @@ impl Ssd {
             return Err(SsdError::OutOfRange { lba, blocks, logical_blocks: self.cfg.logical_blocks });
         }
         Ok(())
+    }
+
+    /// Where `slot` is for the timing model: its unit and the byte offset in it.
+    #[inline]
+    fn timing_place(&self, slot: u32) -> (u32, u64) {
+        let bs = self.cfg.block_size_bytes as u64;
+        (self.unit_of(slot) as u32, (slot as u64 % self.ru_blocks) * bs)
+    }
+
+    /// The bytes of `slot` in the data (when the model keeps it).
+    #[inline]
+    fn data_range(&self, slot: u32) -> std::ops::Range<usize> {
+        let b = self.cfg.block_size_bytes as usize;
+        slot as usize * b..(slot as usize + 1) * b
     }
 
     #[inline]
@@ -518,16 +529,14 @@ impl Ssd {
                 let lba = self.p2l[slot as usize];
                 self.invalidate(slot);
                 let new = self.append(group, to, lba);
+                let (from, to_range) = (self.data_range(slot), self.data_range(new));
                 if let Some(d) = &mut self.data {
-                    let b = self.cfg.block_size_bytes as usize;
-                    d.copy_within(slot as usize * b..(slot as usize + 1) * b, new as usize * b);
+                    d.copy_within(from, to_range.start);
                 }
+                let ((ru, off), (nru, noff), bs) = (self.timing_place(slot), self.timing_place(new), self.cfg.block_size_bytes as u64);
                 if let Some(t) = &mut self.timing {
-                    let bs = self.cfg.block_size_bytes as u64;
-                    let (ru, off) = (slot as u64 / self.ru_blocks, slot as u64 % self.ru_blocks);
-                    let read = t.model.read(t.gc_done_ns.max(t.host_now_ns), ru as u32, off * bs, bs);
-                    let (nru, noff) = (new as u64 / self.ru_blocks, new as u64 % self.ru_blocks);
-                    gc_done_ns = gc_done_ns.max(t.model.write(read, nru as u32, noff * bs, bs));
+                    let read = t.model.read(t.gc_done_ns.max(t.host_now_ns), ru, off, bs);
+                    gc_done_ns = gc_done_ns.max(t.model.write(read, nru, noff, bs));
                 }
                 moved += 1;
                 self.counters.gc_blocks += 1;
@@ -582,19 +591,19 @@ impl Ssd {
             self.invalidate(old);
         }
         let slot = self.append(group, handle, lba as u32);
-        if let (Some(d), Some(bytes)) = (&mut self.data, data) {
-            let b = self.cfg.block_size_bytes as usize;
-            d[slot as usize * b..(slot as usize + 1) * b].copy_from_slice(bytes);
-        } else if let Some(d) = &mut self.data {
-            let b = self.cfg.block_size_bytes as usize;
-            d[slot as usize * b..(slot as usize + 1) * b].fill(0);
+        let range = self.data_range(slot);
+        if let Some(d) = &mut self.data {
+            match data {
+                Some(bytes) => d[range].copy_from_slice(bytes),
+                // A metadata-only write into a model that keeps data reads back as zeros.
+                None => d[range].fill(0),
+            }
         }
+        let ((ru, off), bs) = (self.timing_place(slot), self.cfg.block_size_bytes as u64);
         if let (Some(t), Some(submit)) = (&mut self.timing, submit) {
-            let bs = self.cfg.block_size_bytes as u64;
-            let (ru, off) = (slot as u64 / self.ru_blocks, slot as u64 % self.ru_blocks);
             // A write that waited for GC starts when the GC's work is done: the model's dies
             // are busy until then.
-            let done = t.model.write(submit.max(t.gc_done_ns), ru as u32, off * bs, bs);
+            let done = t.model.write(submit.max(t.gc_done_ns), ru, off, bs);
             t.complete(submit, done, true);
         }
         self.counters.host_blocks += 1;
@@ -786,14 +795,16 @@ impl BlockDevice for Ssd {
         let mut done = submit.unwrap_or(0);
         for (i, out) in buf.chunks_mut(b).enumerate() {
             let slot = self.l2p[(lba + i as u64) as usize];
-            match (&self.data, slot) {
-                (Some(d), s) if s != UNMAPPED => out.copy_from_slice(&d[s as usize * b..(s as usize + 1) * b]),
-                _ => out.fill(0),
-            }
-            if let (Some(t), Some(submit)) = (&mut self.timing, submit) {
-                if slot != UNMAPPED {
-                    let (ru, off) = (slot as u64 / self.ru_blocks, slot as u64 % self.ru_blocks);
-                    done = done.max(t.model.read(submit, ru as u32, off * b as u64, b as u64));
+            if slot == UNMAPPED {
+                out.fill(0);
+            } else {
+                let (range, (ru, off)) = (self.data_range(slot), self.timing_place(slot));
+                match &self.data {
+                    Some(d) => out.copy_from_slice(&d[range]),
+                    None => out.fill(0),
+                }
+                if let (Some(t), Some(submit)) = (&mut self.timing, submit) {
+                    done = done.max(t.model.read(submit, ru, off, b as u64));
                 }
             }
             self.counters.read_blocks += 1;
