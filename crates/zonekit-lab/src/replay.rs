@@ -546,7 +546,6 @@ fn replay_on_ssd(
     let c = ssd.counters();
     let hist = &host.stats().reclaimed_gp;
     let reclaimed: u64 = hist.iter().sum();
-    let erases: Vec<u64> = ssd.erases_per_unit().collect();
     let block_gib = g.block_size_bytes as f64 / (1u64 << 30) as f64;
     let timing = ssd.timing();
     Ok(ReplayReport {
@@ -573,7 +572,7 @@ fn replay_on_ssd(
         gc_blocks_by_class: c.gc_blocks_by_handle.clone(),
         gp_histogram: hist.clone(),
         gp_histogram_by_class: Vec::new(),
-        resets_min_max_mean: (erases.iter().copied().min().unwrap_or(0), erases.iter().copied().max().unwrap_or(0), erases.iter().sum::<u64>() as f64 / erases.len().max(1) as f64),
+        resets_min_max_mean: ssd.wear_min_max_mean(),
         read_blocks: staged.reads,
         device_time_s: timing.as_ref().map(|t| t.elapsed_s),
         write_latency_us_p99: timing.as_ref().map(|t| t.write_latency_us_p99),

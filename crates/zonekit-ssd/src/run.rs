@@ -123,13 +123,7 @@ pub struct SsdReport {
 impl SsdReport {
     pub fn of(ssd: &Ssd) -> SsdReport {
         let c: &SsdConfig = ssd.config();
-        let (mut min, mut max, mut sum, mut n) = (u64::MAX, 0u64, 0u64, 0u64);
-        for e in ssd.erases_per_unit() {
-            min = min.min(e);
-            max = max.max(e);
-            sum += e;
-            n += 1;
-        }
+        let (erases_min, erases_max, erases_mean) = ssd.wear_min_max_mean();
         let counters = ssd.counters().clone();
         SsdReport {
             kind: if c.is_fdp() { "fdp" } else { "conventional" },
@@ -146,7 +140,7 @@ impl SsdReport {
             media_blocks: counters.media_blocks(),
             waf: counters.waf(),
             counters,
-            wear: Wear { erases_min: if n == 0 { 0 } else { min }, erases_max: max, erases_mean: if n == 0 { 0.0 } else { sum as f64 / n as f64 } },
+            wear: Wear { erases_min, erases_max, erases_mean },
             timing: ssd.timing(),
             config_log: ssd.config_log(),
             usage_log: ssd.usage_log(),

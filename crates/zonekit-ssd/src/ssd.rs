@@ -307,6 +307,20 @@ impl Ssd {
         self.units.iter().map(|u| u.resets)
     }
 
+    /// Wear: the fewest, most and mean erases of a reclaim unit.
+    pub fn wear_min_max_mean(&self) -> (u64, u64, f64) {
+        let (mut min, mut max, mut sum) = (u64::MAX, 0u64, 0u64);
+        for e in self.erases_per_unit() {
+            (min, max, sum) = (min.min(e), max.max(e), sum + e);
+        }
+        let n = self.units.len() as u64;
+        if n == 0 {
+            (0, 0, 0.0)
+        } else {
+            (min, max, sum as f64 / n as f64)
+        }
+    }
+
     /// Device time and latencies, when timed.
     pub fn timing(&self) -> Option<SsdTiming> {
         self.timing.as_ref().map(|t| SsdTiming {
