@@ -99,9 +99,19 @@ fn next_accesses(input: &Input) -> Result<Vec<u64>> {
 
 /// Replays every block of `input` through `policy` holding `capacity_blocks` blocks.
 pub fn simulate(input: &Input, policy: &str, params: &Params, capacity_blocks: usize) -> Result<SimReport> {
-    let (mut cache, info) = make(policy, params, capacity_blocks)?;
+    let (cache, info) = make(policy, params, capacity_blocks)?;
+    simulate_cache(input, cache, info.name, info.role == Role::Oracle, params)
+}
+
+/// [`simulate`] through a cache the caller built (e.g. a policy written in Python), named
+/// `policy` in the report; `oracle` gives it each request's next access.
+pub fn simulate_cache(input: &Input, mut cache: Box<dyn ItemCache>, policy: &str, oracle: bool, params: &Params) -> Result<SimReport> {
+    let capacity_blocks = cache.capacity();
+    if capacity_blocks == 0 {
+        return Err(LabError::Usage("the cache must hold at least one block (--cache-blocks)".into()));
+    }
     let started = Instant::now();
-    let future = if info.role == Role::Oracle { Some(next_accesses(input)?) } else { None };
+    let future = if oracle { Some(next_accesses(input)?) } else { None };
     let changed = || LabError::input(input)(TraceError::Invalid("the input changed between two passes".into()));
     // The cache's lookups are random memory accesses: each block is prefetched LOOKAHEAD
     // requests before its access, so the misses overlap (as `drive` does for the FTL).
@@ -138,7 +148,7 @@ pub fn simulate(input: &Input, policy: &str, params: &Params, capacity_blocks: u
     let wall_s = started.elapsed().as_secs_f64();
     Ok(SimReport {
         input: input.describe(),
-        policy: info.name.to_string(),
+        policy: policy.to_string(),
         params: params.clone(),
         capacity_blocks,
         requests,

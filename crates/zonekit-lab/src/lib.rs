@@ -60,5 +60,5 @@ pub mod stage;
 pub mod sweep;
 pub mod tree_bench;
 
-pub use driver::{drive, BlockEngine};
+pub use driver::{drive, BlockEngine, Progress, Series, SeriesPoint};
 pub use error::LabError;

@@ -10,14 +10,14 @@ use zonekit_base::{DistinctCounter, LogHistogram};
 use zonekit_device::timing::TimedDevice;
 use zonekit_device::{preset, Geometry, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
 use zonekit_ftl::engine::gp_quantile;
-use zonekit_ftl::placement::{self, Params, PolicyEnv};
+use zonekit_ftl::placement::{self, Params, Placement, PolicyEnv};
 use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig, FtlError, GcTrigger};
 use zonekit_trace::input::Input;
 
-use crate::driver::{drive, BlockEngine};
+use crate::driver::{drive, BlockEngine, Progress, Series, SeriesPoint};
 use crate::error::{LabError, Result};
 use crate::interface::Interface;
-use crate::stage::{prepare, with_future, Prepared, Staged};
+use crate::stage::{prepare_with, with_future, Prepared, Staged};
 
 /// The device preset replays size their device from, unless told otherwise.
 pub const DEFAULT_PRESET: &str = "femu-zns";
@@ -93,6 +93,15 @@ impl ReplaySpec {
 
     /// Checks the settings before anything runs.
     pub fn validate(&self) -> Result<()> {
+        self.validate_settings()?;
+        placement::find(&self.placement, &self.params)?;
+        victim::find(&self.victim)?;
+        Ok(())
+    }
+
+    /// [`ReplaySpec::validate`] but for the policies' names (policies the caller built itself,
+    /// [`CustomPolicies`], are not looked up).
+    pub fn validate_settings(&self) -> Result<()> {
         let p = preset::find(&self.preset).ok_or_else(|| LabError::Usage(format!("unknown device preset {:?}; valid: {}", self.preset, preset::names().join(", "))))?;
         if let (CapacityMode::Fixed, Some(u)) = (self.config.capacity, self.utilization) {
             if !(u > 0.0 && u < 1.0) {
@@ -128,8 +137,29 @@ impl ReplaySpec {
                 return Err(LabError::Usage(format!("--interface {i}: replays on an SSD model keep no data (--store-data is for ZNS)")));
             }
         }
-        placement::find(&self.placement, &self.params)?;
-        victim::find(&self.victim)?;
+        Ok(())
+    }
+}
+
+/// Builds a placement the caller wrote, once the device it runs on is known.
+pub type MakeCustomPlacement = Box<dyn FnOnce(PolicyEnv) -> Box<dyn Placement>>;
+
+/// Policies the caller built instead of naming them (e.g. written in Python): the spec's
+/// `placement` and `victim` then only name them in the report, and its parameters are not read.
+#[derive(Default)]
+pub struct CustomPolicies {
+    pub placement: Option<MakeCustomPlacement>,
+    pub victim: Option<Box<dyn victim::Victim>>,
+}
+
+impl CustomPolicies {
+    fn check_names(&self, spec: &ReplaySpec) -> Result<()> {
+        if self.placement.is_none() {
+            placement::find(&spec.placement, &spec.params)?;
+        }
+        if self.victim.is_none() {
+            victim::find(&spec.victim)?;
+        }
         Ok(())
     }
 }
@@ -185,6 +215,9 @@ pub struct ReplayReport {
     pub wall_s: f64,
     pub blocks_per_s: f64,
     pub ftl_bytes_per_block: f64,
+    /// The counters over the run, at most [`Series::MAX_POINTS`] points: WAF and GC traffic
+    /// as they developed.
+    pub series: Vec<SeriesPoint>,
 }
 
 /// The SSD model behind an FDP or conventional replay, and what it did.
@@ -297,13 +330,19 @@ fn sized_zone_count(flags: &str, zones: f64, g: &Geometry) -> Result<u32> {
 
 /// Replays the writes of `input` under `spec`. `progress` is called now and then with the
 /// number of user block writes so far.
-pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -> Result<ReplayReport> {
-    spec.validate()?;
+pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn Progress) -> Result<ReplayReport> {
+    replay_with(input, spec, CustomPolicies::default(), progress)
+}
+
+/// [`replay`] with policies the caller built ([`CustomPolicies`]) in place of named ones.
+pub fn replay_with(input: &Input, spec: &ReplaySpec, custom: CustomPolicies, progress: &mut dyn Progress) -> Result<ReplayReport> {
+    spec.validate_settings()?;
+    custom.check_names(spec)?;
     let temp = TempDir::new()?;
     let started = Instant::now();
-    let prepared = prepare(input, temp.path())?;
+    let prepared = prepare_with(input, temp.path(), progress)?;
     let stage_s = started.elapsed().as_secs_f64();
-    let mut report = replay_prepared(prepared, spec, temp.path(), progress)?;
+    let mut report = replay_prepared(prepared, spec, custom, temp.path(), progress)?;
     report.workload = input.describe();
     report.stage_s += stage_s;
     Ok(report)
@@ -311,13 +350,14 @@ pub fn replay(input: &Input, spec: &ReplaySpec, progress: &mut dyn FnMut(u64)) -
 
 /// [`replay`] of a trace already staged (a sweep stages its input once for every run).
 /// Temporary files (an annotated copy for the oracles) go to `dir`.
-pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, progress: &mut dyn FnMut(u64)) -> Result<ReplayReport> {
-    replay_prepared(Prepared::Staged(staged.clone()), spec, dir, progress)
+pub fn replay_staged(staged: &Staged, spec: &ReplaySpec, dir: &std::path::Path, progress: &mut dyn Progress) -> Result<ReplayReport> {
+    replay_prepared(Prepared::Staged(staged.clone()), spec, CustomPolicies::default(), dir, progress)
 }
 
 /// [`replay`] of a trace ready for it: staged, or numbered as it is replayed.
-fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, progress: &mut dyn FnMut(u64)) -> Result<ReplayReport> {
-    spec.validate()?;
+fn replay_prepared(trace: Prepared, spec: &ReplaySpec, custom: CustomPolicies, dir: &std::path::Path, progress: &mut dyn Progress) -> Result<ReplayReport> {
+    spec.validate_settings()?;
+    custom.check_names(spec)?;
     let started_stage = Instant::now();
     let distinct_estimate = DistinctCounter::with_margin(trace.distinct_estimate());
     let opened = spec.device.as_deref().map(zonekit_device::open_path).transpose()?;
@@ -340,8 +380,14 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
         _ => (distinct_estimate as f64 / (1.0 - spec.config.gc_threshold)) as u64,
     };
     let env = PolicyEnv { zone_blocks, capacity_blocks: provisional_capacity };
-    let placement = placement::create(&spec.placement, &spec.params, env)?;
-    let victim = victim::create(&spec.victim, spec.seed)?;
+    let placement = match custom.placement {
+        Some(make) => make(env),
+        None => placement::create(&spec.placement, &spec.params, env)?,
+    };
+    let victim = match custom.victim {
+        Some(v) => v,
+        None => victim::create(&spec.victim, spec.seed)?,
+    };
     let trace = if placement.needs_future() { Prepared::Staged(with_future(trace.into_staged()?, dir)?) } else { trace };
     if spec.interface != Interface::Zns {
         return replay_on_ssd(trace, spec, placement, started_stage, progress);
@@ -368,9 +414,10 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
             let run = if spec.timing {
                 let dev = TimedDevice::new(mem, flash, 32)?;
                 let mut timed = HostTimed { ftl: Ftl::new_dense(dev, placement, victim, spec.config, blocks)?, latency: LogHistogram::default() };
-                let staged = drive(&mut timed, trace, progress)?;
+                let mut series = Series::new();
+                let staged = drive(&mut timed, trace, progress, &mut series)?;
                 let HostTimed { ftl, latency } = timed;
-                finished(ftl, staged, |d| Some((d.report().elapsed_ns as f64 / 1e9, latency.quantile(0.99) as f64 / 1e3)))
+                finished(ftl, staged, series, |d| Some((d.report().elapsed_ns as f64 / 1e9, latency.quantile(0.99) as f64 / 1e3)))
             } else {
                 {
                     let mut ftl = Ftl::new_dense(mem, placement, victim, spec.config, blocks)?;
@@ -385,7 +432,7 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
             (g, run)
         }
     };
-    let Run { stats, zones, timed, bytes_per_block, distinct, staged } = run?;
+    let Run { stats, zones, timed, bytes_per_block, distinct, staged, series } = run?;
     let wall_s = started.elapsed().as_secs_f64();
     let hist = stats.gp_histogram(None);
     let resets: Vec<u64> = zones.iter().map(|z| z.resets).collect();
@@ -427,6 +474,7 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, dir: &std::path::Path, pr
         wall_s,
         blocks_per_s: stats.user_blocks as f64 / wall_s.max(1e-9),
         ftl_bytes_per_block: bytes_per_block,
+        series,
     })
 }
 
@@ -440,18 +488,28 @@ struct Run {
     distinct: u64,
     /// The replay stream the run read or wrote.
     staged: Staged,
+    series: Vec<SeriesPoint>,
 }
 
-fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, trace: Prepared, progress: &mut dyn FnMut(u64)) -> Result<Run> {
-    let staged = drive(&mut ftl, trace, progress)?;
-    finished(ftl, staged, |_| None)
+fn run_ftl<D: ZonedDevice>(mut ftl: Ftl<D>, trace: Prepared, progress: &mut dyn Progress) -> Result<Run> {
+    let mut series = Series::new();
+    let staged = drive(&mut ftl, trace, progress, &mut series)?;
+    finished(ftl, staged, series, |_| None)
 }
 
 /// What an FTL run left behind, once its device has everything: `timed` reads the device's
 /// time and latency (after the sync) when the run was timed.
-fn finished<D: ZonedDevice>(mut ftl: Ftl<D>, staged: Staged, timed: impl FnOnce(&D) -> Option<(f64, f64)>) -> Result<Run> {
+fn finished<D: ZonedDevice>(mut ftl: Ftl<D>, staged: Staged, series: Series, timed: impl FnOnce(&D) -> Option<(f64, f64)>) -> Result<Run> {
     ftl.sync_device()?;
-    Ok(Run { stats: ftl.stats().clone(), zones: ftl.zones().to_vec(), timed: timed(ftl.device()), bytes_per_block: ftl.bytes_per_block(), distinct: ftl.live_blocks(), staged })
+    Ok(Run {
+        stats: ftl.stats().clone(),
+        zones: ftl.zones().to_vec(),
+        timed: timed(ftl.device()),
+        bytes_per_block: ftl.bytes_per_block(),
+        distinct: ftl.live_blocks(),
+        staged,
+        series: series.points,
+    })
 }
 
 /// A timed FTL as the harness drives it, timing each user write as the host sees it: from the
@@ -471,6 +529,10 @@ impl<D: ZonedDevice> BlockEngine for HostTimed<D> {
     #[inline]
     fn prefetch_pointed(&mut self, id: u32) {
         self.ftl.prefetch_slot(id);
+    }
+
+    fn sample(&self) -> Option<SeriesPoint> {
+        self.ftl.sample()
     }
 
     fn write(&mut self, id: u32, time_us: u64, next_write: u64) -> Result<()> {
@@ -499,6 +561,11 @@ impl<D: ZonedDevice> BlockEngine for Ftl<D> {
     fn write(&mut self, id: u32, time_us: u64, next_write: u64) -> Result<()> {
         Ok(self.write_dense(id, time_us, next_write)?)
     }
+
+    fn sample(&self) -> Option<SeriesPoint> {
+        let s = self.stats();
+        Some(SeriesPoint { writes: s.user_blocks, user_blocks: s.user_blocks, gc_blocks: s.gc_blocks, gc_count: s.gc_count })
+    }
 }
 
 /// A replay through the placement's classes onto an FDP or conventional SSD model of the ZNS
@@ -508,7 +575,7 @@ fn replay_on_ssd(
     spec: &ReplaySpec,
     placement: Box<dyn zonekit_ftl::placement::Placement>,
     started_stage: Instant,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<ReplayReport> {
     // The ZNS device this replay would have had (sized from the same estimate): its raw
     // capacity is the SSD's. The SSD's logical space is the trace's blocks, counted exactly.
@@ -540,7 +607,8 @@ fn replay_on_ssd(
     let ssd = zonekit_ssd::Ssd::new(cfg).map_err(|e| LabError::Usage(format!("--interface {i}: {e}")))?;
     let mut host = zonekit_ftl::hinted::HintedFtl::new(ssd, placement, logical as usize)?;
     let started = Instant::now();
-    let staged = drive(&mut host, Prepared::Staged(staged), progress)?;
+    let mut series = Series::new();
+    let staged = drive(&mut host, Prepared::Staged(staged), progress, &mut series)?;
     let wall_s = started.elapsed().as_secs_f64();
     let ssd = host.ssd();
     let c = ssd.counters();
@@ -592,6 +660,7 @@ fn replay_on_ssd(
         wall_s,
         blocks_per_s: c.host_blocks as f64 / wall_s.max(1e-9),
         ftl_bytes_per_block: host.bytes_per_block(),
+        series: series.points,
     })
 }
 
@@ -610,6 +679,11 @@ impl BlockEngine for zonekit_ftl::hinted::HintedFtl {
     #[inline]
     fn write(&mut self, id: u32, time_us: u64, next_write: u64) -> Result<()> {
         Ok(self.write_dense(id, time_us, next_write)?)
+    }
+
+    fn sample(&self) -> Option<SeriesPoint> {
+        let c = self.ssd().counters();
+        Some(SeriesPoint { writes: c.host_blocks, user_blocks: c.host_blocks, gc_blocks: c.gc_blocks, gc_count: c.erases })
     }
 }
 

@@ -63,6 +63,7 @@ use zonekit_trace::binary::{BinaryStream, BlockRecord};
 use zonekit_trace::input::{Input, Source};
 use zonekit_trace::Op;
 
+use crate::driver::Progress;
 use crate::error::{LabError, Result};
 
 /// Writes per chunk of a replay stream, and per batch the replay reads.
@@ -324,7 +325,7 @@ pub fn stage(input: &Input, dir: &Path) -> Result<Staged> {
     if let Some(s) = home.cached(input) {
         return Ok(s);
     }
-    number_now(input, &home, &Recorded::of(input)?)
+    number_now(input, &home, &Recorded::of(input)?, &mut |_| {})
 }
 
 /// A trace ready for one replay ([`prepare`]).
@@ -351,6 +352,11 @@ pub struct Unnumbered {
 /// the replay; else (a text trace, a workload: the device's size is known only once every
 /// write was read) the stream written by the one pass of [`stage`].
 pub fn prepare(input: &Input, dir: &Path) -> Result<Prepared> {
+    prepare_with(input, dir, &mut |_| {})
+}
+
+/// [`prepare`], asking `progress` after every batch of a numbering pass whether to stop.
+pub fn prepare_with(input: &Input, dir: &Path, progress: &mut dyn Progress) -> Result<Prepared> {
     let home = StreamHome::of(input, dir)?;
     if let Some(s) = home.cached(input) {
         return Ok(Prepared::Staged(s));
@@ -358,14 +364,14 @@ pub fn prepare(input: &Input, dir: &Path) -> Result<Prepared> {
     let recorded = Recorded::of(input)?;
     Ok(match recorded.distinct_estimate {
         Some(distinct_estimate) => Prepared::Unnumbered(Unnumbered { input: input.clone(), home, recorded, distinct_estimate }),
-        None => Prepared::Staged(number_now(input, &home, &recorded)?),
+        None => Prepared::Staged(number_now(input, &home, &recorded, progress)?),
     })
 }
 
 /// The one pass that numbers the writes of `input` and writes its stream, with nothing beside.
-fn number_now(input: &Input, home: &StreamHome, recorded: &Recorded) -> Result<Staged> {
+fn number_now(input: &Input, home: &StreamHome, recorded: &Recorded, progress: &mut dyn Progress) -> Result<Staged> {
     let mut numbering = Numbering::start(input, home, recorded, None)?;
-    number_records(input, &mut numbering)?;
+    number_records(input, &mut numbering, progress)?;
     numbering.finish()
 }
 
@@ -421,7 +427,8 @@ impl Unnumbered {
     /// there as soon as it is numbered.
     fn number(self, to_replay: Option<SyncSender<DenseBatch>>) -> Result<Staged> {
         let mut numbering = Numbering::start(&self.input, &self.home, &self.recorded, to_replay)?;
-        number_records(&self.input, &mut numbering)?;
+        // Beside a replay, whose own loop asks whether to stop.
+        number_records(&self.input, &mut numbering, &mut |_| {})?;
         let staged = numbering.finish()?;
         debug_assert_eq!(staged.distinct_estimate, self.distinct_estimate, "sized as the stream says");
         Ok(staged)
@@ -576,7 +583,7 @@ impl Drop for Numbering {
 }
 
 /// Numbers every write of `input`, counting its reads.
-fn number_records(input: &Input, numbering: &mut Numbering) -> Result<()> {
+fn number_records(input: &Input, numbering: &mut Numbering, progress: &mut dyn Progress) -> Result<()> {
     let annotated = numbering.staged.has_next_write;
     // Beside a replay both cores are busy, and a binary trace decodes faster than its records
     // are handed between threads: it is read here. Alone, a reader thread decodes it on the
@@ -593,6 +600,9 @@ fn number_records(input: &Input, numbering: &mut Numbering) -> Result<()> {
                 continue;
             }
             numbering.write(r.io.key(), r.io.time_us, annotated.then_some(r.next_write))?;
+        }
+        if progress.cancelled() {
+            return Err(LabError::Cancelled);
         }
         Ok(())
     };

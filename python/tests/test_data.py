@@ -1,0 +1,89 @@
+import numpy as np
+import pandas as pd
+import pytest
+import zonekit
+from conftest import WORKLOAD
+from lru import LRU
+
+
+def test_read_trace_gives_the_records_of_a_text_trace(tmp_path):
+    trace = tmp_path / "t.csv"
+    # Alibaba's columns: volume, op, offset, length, time (µs).
+    trace.write_text("3,W,8192,4096,100\n3,R,0,8192,150\n7,W,4096,12288,400\n")
+    cols = zonekit.read_trace(trace, format="alibaba")
+    assert list(cols) == ["time_us", "volume", "offset_bytes", "len_bytes", "op"]
+    assert cols["time_us"].tolist() == [100, 150, 400]
+    assert cols["volume"].tolist() == [3, 3, 7]
+    assert cols["offset_bytes"].tolist() == [8192, 0, 4096]
+    assert cols["len_bytes"].tolist() == [4096, 8192, 12288]
+    assert cols["op"].tolist() == [1, 0, 1]
+    assert cols["time_us"].dtype == np.uint64 and cols["op"].dtype == np.uint8
+
+
+def test_read_trace_in_batches_and_as_arrow():
+    whole = zonekit.read_trace(workload=WORKLOAD)
+    batches = list(zonekit.read_trace(workload=WORKLOAD, batch_rows=100_000))
+    assert [len(b["op"]) for b in batches] == [100_000, 100_000, 100_000]
+    assert np.array_equal(np.concatenate([b["offset_bytes"] for b in batches]), whole["offset_bytes"])
+    pa = pytest.importorskip("pyarrow")
+    rb = zonekit.read_trace(workload=WORKLOAD, arrow=True)
+    assert isinstance(rb, pa.RecordBatch) and rb.num_rows == 300_000
+    assert rb.schema.names == list(whole)
+
+
+def test_read_trace_names_a_malformed_line_or_skips_it_when_lenient(tmp_path):
+    trace = tmp_path / "bad.csv"
+    trace.write_text("1,W,0,4096,100\n1,W,4096,oops,200\n1,W,8192,4096,300\n")
+    with pytest.raises(RuntimeError, match=r"bad\.csv:line 2"):
+        zonekit.read_trace(trace, format="alibaba")
+    assert zonekit.read_trace(trace, format="alibaba", lenient=True)["time_us"].tolist() == [100, 300]
+    with pytest.raises(ValueError, match="unknown|format"):
+        zonekit.read_trace(trace, format="nosuchformat")
+
+
+def test_analyze_counts_the_workloads_writes():
+    a = zonekit.analyze(workload=WORKLOAD)
+    assert a["block_writes"] == 300_000
+    assert 0 < a["distinct_blocks"] <= 50_000
+
+
+def test_cache_sim_lru_in_python_gives_exactly_the_rust_lrus_hits():
+    df = zonekit.cache_sim(["lru", LRU(), "fifo"], 2000, workload=WORKLOAD)
+    assert isinstance(df, pd.DataFrame) and df.policy.tolist() == ["lru", "python:LRU", "fifo"]
+    rust, py = df.iloc[0], df.iloc[1]
+    assert rust.hits > 0 and (py.hits, py.requests) == (rust.hits, rust.requests)
+    assert py.hit_ratio == rust.hit_ratio
+
+
+def test_cache_sim_refuses_what_the_cli_refuses():
+    with pytest.raises(ValueError, match="item cache"):
+        zonekit.cache_sim(["nope"], 100, workload=WORKLOAD)
+    with pytest.raises(ValueError, match="at least one block"):
+        zonekit.cache_sim(["lru"], 0, workload=WORKLOAD)
+
+    class Liar(zonekit.Eviction):
+        def evict(self):
+            return 123456789
+
+    with pytest.raises(ValueError, match="does not hold"):
+        zonekit.cache_sim([Liar()], 10, workload=WORKLOAD)
+
+
+def test_sweep_returns_results_csv_and_resumes_only_under_the_same_settings(tmp_path):
+    args = dict(workloads=["zipf:blocks=10K,alpha=0.9,writes=100K"], placements=["nosep", "sepbit"], victims=["greedy", "cbe"], preset="tiny")
+    df = zonekit.sweep(tmp_path, **args)
+    assert len(df) == 4 and df.attrs["ran"] == 4
+    assert {"placement", "victim", "waf"} <= set(df.columns)
+    again = zonekit.sweep(tmp_path, **args)
+    assert again.attrs["ran"] == 0 and again.attrs["reused"] == 4
+    assert again.waf.tolist() == df.waf.tolist()
+    other = zonekit.sweep(tmp_path, utilization=0.7, **args)
+    assert other.attrs["ran"] == 4, "rows of other settings are not reused"
+    with pytest.raises(ValueError, match="shard"):
+        zonekit.sweep(tmp_path, shard="4/4", **args)
+
+
+def test_policies_lists_every_family():
+    p = zonekit.policies()
+    assert {"placement", "victim", "item-cache"} == set(p.family)
+    assert "sepbit" in set(p.name) and "lru" in set(p.name)

@@ -1,0 +1,294 @@
+"""Zonekit from Python: the block FTL's placements and GC policies on zoned flash, trace
+reading, item caches and the zoned-device emulator, with results as pandas DataFrames and
+policies written in Python.
+
+A thin layer over the Rust crates (the native module ``zonekit._native``): every setting has
+the CLI's name and, when left out, the lab's default — the one the CLI's flags use too
+(``zonekit.defaults()``).
+
+Errors: a bad request raises ``ValueError`` with the CLI's message, a failed run
+``RuntimeError``; Ctrl-C interrupts a long replay (``KeyboardInterrupt``); an exception raised
+inside a policy written in Python stops the run and is raised again with its traceback.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from typing import Any, Dict, Iterator, List, Optional, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _native
+from .policy import Eviction, Placement, Victim
+
+__all__ = [
+    "Device",
+    "Eviction",
+    "Placement",
+    "Report",
+    "Victim",
+    "analyze",
+    "cache_sim",
+    "defaults",
+    "policies",
+    "read_trace",
+    "replay",
+    "sweep",
+]
+
+__version__ = _native.__version__
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+# The settings replay and sweep take beyond their inputs and policies: the CLI's flags.
+_REPLAY_SETTINGS = (
+    "format", "lenient", "sample", "preset", "utilization", "preset_size", "unbounded", "gc_threshold",
+    "gc_trigger", "timing", "device", "zone_mib", "interface", "seed",
+)
+_SWEEP_SETTINGS = (
+    "grid", "jobs", "shard", "preset", "utilization", "preset_size", "unbounded", "gc_threshold", "gc_trigger",
+    "timing", "zone_mib", "interface", "seed",
+)
+
+
+def _check_settings(call: str, settings: Dict[str, Any], valid) -> None:
+    unknown = sorted(set(settings) - set(valid))
+    if unknown:
+        raise ValueError(f"{call}: unknown setting {unknown[0]!r}; valid: {', '.join(valid)}")
+
+
+def _params(params: Optional[Dict[str, Any]]) -> Optional[Dict[str, str]]:
+    return None if params is None else {str(k): str(v) for k, v in params.items()}
+
+
+def defaults() -> Dict[str, str]:
+    """The lab's defaults for every replay setting (the CLI's flags have the same)."""
+    return dict(_native.defaults())
+
+
+def policies() -> pd.DataFrame:
+    """Every built-in policy: family (placement, victim, item-cache), name, role, summary and
+    parameters — ``zonekit policies``."""
+    rows = _native.policies()
+    return pd.DataFrame(rows, columns=["family", "name", "role", "summary", "params"])
+
+
+class Report:
+    """One replay's report: every field of ``report.json`` as an attribute, ``to_dict()``,
+    and ``series``, the counters over the run as a DataFrame."""
+
+    def __init__(self, data: Dict[str, Any]):
+        self._data = data
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._data[name]
+        except KeyError:
+            raise AttributeError(f"a replay report has no field {name!r}; fields: {', '.join(self._data)}") from None
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._data))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The report as ``report.json`` has it (a copy)."""
+        return copy.deepcopy(self._data)
+
+    @property
+    def series(self) -> pd.DataFrame:
+        """User writes, GC writes and zones reclaimed as the run went, with the WAF so far and
+        over each interval."""
+        df = pd.DataFrame(self._data["series"], columns=["writes", "user_blocks", "gc_blocks", "gc_count"])
+        user = df["user_blocks"].astype("float64")
+        gc = df["gc_blocks"].astype("float64")
+        df["waf"] = (user + gc) / user.where(user > 0)
+        d_user, d_gc = user.diff().fillna(user), gc.diff().fillna(gc)
+        df["interval_waf"] = (d_user + d_gc) / d_user.where(d_user > 0)
+        return df
+
+    def __repr__(self) -> str:
+        d = self._data
+        return f"<zonekit.Report {d['placement']} + {d['victim']} on {d['interface']}: WAF {d['waf']:.4f}, {d['user_blocks']} user blocks>"
+
+
+def replay(
+    trace: Optional[PathLike] = None,
+    workload: Optional[str] = None,
+    placement: Union[str, Placement, Any, None] = None,
+    victim: Union[str, Victim, Any, None] = None,
+    *,
+    params: Optional[Dict[str, Any]] = None,
+    **settings: Any,
+) -> Report:
+    """``zonekit replay``: one trace or generated workload through the block FTL.
+
+    ``placement`` and ``victim`` are built-in names (``policies()``) or objects written in
+    Python (``zonekit.Placement``, ``zonekit.Victim``). ``settings`` are the CLI's flags with
+    underscores: preset, utilization, preset_size, unbounded, gc_threshold, gc_trigger, timing,
+    device, zone_mib, interface, seed, and for traces format, lenient, sample.
+    """
+    _check_settings("replay", settings, _REPLAY_SETTINGS)
+    text = _native.replay(trace=trace, workload=workload, placement=placement, victim=victim, params=_params(params), **settings)
+    return Report(json.loads(text))
+
+
+def sweep(
+    out: PathLike,
+    traces: Optional[List[PathLike]] = None,
+    workloads: Optional[List[str]] = None,
+    placements: Optional[List[str]] = None,
+    victims: Optional[List[str]] = None,
+    **settings: Any,
+) -> pd.DataFrame:
+    """``zonekit sweep``: every input × placement × victim (× grid point) into ``out``, whose
+    ``results.csv`` is resumed only under the same settings, as the CLI's. Returns its rows;
+    ``df.attrs`` has ``ran``, ``reused`` and ``results`` (the file)."""
+    _check_settings("sweep", settings, _SWEEP_SETTINGS)
+    results, ran, reused = _native.sweep(
+        out=out,
+        traces=None if traces is None else [os.fspath(t) for t in traces],
+        workloads=workloads,
+        placements=placements,
+        victims=victims,
+        **settings,
+    )
+    df = pd.read_csv(results)
+    df.attrs.update(ran=ran, reused=reused, results=results)
+    return df
+
+
+_TRACE_COLUMNS = (("time_us", np.uint64), ("volume", np.uint32), ("offset_bytes", np.uint64), ("len_bytes", np.uint64), ("op", np.uint8))
+
+
+def _batch(buffers) -> Dict[str, np.ndarray]:
+    return {name: np.frombuffer(buf, dtype=dtype) for (name, dtype), buf in zip(_TRACE_COLUMNS, buffers)}
+
+
+def _to_arrow(batch: Dict[str, np.ndarray]):
+    try:
+        import pyarrow as pa
+    except ImportError:
+        raise ImportError("arrow=True needs pyarrow (pip install pyarrow)") from None
+    return pa.RecordBatch.from_pydict(batch)
+
+
+def read_trace(
+    path: Optional[PathLike] = None,
+    format: Optional[str] = None,
+    *,
+    workload: Optional[str] = None,
+    lenient: bool = False,
+    seed: int = 1,
+    batch_rows: Optional[int] = None,
+    arrow: bool = False,
+) -> Union[Dict[str, np.ndarray], Iterator[Dict[str, np.ndarray]], Any]:
+    """A trace's requests (any format ``zonekit`` reads, or a generated workload) as numpy
+    columns: ``time_us``, ``volume``, ``offset_bytes``, ``len_bytes``, ``op`` (1 write, 0 read).
+
+    With ``batch_rows`` an iterator of batches of that many requests (parsed on a thread of
+    its own, ahead of the caller); without, the whole trace at once. ``arrow=True`` gives
+    pyarrow RecordBatches instead of dicts.
+    """
+    reader = _native.read_trace(trace=path, workload=workload, format=format, lenient=lenient, seed=seed, batch_rows=batch_rows or 1 << 20)
+    convert = _to_arrow if arrow else (lambda b: b)
+    if batch_rows is not None:
+        return (convert(_batch(b)) for b in reader)
+    parts = [_batch(b) for b in reader]
+    if not parts:
+        whole = {name: np.empty(0, dtype=dtype) for name, dtype in _TRACE_COLUMNS}
+    elif len(parts) == 1:
+        whole = parts[0]
+    else:
+        whole = {name: np.concatenate([p[name] for p in parts]) for name, _ in _TRACE_COLUMNS}
+    return convert(whole)
+
+
+def analyze(trace: Optional[PathLike] = None, workload: Optional[str] = None, **settings: Any) -> Dict[str, Any]:
+    """``zonekit trace analyze``: sizes, write share, working set, reuse and lifetime
+    distributions of a trace's writes, as ``analysis.json`` has them. Settings: format,
+    lenient, sample, seed, block_size."""
+    _check_settings("analyze", settings, ("format", "lenient", "sample", "seed", "block_size"))
+    return json.loads(_native.analyze(trace=trace, workload=workload, **settings))
+
+
+def cache_sim(
+    policies: List[Union[str, Eviction, Any]],
+    cache_blocks: int,
+    trace: Optional[PathLike] = None,
+    workload: Optional[str] = None,
+    *,
+    params: Optional[Dict[str, Any]] = None,
+    **settings: Any,
+) -> pd.DataFrame:
+    """``zonekit cache sim``: every block request through each item-cache policy holding
+    ``cache_blocks`` blocks — built-in names (lru, fifo, s3fifo, sieve, belady) or eviction
+    policies written in Python (``zonekit.Eviction``). One row per policy."""
+    _check_settings("cache_sim", settings, ("format", "lenient", "sample", "seed"))
+    if isinstance(policies, str):
+        policies = [policies]
+    reports = _native.cache_sim(list(policies), cache_blocks, trace=trace, workload=workload, params=_params(params), **settings)
+    return pd.DataFrame([json.loads(r) for r in reports])
+
+
+class Device:
+    """A zoned device with ZNS's rules, limits and counters: ``Device.memory(preset)``,
+    ``Device.create(path, preset)`` (an emulated image) or ``Device.open(path)`` (an image or
+    a Linux zoned block device). Refused commands raise ``ValueError`` with the device's
+    reason; a failing medium ``OSError``."""
+
+    def __init__(self, native):
+        self._dev = native
+
+    @classmethod
+    def memory(cls, preset: str = "tiny") -> "Device":
+        return cls(_native.Device.memory(preset))
+
+    @classmethod
+    def create(cls, path: PathLike, preset: str = "tiny") -> "Device":
+        return cls(_native.Device.create(path, preset))
+
+    @classmethod
+    def open(cls, path: PathLike, read_only: bool = False) -> "Device":
+        return cls(_native.Device.open(path, read_only))
+
+    def __repr__(self) -> str:
+        return repr(self._dev)
+
+    @property
+    def geometry(self) -> Dict[str, Any]:
+        return self._dev.geometry()
+
+    def zone_report(self) -> pd.DataFrame:
+        """One row per zone: zone, type, state, start, capacity_blocks, write_pointer,
+        reset_recommended."""
+        return pd.DataFrame(self._dev.zone_report())
+
+    def read(self, lba: int, nbytes: int) -> bytes:
+        return self._dev.read(lba, nbytes)
+
+    def write(self, lba: int, data: bytes) -> None:
+        self._dev.write(lba, data)
+
+    def append(self, zone: int, data: bytes) -> int:
+        """Zone Append; returns the LBA the data landed at."""
+        return self._dev.append(zone, data)
+
+    def open_zone(self, zone: int) -> None:
+        self._dev.open_zone(zone)
+
+    def close_zone(self, zone: int) -> None:
+        self._dev.close_zone(zone)
+
+    def finish_zone(self, zone: int) -> None:
+        self._dev.finish_zone(zone)
+
+    def reset_zone(self, zone: int) -> None:
+        self._dev.reset_zone(zone)
+
+    def flush(self) -> None:
+        self._dev.flush()
+
+    def stats(self) -> Dict[str, Any]:
+        return self._dev.stats()
