@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -87,3 +89,39 @@ def test_policies_lists_every_family():
     p = zonekit.policies()
     assert {"placement", "victim", "item-cache"} == set(p.family)
     assert "sepbit" in set(p.name) and "lru" in set(p.name)
+
+
+def results_only(o):
+    """Without the fields that are timings of this machine, not results."""
+    if isinstance(o, dict):
+        return {k: results_only(v) for k, v in o.items() if not (k.startswith(("wall", "cpu")) or "per_sec" in k)}
+    if isinstance(o, list):
+        return [results_only(v) for v in o]
+    return o
+
+
+def run_json(zonekit_bin, *args):
+    import json
+    import subprocess
+
+    return json.loads(subprocess.run([zonekit_bin, *args, "--json"], check=True, capture_output=True, text=True).stdout)
+
+
+def test_tree_run_matches_the_cli(zonekit_bin):
+    settings = dict(records=20_000, operations=20_000, workload="w2", sequential_zones=8, zone_size_mib=64)
+    df = zonekit.tree_run(**settings)
+    assert df.shape[0] == 2
+    cli = run_json(zonekit_bin, "tree", "run", "--records", "20000", "--operations", "20000", "--workload", "w2", "--sequential-zones", "8", "--zone-size-mib", "64")
+    py = [json.loads(t) for t in zonekit._native.tree_run(**settings)]
+    assert results_only(py) == results_only(cli)
+    with pytest.raises(ValueError, match="workload|mix"):
+        zonekit.tree_run(workload="w9")
+
+
+def test_ocssd_run_matches_the_cli(zonekit_bin):
+    w = "zipf:blocks=20K,alpha=0.9,writes=60K"
+    py = zonekit.ocssd_run(workload=w, ftl="pm-gcc", blocks_per_lun=64)
+    cli = run_json(zonekit_bin, "ocssd", "run", "--workload", w, "--ftl", "pm-gcc", "--blocks-per-lun", "64")
+    assert results_only(py) == results_only(cli)
+    with pytest.raises(ValueError, match="--page-kib 3"):
+        zonekit.ocssd_run(workload=w, page_kib=3)

@@ -33,10 +33,12 @@ __all__ = [
     "analyze",
     "cache_sim",
     "defaults",
+    "ocssd_run",
     "policies",
     "read_trace",
     "replay",
     "sweep",
+    "tree_run",
 ]
 
 __version__ = _native.__version__
@@ -230,6 +232,26 @@ def cache_sim(
         policies = [policies]
     reports = _native.cache_sim(list(policies), cache_blocks, trace=trace, workload=workload, params=_params(params), **settings)
     return pd.DataFrame([json.loads(r) for r in reports])
+
+
+def tree_run(**settings: Any) -> pd.DataFrame:
+    """``zonekit tree run``: a YCSB-style load and mix on the ZB+-tree and the copy-on-write
+    B+-tree (``tree="zbtree"``, ``"cow"`` or ``"both"``) over sequential and conventional zones.
+    One row per tree, nested fields flattened with dots. Settings: tree, records, operations,
+    workload (w1..w5 or I/D/S percentages), distribution, seed, sequential_zones,
+    conventional_zones, zone_size_mib, node_size_bytes, value_size_bytes, inner_entries_max,
+    dynamic_zone_choice, cow_rebalance, cow_collect."""
+    return pd.json_normalize([json.loads(t) for t in _native.tree_run(**settings)])
+
+
+def ocssd_run(trace: Optional[PathLike] = None, workload: Optional[str] = None, **settings: Any) -> Dict[str, Any]:
+    """``zonekit ocssd run --json``: a trace or generated workload through one open-channel
+    FTL (ftl=pm-gcl, pm-gcc, sbm-gcl, hsbm-gcl, dftl or fast). Settings: format, lenient,
+    seed, ftl, params, channels, luns, blocks_per_lun, pages_per_block, page_kib, compact,
+    timing, logical_mib."""
+    if "params" in settings:
+        settings["params"] = _params(settings["params"])
+    return json.loads(_native.ocssd_run(trace=trace, workload=workload, **settings))
 
 
 class Device:

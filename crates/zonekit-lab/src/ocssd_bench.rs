@@ -30,6 +30,40 @@ use crate::parallel;
 
 const MB: f64 = 1e6;
 
+/// The geometry of an FTL run from its dimensions, each checked against the flag that sets it
+/// (`zonekit ocssd run`'s, which Python's `ocssd_run` shares): the limits of
+/// [`OcGeometry::validate`], which stays behind them, but named.
+pub fn geometry(channels: u32, luns: u32, blocks_per_lun: u32, pages_per_block: u32, page_kib: u32) -> Result<OcGeometry> {
+    use zonekit_ocssd::geometry::{MAX_BLOCKS, MAX_PAGES, MAX_PAGE_BYTES, MAX_PUS, SECTOR_BYTES};
+    let bad = |m: String| Err(LabError::Usage(m));
+    for (flag, v) in [("--channels", channels), ("--luns", luns), ("--blocks-per-lun", blocks_per_lun), ("--pages-per-block", pages_per_block)] {
+        if v == 0 {
+            return bad(format!("{flag} 0: every dimension of the device must be at least 1"));
+        }
+    }
+    if pages_per_block > u16::MAX as u32 {
+        return bad(format!("--pages-per-block {pages_per_block}: at most {}", u16::MAX));
+    }
+    let (sector_kib, page_kib_max) = (SECTOR_BYTES / 1024, MAX_PAGE_BYTES / 1024);
+    if page_kib == 0 || page_kib % sector_kib != 0 || page_kib > page_kib_max {
+        return bad(format!("--page-kib {page_kib}: a page must be a positive multiple of {SECTOR_BYTES} bytes ({sector_kib} KiB), at most {page_kib_max} KiB"));
+    }
+    // Products in u64: no dimension can wrap.
+    let pus = channels as u64 * luns as u64;
+    if pus > MAX_PUS {
+        return bad(format!("--channels {channels} --luns {luns}: {pus} parallel units; at most {MAX_PUS} parallel units"));
+    }
+    let blocks = pus * blocks_per_lun as u64;
+    if blocks > MAX_BLOCKS {
+        return bad(format!("--blocks-per-lun {blocks_per_lun}: {blocks} blocks on {pus} parallel units (--channels {channels} --luns {luns}); at most {MAX_BLOCKS} blocks"));
+    }
+    let pages = blocks * pages_per_block as u64;
+    if pages > MAX_PAGES {
+        return bad(format!("--pages-per-block {pages_per_block}: {pages} pages on {blocks} blocks; at most {MAX_PAGES} pages"));
+    }
+    Ok(OcGeometry { channels, luns_per_channel: luns, blocks_per_lun, pages_per_block, page_bytes: page_kib * 1024 })
+}
+
 /// One replay of a trace through one FTL.
 #[derive(Clone, Debug)]
 pub struct OcssdSpec {

@@ -97,47 +97,9 @@ pub struct ExperimentArgs {
 }
 
 impl GeometryArgs {
-    /// The geometry the flags describe, each dimension checked against its flag: the same
-    /// limits as [`OcGeometry::validate`], which stays behind them, but named.
+    /// The geometry the flags describe, each dimension checked against its flag.
     fn geometry(&self) -> Result<OcGeometry> {
-        use zonekit_ocssd::geometry::{MAX_BLOCKS, MAX_PAGES, MAX_PAGE_BYTES, MAX_PUS, SECTOR_BYTES};
-        for (flag, v) in [("--channels", self.channels), ("--luns", self.luns), ("--blocks-per-lun", self.blocks_per_lun), ("--pages-per-block", self.pages_per_block)] {
-            if v == 0 {
-                usage!("{flag} 0: every dimension of the device must be at least 1");
-            }
-        }
-        if self.pages_per_block > u16::MAX as u32 {
-            usage!("--pages-per-block {}: at most {}", self.pages_per_block, u16::MAX);
-        }
-        let (sector_kib, page_kib_max) = (SECTOR_BYTES / 1024, MAX_PAGE_BYTES / 1024);
-        if self.page_kib == 0 || self.page_kib % sector_kib != 0 || self.page_kib > page_kib_max {
-            usage!("--page-kib {}: a page must be a positive multiple of {SECTOR_BYTES} bytes ({sector_kib} KiB), at most {page_kib_max} KiB", self.page_kib);
-        }
-        // Products in u64: no dimension can wrap.
-        let pus = self.channels as u64 * self.luns as u64;
-        if pus > MAX_PUS {
-            usage!("--channels {} --luns {}: {pus} parallel units; at most {MAX_PUS} parallel units", self.channels, self.luns);
-        }
-        let blocks = pus * self.blocks_per_lun as u64;
-        if blocks > MAX_BLOCKS {
-            usage!(
-                "--blocks-per-lun {}: {blocks} blocks on {pus} parallel units (--channels {} --luns {}); at most {MAX_BLOCKS} blocks",
-                self.blocks_per_lun,
-                self.channels,
-                self.luns
-            );
-        }
-        let pages = blocks * self.pages_per_block as u64;
-        if pages > MAX_PAGES {
-            usage!("--pages-per-block {}: {pages} pages on {blocks} blocks; at most {MAX_PAGES} pages", self.pages_per_block);
-        }
-        Ok(OcGeometry {
-            channels: self.channels,
-            luns_per_channel: self.luns,
-            blocks_per_lun: self.blocks_per_lun,
-            pages_per_block: self.pages_per_block,
-            page_bytes: self.page_kib * 1024,
-        })
+        Ok(zonekit_lab::ocssd_bench::geometry(self.channels, self.luns, self.blocks_per_lun, self.pages_per_block, self.page_kib).map_err(lab)?)
     }
 }
 

@@ -1,0 +1,137 @@
+//! The other engines' single runs with the CLI's names and defaults: `zonekit tree run` (the
+//! ZB+-tree and the copy-on-write B+-tree) and `zonekit ocssd run` (the open-channel FTLs).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use zonekit_lab::ocssd_bench::{self, OcssdSpec};
+use zonekit_lab::tree_bench::{self, Mix, TreeKind, TreeSpec};
+use zonekit_ocssd::{OcGeometry, Timing};
+
+use crate::policy::ErrorSlot;
+use crate::run::{guarded, input, lab_error, usage};
+
+fn lab<T>(r: zonekit_lab::error::Result<T>) -> PyResult<T> {
+    r.map_err(|e| lab_error(e, &ErrorSlot::default()))
+}
+
+/// `zonekit tree run`: a YCSB-style load and mix on the ZB+-tree, the CoW B+-tree or both
+/// (`tree="both"`), on an emulated device of sequential and conventional zones. Returns one
+/// JSON outcome per tree.
+#[pyfunction]
+#[pyo3(signature = (*, tree="both", records=None, operations=None, workload="w1", distribution="zipfian", seed=None,
+    sequential_zones=None, conventional_zones=None, zone_size_mib=None, node_size_bytes=None, value_size_bytes=None,
+    inner_entries_max=None, dynamic_zone_choice=true, cow_rebalance="bottom-up", cow_collect="reserve"))]
+#[allow(clippy::too_many_arguments)]
+pub fn tree_run(
+    py: Python<'_>,
+    tree: &str,
+    records: Option<u64>,
+    operations: Option<u64>,
+    workload: &str,
+    distribution: &str,
+    seed: Option<u64>,
+    sequential_zones: Option<u32>,
+    conventional_zones: Option<u32>,
+    zone_size_mib: Option<u64>,
+    node_size_bytes: Option<usize>,
+    value_size_bytes: Option<usize>,
+    inner_entries_max: Option<usize>,
+    dynamic_zone_choice: bool,
+    cow_rebalance: &str,
+    cow_collect: &str,
+) -> PyResult<Vec<String>> {
+    let d = TreeSpec::default();
+    let trees = match tree {
+        "both" => TreeKind::ALL.to_vec(),
+        name => vec![lab(TreeKind::parse(name))?],
+    };
+    let records = records.unwrap_or(d.records);
+    let zone_size_bytes = match zone_size_mib {
+        None => d.zone_size_bytes,
+        Some(mib) => mib.checked_mul(1 << 20).ok_or_else(|| usage(format!("--zone-size-mib {mib} is too large")))?,
+    };
+    let base = TreeSpec {
+        tree: trees[0],
+        records,
+        operations: operations.unwrap_or(records),
+        mix: lab(Mix::parse(workload))?,
+        distribution: lab(tree_bench::parse_distribution(distribution))?,
+        seed: seed.unwrap_or(d.seed),
+        sequential_zones: sequential_zones.unwrap_or(d.sequential_zones),
+        conventional_zones: conventional_zones.unwrap_or(d.conventional_zones),
+        zone_size_bytes,
+        node_size_bytes: node_size_bytes.unwrap_or(d.node_size_bytes),
+        value_size_bytes: value_size_bytes.unwrap_or(d.value_size_bytes),
+        inner_entries_max: inner_entries_max.unwrap_or(d.inner_entries_max),
+        dynamic_zone_choice,
+        cow_rebalance: lab(tree_bench::cow_rebalance(cow_rebalance))?,
+        cow_collect: lab(tree_bench::cow_collect(cow_collect))?,
+    };
+    lab(base.validate())?;
+    py.allow_threads(|| {
+        guarded(|| {
+            trees
+                .into_iter()
+                .map(|tree| {
+                    let outcome = lab(tree_bench::run_tree(&TreeSpec { tree, ..base.clone() }, &mut |_, _| {}))?;
+                    Ok(serde_json::to_string(&outcome).expect("an outcome serializes"))
+                })
+                .collect()
+        })
+    })
+}
+
+/// `zonekit ocssd run`: a trace or generated workload through one open-channel FTL; returns
+/// the report as JSON.
+#[pyfunction]
+#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, seed=1, ftl="pm-gcl", params=None,
+    channels=None, luns=None, blocks_per_lun=None, pages_per_block=None, page_kib=None, compact=false,
+    timing="synchronous", logical_mib=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn ocssd_run(
+    py: Python<'_>,
+    trace: Option<PathBuf>,
+    workload: Option<&str>,
+    format: Option<&str>,
+    lenient: bool,
+    seed: u64,
+    ftl: &str,
+    params: Option<BTreeMap<String, String>>,
+    channels: Option<u32>,
+    luns: Option<u32>,
+    blocks_per_lun: Option<u32>,
+    pages_per_block: Option<u32>,
+    page_kib: Option<u32>,
+    compact: bool,
+    timing: &str,
+    logical_mib: Option<u64>,
+) -> PyResult<String> {
+    let t = OcGeometry::THESIS;
+    let geometry = lab(ocssd_bench::geometry(
+        channels.unwrap_or(t.channels),
+        luns.unwrap_or(t.luns_per_channel),
+        blocks_per_lun.unwrap_or(t.blocks_per_lun),
+        pages_per_block.unwrap_or(t.pages_per_block),
+        page_kib.unwrap_or(t.page_bytes / 1024),
+    ))?;
+    let logical_bytes_max = match logical_mib {
+        Some(0) => return Err(usage("--logical-mib 0: the host must be able to address at least one page")),
+        Some(mib) => Some(mib.checked_mul(1 << 20).ok_or_else(|| usage(format!("--logical-mib {mib}: too large")))?),
+        None => None,
+    };
+    let timing = Timing::parse(timing).map_err(|_| usage(format!("--timing {timing:?}: expected one of {}", Timing::NAMES.join(", "))))?;
+    let spec = OcssdSpec {
+        ftl: ftl.to_string(),
+        params: params.unwrap_or_default().into_iter().collect(),
+        geometry,
+        input: input(trace, workload, format, lenient, seed, None)?,
+        compact,
+        sample_every_bytes: 64 << 20,
+        timing,
+        logical_bytes_max,
+    };
+    let run = py.allow_threads(|| guarded(|| lab(ocssd_bench::run_ocssd(&spec, &mut |_| {}))))?;
+    Ok(serde_json::to_string(&run.report).expect("a report serializes"))
+}
