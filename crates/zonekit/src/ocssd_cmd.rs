@@ -99,7 +99,7 @@ pub struct ExperimentArgs {
 impl GeometryArgs {
     /// The geometry the flags describe, each dimension checked against its flag.
     fn geometry(&self) -> Result<OcGeometry> {
-        Ok(zonekit_lab::ocssd_bench::geometry(self.channels, self.luns, self.blocks_per_lun, self.pages_per_block, self.page_kib).map_err(lab)?)
+        zonekit_lab::ocssd_bench::geometry(self.channels, self.luns, self.blocks_per_lun, self.pages_per_block, self.page_kib).map_err(lab)
     }
 }
 
