@@ -8,7 +8,13 @@
 //! `alloc=NAME` (a rule of `zonekit_zfs::alloc::ALLOCATORS`: lifetime, first-fit, zenfs),
 //! `gc=on|off` (defaults: lifetime, on), and for `mem:` devices only `zone_mib=N` (zones of N
 //! MiB, the device's capacity kept, so the zone count changes), e.g.
-//! `mem:nvmevirt-zns?alloc=zenfs&gc=off` for stock ZenFS's allocation without GC. Every call returns 0 (or a size) on success and a
+//! `mem:nvmevirt-zns?alloc=zenfs&gc=off` for stock ZenFS's allocation without GC. For `mem:`
+//! devices `interface=I` names how the data reaches the flash (`zonekit_ssd::Interface`'s
+//! names): `zns` (the default) as above; `fdp:N` (N placement handles, `fdp:N:persistent` for
+//! persistently isolated ones) or `conventional` puts the zones on an SSD model with its own
+//! GC at the preset's raw capacity (`zonekit_ssd::zoned::for_zns`), each zone's writes under
+//! the handle its files' write-lifetime hint folds to, with `spare=F` its over-provisioning
+//! (default 0.07), e.g. `mem:tiny?interface=fdp:4`. Every call returns 0 (or a size) on success and a
 //! negative errno on failure; `zk_last_error` says what went wrong. The handle is thread safe:
 //! calls are serialised by a mutex.
 //!
@@ -25,7 +31,8 @@ use std::sync::Mutex;
 
 pub mod ycsb;
 
-use zonekit_device::{preset, FileDevice, MemDevice, StorageMode, ZonedDevice};
+use zonekit_device::{preset, FileDevice, FlashWrites, MemDevice, StorageMode, ZonedDevice};
+use zonekit_ssd::{zoned, Interface};
 use zonekit_zfs::fs::{FsConfig, FsError, Zfs};
 
 type Device = Box<dyn ZonedDevice + Send>;
@@ -41,38 +48,62 @@ pub struct ZkFs {
     peak_file_bytes: AtomicU64,
 }
 
-/// Options of a device spec: the file system's, and the zone size of a fresh `mem:` device.
-fn parse_options(opts: &str) -> Result<(FsConfig, Option<u64>), String> {
+/// Options of a device spec: the file system's, and the shape of a fresh `mem:` device.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+struct MemOptions {
+    zone_size_mib: Option<u64>,
+    /// Set only when named (`interface=`): the default is ZNS.
+    interface: Option<Interface>,
+    spare: Option<f64>,
+}
+
+fn parse_options(opts: &str) -> Result<(FsConfig, MemOptions), String> {
     let mut config = FsConfig::default();
-    let mut zone_size_mib = None;
+    let mut mem = MemOptions::default();
     for kv in opts.split('&').filter(|s| !s.is_empty()) {
         match kv.split_once('=') {
             Some(("alloc", name)) => config.allocation = zonekit_zfs::alloc::find(name).map_err(|e| format!("option {kv:?}: {e}"))?,
             Some(("gc", "on")) => config.gc = true,
             Some(("gc", "off")) => config.gc = false,
-            Some(("zone_mib", n)) => zone_size_mib = Some(n.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| format!("option {kv:?}: zone_mib is a positive number of MiB"))?),
+            Some(("zone_mib", n)) => {
+                mem.zone_size_mib = Some(n.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| format!("option {kv:?}: zone_mib is a positive number of MiB"))?)
+            }
+            Some(("interface", name)) => mem.interface = Some(Interface::parse(name).map_err(|e| format!("option {kv:?}: {e}"))?),
+            Some(("spare", f)) => {
+                mem.spare =
+                    Some(f.parse::<f64>().ok().filter(|f| *f > 0.0 && *f < 1.0).ok_or_else(|| format!("option {kv:?}: spare is the SSD's over-provisioning, a number in (0, 1)"))?)
+            }
             _ => {
                 let allocs = zonekit_base::policy::names(zonekit_zfs::alloc::ALLOCATORS).join("|");
-                return Err(format!("unknown option {kv:?} (alloc={allocs}, gc=on|off, zone_mib=N)"));
+                return Err(format!("unknown option {kv:?} (alloc={allocs}, gc=on|off, zone_mib=N, interface=zns|fdp:N|conventional, spare=F)"));
             }
         }
     }
-    Ok((config, zone_size_mib))
+    Ok((config, mem))
 }
 
-fn open_device(spec: &str, zone_size_mib: Option<u64>) -> Result<(Device, bool), String> {
+fn open_device(spec: &str, mem: MemOptions) -> Result<(Device, bool), String> {
     if let Some(name) = spec.strip_prefix("mem:") {
         let mut p = preset::find(name).ok_or_else(|| format!("unknown preset {name:?}; valid: {}", preset::names().join(", ")))?;
-        if let Some(mib) = zone_size_mib {
+        if let Some(mib) = mem.zone_size_mib {
             // Checked, not shifted: `mib << 20` dropped the high bits (a huge zone_mib became a small zone).
             let bytes = mib.checked_mul(1 << 20).ok_or_else(|| format!("option zone_mib={mib}: too large (over 2^64 bytes)"))?;
             p = p.with_zone_size_bytes(bytes)?;
         }
-        let dev = MemDevice::new(p.geometry, p.behavior, StorageMode::Data).map_err(|e| e.to_string())?;
+        let interface = mem.interface.unwrap_or_default();
+        if interface == Interface::Zns {
+            if mem.spare.is_some() {
+                return Err("option spare applies only to an SSD (interface=fdp:N or conventional); a ZNS device has no over-provisioning of its own".into());
+            }
+            let dev = MemDevice::new(p.geometry, p.behavior, StorageMode::Data).map_err(|e| e.to_string())?;
+            return Ok((Box::new(dev), true));
+        }
+        let spare = mem.spare.unwrap_or(zoned::SPARE_DEFAULT);
+        let dev = zoned::for_zns(&p.geometry, interface, spare, true).map_err(|e| format!("{spec}?interface={interface}: {e}"))?;
         return Ok((Box::new(dev), true));
     }
-    if zone_size_mib.is_some() {
-        return Err(format!("{spec}: zone_mib applies only to a fresh mem: device; an image or a disk keeps the zone size it has"));
+    if mem != MemOptions::default() {
+        return Err(format!("{spec}: zone_mib, interface and spare apply only to a fresh mem: device; an image or a disk keeps the zone size and interface it has"));
     }
     let path = std::path::Path::new(spec);
     if zonekit_device::linux::is_block_device(path) {
@@ -133,8 +164,8 @@ pub unsafe extern "C" fn zk_fs_open(spec: *const c_char, err: *mut c_char, err_l
     let result = (|| {
         let spec = unsafe { text(spec) }.ok_or("device spec is not UTF-8")?;
         let (device, options) = spec.split_once('?').unwrap_or((spec, ""));
-        let (config, zone_size_mib) = parse_options(options)?;
-        let (dev, fresh) = open_device(device, zone_size_mib)?;
+        let (config, mem) = parse_options(options)?;
+        let (dev, fresh) = open_device(device, mem)?;
         let fs = if fresh { Zfs::mkfs(dev, config) } else { Zfs::mount(dev, config) };
         fs.map_err(|e| format!("{device}: {e}"))
     })();
@@ -276,7 +307,9 @@ pub unsafe extern "C" fn zk_device_bytes_written(fs: *mut ZkFs) -> u64 {
     handle.fs.lock().unwrap().device().stats().bytes_written()
 }
 
-/// One line of statistics: bytes appended, bytes the device wrote, WAF, zone resets, space.
+/// One line of statistics: bytes appended, bytes the device wrote, the file system's WAF,
+/// zone resets, space; then what the flash beneath programmed: host and media bytes, device
+/// WAF, and the total (file system × device) WAF.
 #[no_mangle]
 pub unsafe extern "C" fn zk_report(fs: *mut ZkFs, buf: *mut c_char, len: usize) {
     // SAFETY: a live handle from zk_fs_open; buf holds len bytes.
@@ -285,15 +318,21 @@ pub unsafe extern "C" fn zk_report(fs: *mut ZkFs, buf: *mut c_char, len: usize) 
     let f = handle.fs.lock().unwrap();
     let stats = f.device().stats();
     let space = f.space();
+    // A zoned device without an FTL of its own (ZNS) programs each block it is sent once.
+    let flash = f.device().flash_writes().unwrap_or(FlashWrites { host_bytes: stats.bytes_written(), media_bytes: stats.bytes_written() });
     let line = format!(
-        "zonekit: appended {appended} bytes, device wrote {} bytes, WAF {:.3}, zone resets {}, live {} MiB, garbage {} MiB, free {} MiB, peak file bytes {} MiB",
+        "zonekit: appended {appended} bytes, device wrote {} bytes, WAF {:.3}, zone resets {}, live {} MiB, garbage {} MiB, free {} MiB, peak file bytes {} MiB, flash host {} bytes, flash media {} bytes, device WAF {:.3}, total WAF {:.3}",
         stats.bytes_written(),
         stats.bytes_written() as f64 / appended.max(1) as f64,
         stats.resets,
         space.live_bytes >> 20,
         space.garbage_bytes >> 20,
         space.free_bytes >> 20,
-        handle.peak_file_bytes.load(Relaxed) >> 20
+        handle.peak_file_bytes.load(Relaxed) >> 20,
+        flash.host_bytes,
+        flash.media_bytes,
+        flash.waf(),
+        flash.media_bytes as f64 / appended.max(1) as f64,
     );
     if len > 0 {
         let n = line.len().min(len - 1);
@@ -368,8 +407,8 @@ mod tests {
 
     #[test]
     fn zone_mib_resizes_a_mem_device_and_is_refused_elsewhere() {
-        let (config, zone_mib) = parse_options("alloc=zenfs&gc=on&zone_mib=8").unwrap();
-        assert_eq!((config.allocation.name, config.gc, zone_mib), ("zenfs", true, Some(8)));
+        let (config, mem) = parse_options("alloc=zenfs&gc=on&zone_mib=8").unwrap();
+        assert_eq!((config.allocation.name, config.gc, mem.zone_size_mib), ("zenfs", true, Some(8)));
         // tiny: 64 zones of 4 MiB; 8 MiB zones make 32 of them, two of which hold the metadata.
         let spec = CString::new("mem:tiny?zone_mib=8").unwrap();
         let fs = unsafe { zk_fs_open(spec.as_ptr(), std::ptr::null_mut(), 0) };
@@ -380,9 +419,60 @@ mod tests {
         assert!(open_error("mem:tiny?zone_mib=0").unwrap().contains("positive number"));
         assert!(open_error("mem:tiny?zone_mib=x").unwrap().contains("positive number"));
         assert!(open_error("/nonexistent.zk?zone_mib=8").unwrap().contains("only to a fresh mem: device"));
+        assert!(open_error("/nonexistent.zk?interface=fdp:4").unwrap().contains("only to a fresh mem: device"));
         assert!(open_error("mem:tiny?zone=8").unwrap().contains("unknown option"));
         // 2^44 + 1 MiB: `<< 20` kept only the 1 MiB, a zone that divides tiny's 256 MiB.
         let e = open_error("mem:tiny?zone_mib=17592186044417").unwrap();
         assert!(e.contains("zone_mib=17592186044417: too large"), "{e}");
+    }
+
+    #[test]
+    fn an_interface_puts_the_zones_on_an_ssd_and_the_report_adds_its_waf() {
+        for spec in ["mem:tiny?interface=fdp:4", "mem:tiny?interface=conventional&spare=0.2"] {
+            let c = CString::new(spec).unwrap();
+            let fs = unsafe { zk_fs_open(c.as_ptr(), std::ptr::null_mut(), 0) };
+            assert!(!fs.is_null(), "{spec}");
+            // Fewer zones than ZNS's 64 at the same raw capacity: the spare is the SSD's.
+            let zones = unsafe { &*fs }.fs.lock().unwrap().zones().len() + 2;
+            assert!(zones < 64 && zones > 40, "{spec}: {zones} zones");
+            let (wal, sst) = (CString::new("/db/1.log").unwrap(), CString::new("/db/2.sst").unwrap());
+            let mib = vec![3u8; 1 << 20];
+            unsafe {
+                assert_eq!(zk_file_create(fs, wal.as_ptr(), 2), 0);
+                assert_eq!(zk_file_create(fs, sst.as_ptr(), 5), 0);
+                assert_eq!(zk_file_append(fs, wal.as_ptr(), mib.as_ptr(), mib.len()), 0);
+                assert_eq!(zk_file_append(fs, sst.as_ptr(), mib.as_ptr(), mib.len()), 0);
+                assert_eq!(zk_file_sync(fs, wal.as_ptr()), 0);
+                assert_eq!(zk_file_sync(fs, sst.as_ptr()), 0);
+            }
+            let line = report(fs);
+            assert!(line.contains("device WAF 1.000") && line.contains("flash media "), "{spec}: {line}");
+            let written = unsafe { zk_device_bytes_written(fs) };
+            assert!(line.contains(&format!("flash host {written} bytes")), "{spec}: {line}");
+            let f = unsafe { &*fs }.fs.lock().unwrap();
+            assert_eq!(f.device().flash_writes().unwrap().host_bytes, written);
+            drop(f);
+            unsafe { zk_fs_close(fs) };
+        }
+        // ZNS reports its own bytes as the flash's (no device GC).
+        let c = CString::new("mem:tiny").unwrap();
+        let fs = unsafe { zk_fs_open(c.as_ptr(), std::ptr::null_mut(), 0) };
+        let written = unsafe { zk_device_bytes_written(fs) };
+        let line = report(fs);
+        assert!(written > 0 && line.contains(&format!("flash host {written} bytes, flash media {written} bytes, device WAF 1.000")), "{line}");
+        unsafe { zk_fs_close(fs) };
+    }
+
+    #[test]
+    fn bad_interface_options_are_refused_with_a_message() {
+        let e = open_error("mem:tiny?interface=fdp:0").unwrap();
+        assert!(e.contains("option \"interface=fdp:0\": interface \"fdp:0\": 0 handles; expected zns, conventional"), "{e}");
+        assert!(open_error("mem:tiny?interface=ssd").unwrap().contains("unknown interface"));
+        assert!(open_error("mem:tiny?interface=fdp:4&spare=1.5").unwrap().contains("spare is the SSD's over-provisioning"));
+        assert!(open_error("mem:tiny?spare=0.1").unwrap().contains("applies only to an SSD"));
+        // More handles than the device has room for open reclaim units: the model says why.
+        let e = open_error("mem:tiny?interface=fdp:128").unwrap();
+        assert!(e.contains("mem:tiny?interface=fdp:128") && e.contains("too small for its reclaim units"), "{e}");
+        assert!(open_error("mem:tiny?interface=zns").is_none());
     }
 }

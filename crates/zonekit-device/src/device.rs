@@ -60,6 +60,23 @@ pub trait ZonedDevice {
     /// Counters since the device was opened (wear: resets per zone).
     fn stats(&self) -> &DeviceStats;
 
+    // ---- Hints and flash counters: provided, for devices with a flash FTL beneath ---------
+
+    /// The host says what an empty zone it is about to write will hold: data of write-lifetime
+    /// `lifetime`, numbered as RocksDB's and NVMe's hints are (0 not set, 1 none, 2 short …
+    /// [`LIFETIME_HINT_MAX`] extreme). A device whose zones are an adapter over a random-write
+    /// SSD uses it to pick the placement handle the zone's writes carry; a ZNS device has no use
+    /// for it (the default does nothing). It never changes what reads return, nor which zone
+    /// operations succeed; the hint holds until the zone is reset.
+    fn hint_zone(&mut self, _zone: ZoneId, _lifetime: u8) {}
+
+    /// What the flash beneath the device programmed, where the device has an FTL of its own
+    /// that may move data (a zoned adapter over an FDP or conventional SSD); `None` for a device
+    /// that programs every block once between resets (ZNS).
+    fn flash_writes(&self) -> Option<FlashWrites> {
+        None
+    }
+
     // ---- Provided conveniences -------------------------------------------------------------
 
     fn open_zone(&mut self, zone: ZoneId) -> Result<()> {
@@ -145,6 +162,35 @@ impl<D: ZonedDevice + ?Sized> ZonedDevice for Box<D> {
     }
     fn stats(&self) -> &DeviceStats {
         (**self).stats()
+    }
+    fn hint_zone(&mut self, zone: ZoneId, lifetime: u8) {
+        (**self).hint_zone(zone, lifetime)
+    }
+    fn flash_writes(&self) -> Option<FlashWrites> {
+        (**self).flash_writes()
+    }
+}
+
+/// The highest write-lifetime hint (RocksDB's `WLTH_EXTREME`, NVMe's streams of the same
+/// number): hints run 0 ..= this.
+pub const LIFETIME_HINT_MAX: u8 = 5;
+
+/// Bytes the host wrote to a device with its own FTL, and bytes that FTL programmed into flash
+/// (the host's and its GC's moves): their ratio is the device's write amplification.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FlashWrites {
+    pub host_bytes: u64,
+    pub media_bytes: u64,
+}
+
+impl FlashWrites {
+    /// Device WAF: media over host bytes (1 before any write).
+    pub fn waf(&self) -> f64 {
+        if self.host_bytes == 0 {
+            1.0
+        } else {
+            self.media_bytes as f64 / self.host_bytes as f64
+        }
     }
 }
 

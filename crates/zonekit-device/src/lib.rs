@@ -41,8 +41,8 @@ pub mod preset;
 pub mod timing;
 mod types;
 
-pub use device::{DeviceStats, OpCounter, ZonedDevice};
-pub use emu::{FileDevice, MemDevice, StorageMode};
+pub use device::{DeviceStats, FlashWrites, OpCounter, ZonedDevice, LIFETIME_HINT_MAX};
+pub use emu::{Emulator, FileDevice, Media, MemDevice, StorageMode};
 pub use error::{DeviceError, LockHolder, Result, ZoneAction};
 pub use first_zones::FirstZones;
 pub use types::{AutoClose, Geometry, Lba, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneState, ZoneType};

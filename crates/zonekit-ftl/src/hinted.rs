@@ -21,15 +21,9 @@ use zonekit_ssd::{Notice, Pid, Ssd};
 use crate::placement::{BlockCtx, Placement, Reclaimed};
 use crate::FtlError;
 
-/// The handle each of `user_classes` classes is written through on a device of `handles`
-/// handles (see the module doc); empty for a device that takes no hint.
-pub fn fold_classes(user_classes: usize, handles: usize) -> Vec<u16> {
-    if handles == 0 {
-        return Vec::new();
-    }
-    let u = user_classes.max(1);
-    (0..u).map(|c| if u <= handles { c as u16 } else { (c * handles / u) as u16 }).collect()
-}
+// The fold is the SSD crate's, so that the file system's lifetimes on a zoned SSD fold the
+// same way.
+pub use zonekit_ssd::fold_classes;
 
 /// Per block: the logical time of its last user write and the policy's word.
 #[derive(Copy, Clone, Default)]
@@ -174,33 +168,5 @@ impl HintedFtl {
                 }
             }
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn classes_fold_onto_handles_in_contiguous_runs() {
-        assert_eq!(fold_classes(2, 8), [0, 1]);
-        assert_eq!(fold_classes(4, 4), [0, 1, 2, 3]);
-        assert_eq!(fold_classes(6, 4), [0, 0, 1, 2, 2, 3]);
-        assert_eq!(fold_classes(7, 2), [0, 0, 0, 0, 1, 1, 1]);
-        assert_eq!(fold_classes(3, 1), [0, 0, 0]);
-        assert!(fold_classes(5, 0).is_empty());
-        // Every handle is used when there are at least as many classes, the hottest and the
-        // coldest class never share one when there are two or more, and runs are monotone.
-        for u in 1..=16 {
-            for h in 1..=8 {
-                let f = fold_classes(u, h);
-                assert_eq!(f.len(), u);
-                assert!(f.windows(2).all(|w| w[0] <= w[1]));
-                assert_eq!(*f.last().unwrap() as usize, (u - 1).min(h - 1));
-                if h >= 2 && u >= 2 {
-                    assert_ne!(f[0], f[u - 1], "u {u} h {h}");
-                }
-            }
-        }
     }
 }

@@ -199,7 +199,8 @@ impl Sweep {
             Some(_) if self.base.interface != Interface::Zns => {
                 return Err(LabError::Usage(format!("--interface {} and a --grid interface axis: give the interfaces in one place", self.base.interface)))
             }
-            Some((_, values)) => values.iter().map(|v| Interface::parse(v)).collect::<Result<_>>()?,
+            // The parser's message starts `interface "…"`: as a flag, `--interface "…"`.
+            Some((_, values)) => values.iter().map(|v| Interface::parse(v).map_err(|e| LabError::Usage(format!("--{e}")))).collect::<Result<_>>()?,
             None => vec![self.base.interface],
         };
         for (axis, _) in self.grid.iter().filter(|(a, _)| a != INTERFACE_AXIS) {

@@ -80,6 +80,13 @@ impl<D: ZonedDevice> ZonedDevice for WallClockTimed<D> {
     fn stats(&self) -> &DeviceStats {
         self.inner.stats()
     }
+    // Hints and flash counters pass through: a wrapper changes neither placement nor GC.
+    fn hint_zone(&mut self, zone: ZoneId, lifetime: u8) {
+        self.inner.hint_zone(zone, lifetime)
+    }
+    fn flash_writes(&self) -> Option<zonekit_device::FlashWrites> {
+        self.inner.flash_writes()
+    }
 }
 
 #[cfg(test)]

@@ -34,16 +34,35 @@
 //! ```
 
 pub mod config;
+pub mod interface;
 pub mod log;
 pub mod preset;
 pub mod run;
 pub mod ssd;
+pub mod zoned;
 
 pub use config::{RuhType, SsdConfig};
+pub use interface::Interface;
 pub use run::{HotCold, SsdReport};
 pub use ssd::{Notice, Ssd, SsdCounters, SsdTiming};
+pub use zoned::{SsdMedia, ZonedSsd};
 
 use serde::Serialize;
+
+/// The handle each of `classes` host classes (numbered hot to cold, or by write lifetime) is
+/// written through on a device of `handles` placement handles; empty for a device that takes
+/// no hint. With at least as many handles, class c uses handle c. With fewer, classes are
+/// folded into contiguous runs, c → ⌊c × H / U⌋ (U classes, H handles), so neighbouring
+/// classes share a handle and the first class is never folded with the last. The block FTL's
+/// placements (`zonekit_ftl::hinted`) and the file system's lifetimes on a zoned SSD
+/// ([`zoned`]) both fold this way.
+pub fn fold_classes(classes: usize, handles: usize) -> Vec<u16> {
+    if handles == 0 {
+        return Vec::new();
+    }
+    let u = classes.max(1);
+    (0..u).map(|c| if u <= handles { c as u16 } else { (c * handles / u) as u16 }).collect()
+}
 
 /// A placement identifier: a reclaim group and a placement handle within it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -110,6 +129,34 @@ impl SsdError {
             SsdError::NoSpace { .. } => Some(0x0081),
             SsdError::PowerLoss => Some(0x0005),
             SsdError::Config(_) | SsdError::Length { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_fold_onto_handles_in_contiguous_runs() {
+        assert_eq!(fold_classes(2, 8), [0, 1]);
+        assert_eq!(fold_classes(4, 4), [0, 1, 2, 3]);
+        assert_eq!(fold_classes(6, 4), [0, 0, 1, 2, 2, 3]);
+        assert_eq!(fold_classes(7, 2), [0, 0, 0, 0, 1, 1, 1]);
+        assert_eq!(fold_classes(3, 1), [0, 0, 0]);
+        assert!(fold_classes(5, 0).is_empty());
+        // Every handle is used when there are at least as many classes, the hottest and the
+        // coldest class never share one when there are two or more, and runs are monotone.
+        for u in 1..=16 {
+            for h in 1..=8 {
+                let f = fold_classes(u, h);
+                assert_eq!(f.len(), u);
+                assert!(f.windows(2).all(|w| w[0] <= w[1]));
+                assert_eq!(*f.last().unwrap() as usize, (u - 1).min(h - 1));
+                if h >= 2 && u >= 2 {
+                    assert_ne!(f[0], f[u - 1], "u {u} h {h}");
+                }
+            }
         }
     }
 }

@@ -5,7 +5,10 @@
 //!   metadata log. Extents never cross zones.
 //! - Allocation: a rule from [`crate::alloc::ALLOCATORS`] picks the partly written zone a file's
 //!   bytes go to, else an empty zone: `lifetime` (seed 001: same write-lifetime hint only),
-//!   `first-fit`, `zenfs` (stock ZenFS: short-lived data may join longer-lived zones).
+//!   `first-fit`, `zenfs` (stock ZenFS: short-lived data may join longer-lived zones). Before an
+//!   empty zone's first write the device hears the lifetime it will hold
+//!   ([`ZonedDevice::hint_zone`]): a zoned adapter over an FDP SSD (`zonekit_ssd::zoned`) picks
+//!   the zone's placement handle by it; ZNS ignores it.
 //! - Space: a zone whose data is all deleted is reset. With GC on, when empty zones run short
 //!   the collector takes the victim `zonekit-pool`'s `levels` policy picks (least live data by
 //!   quarters, oldest first within a level; zones ≥ 75 % live only when no empty zone is left), copies
@@ -185,7 +188,7 @@ pub const EXTENT_MAX_BYTES: u64 = 1 << 20;
 /// Longest file name, in bytes (RocksDB names are paths well below this).
 pub const NAME_MAX_BYTES: usize = 1024;
 /// Highest write-lifetime hint (RocksDB's `WLTH_EXTREME`).
-pub const LIFETIME_MAX: u8 = 5;
+pub const LIFETIME_MAX: u8 = zonekit_device::LIFETIME_HINT_MAX;
 /// Names of files a [`Zfs::put`] is still writing: user names never start with it, so an
 /// unfinished put never blocks a name; a read-write mount deletes leftovers of killed puts.
 pub const PUT_TEMP_PREFIX: &str = ".zk-partial.";
@@ -386,6 +389,12 @@ impl<D: ZonedDevice> Zfs<D> {
         for z in orphaned {
             fs.reset_zone(z)?;
         }
+        // Zones that will take more writes tell a fresh device their lifetime again (a device
+        // keeps hints only while it is open).
+        let continued: Vec<(u32, u8)> = fs.zones.iter().filter(|(_, u)| u.written_blocks > 0 && !u.full).filter_map(|(z, u)| Some((*z, u.lifetime?))).collect();
+        for (z, lifetime) in continued {
+            fs.dev.hint_zone(ZoneId(z), lifetime);
+        }
         Ok(fs)
     }
 
@@ -528,6 +537,11 @@ impl<D: ZonedDevice> Zfs<D> {
             let zone = self.zone_for(state.zone, lifetime, bytes.len() - at);
             self.pinned.truncate(outer);
             let zone = zone?;
+            if self.zones[&zone].written_blocks == 0 {
+                // The zone's first bytes decide its lifetime (`ZoneUsage::lifetime`): tell the
+                // device, which on an FDP SSD writes the zone through that lifetime's handle.
+                self.dev.hint_zone(ZoneId(zone), lifetime);
+            }
             state.zone = Some(zone);
             let room_blocks = self.zone_blocks - self.zones[&zone].written_blocks;
             let take = (bytes.len() - at).min(room_blocks as usize * bs).min(self.extent_max_bytes() as usize);

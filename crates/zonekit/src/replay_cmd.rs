@@ -63,7 +63,7 @@ pub struct FtlArgs {
 }
 
 fn parse_interface(s: &str) -> std::result::Result<Interface, String> {
-    Interface::parse(s).map_err(|e| e.to_string())
+    Interface::parse(s)
 }
 
 impl Default for FtlArgs {

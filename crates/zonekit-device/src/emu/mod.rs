@@ -23,7 +23,7 @@ pub mod file;
 pub mod mem;
 pub(crate) mod zones;
 
-use crate::{DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZonedDevice};
+use crate::{DeviceError, DeviceStats, FlashWrites, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZonedDevice};
 pub use file::FileMedia;
 pub use mem::{MemMedia, StorageMode};
 pub use zones::DurableZone;
@@ -93,6 +93,14 @@ pub trait Media {
     fn check_writable(&self, _what: &'static str) -> Result<()> {
         Ok(())
     }
+    /// [`ZonedDevice::hint_zone`] for a sequential zone of the device (a medium that places
+    /// data by class uses it; memory and files do not).
+    fn hint_zone(&mut self, _zone: u32, _lifetime: u8) {}
+    /// [`ZonedDevice::flash_writes`]: what the flash beneath programmed, for a medium with an
+    /// FTL of its own.
+    fn flash_writes(&self) -> Option<FlashWrites> {
+        None
+    }
 }
 
 /// An emulated zoned device: exact ZNS zone semantics over a [`Media`].
@@ -120,6 +128,15 @@ impl<M: Media> Emulator<M> {
 
     pub fn media(&self) -> &M {
         &self.media
+    }
+
+    /// A fresh device with every sequential zone Empty over a medium of the caller's (which
+    /// starts with nothing written): the zone semantics are the emulator's whatever holds the
+    /// data.
+    pub fn with_media(geometry: Geometry, behavior: ZoneBehavior, media: M) -> Result<Emulator<M>> {
+        geometry.validate()?;
+        check_zone_memory(&geometry)?;
+        Ok(Emulator::from_parts(ZoneTable::new(geometry, behavior), media, vec![0; geometry.zone_count as usize]))
     }
 
     /// Fault injection: the zone becomes Read Only (durably).
@@ -278,6 +295,19 @@ impl<M: Media> ZonedDevice for Emulator<M> {
 
     fn stats(&self) -> &DeviceStats {
         &self.stats
+    }
+
+    fn hint_zone(&mut self, zone: ZoneId, lifetime: u8) {
+        // A hint names a sequential zone; any other is a caller's slip the device ignores, as
+        // a hint never changes what operations do.
+        let g = self.table.geometry();
+        if zone.0 < g.zone_count && g.zone_type(zone) == crate::ZoneType::SequentialWriteRequired {
+            self.media.hint_zone(zone.0, lifetime);
+        }
+    }
+
+    fn flash_writes(&self) -> Option<FlashWrites> {
+        self.media.flash_writes()
     }
 }
 
