@@ -1,6 +1,8 @@
 //! Seed 004's experiment: a bcache-style cache of an HDD on a ZNS SSD (bucket = zone) or on a
-//! conventional SSD (1 MiB buckets over the block FTL with no separation and greedy GC, so the
-//! device's WAF is measured), driven by YCSB-like reads or a block trace.
+//! random-write SSD model (`zonekit_ssd::Ssd` through [`crate::cache_ssd`]: 1 MiB buckets on
+//! a conventional SSD with one write point and greedy device GC, so the device's WAF is
+//! measured, or on an FDP SSD with a handle per placement class), driven by YCSB-like reads or
+//! a block trace.
 //!
 //! [`run_cache`] runs one configuration ([`CacheSpec`]); [`run_experiment`] runs the thesis'
 //! comparisons (Figs. 5.1–5.3 and 2.4) plus the policies caches use today and the Belady bound,

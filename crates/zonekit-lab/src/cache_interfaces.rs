@@ -189,7 +189,7 @@ pub fn run(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &str) + Sync)
         })
         .collect();
     let summary = format!(
-        "Seed 004's synthetic workload at scale {} ({} records, {} reads, {} write points, LFU eviction), the same raw flash on every interface ({} MiB: {} zones of {} MiB on ZNS; {} % spare on the SSDs, reclaim units of 16 buckets).\n\n{}",
+        "Seed 004's synthetic workload at scale {} ({} records, {} reads, {} write points, LFU eviction), the same raw flash on every interface ({} MiB: {} zones of {} MiB on ZNS; {:.0} % spare on the SSDs, reclaim units of 16 buckets).\n\n{}",
         exp.scale,
         base.workload.records,
         base.workload.operations,

@@ -213,6 +213,22 @@ fn the_experiment_writes_every_section_and_chart() {
 }
 
 #[test]
+fn the_interfaces_comparison_writes_every_interface_and_refuses_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = ok(&["cache", "experiment", "--interfaces", "--scale", "0.0078125", "--passes", "0.5", "--threads", "2", "--out", "ci"], d);
+    for interface in ["| zns |", "| fdp:2 |", "| fdp:4 |", "| fdp:8 |", "| fdp:8:persistent |", "| conventional |", "| conventional+discard |"] {
+        assert_eq!(out.matches(interface).count(), 2, "{interface} once per placement in {out}");
+    }
+    let csv = std::fs::read_to_string(d.join("ci/cache-interfaces.csv")).unwrap();
+    assert!(csv.starts_with("placement,interface,bucket_bytes,cache_bytes,raw_bytes,hit_ratio,host_waf,device_waf,total_waf"), "{csv}");
+    assert_eq!(csv.lines().count(), 15, "{csv}");
+    std::fs::write(d.join("t.csv"), "0,R,0,4096,1\n").unwrap();
+    let e = refused(&["cache", "experiment", "--interfaces", "--trace", "t.csv", "--cache-mib", "64", "--out", "ci2"], d, 2);
+    assert!(e.contains("cannot be used with"), "{e}");
+}
+
+#[test]
 fn the_experiment_runs_on_a_trace_and_refuses_what_does_not_apply() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
