@@ -68,7 +68,9 @@ pub struct RunArgs {
     #[arg(long)]
     zones_per_bucket: Option<u32>,
     /// Conventional and FDP only: bucket size in KiB [1024], spare fraction [0.07], erase unit
-    /// (the reclaim unit) in KiB [16384].
+    /// (the reclaim unit) in KiB [2048: the SSD model needs its spare to hold an open unit per
+    /// write point and its GC reserve beside the data, which the default 512 MiB cache's 7 %
+    /// does not in 16 MiB units].
     #[arg(long)]
     bucket_kib: Option<u64>,
     #[arg(long)]
@@ -464,7 +466,7 @@ fn device_kind(a: &RunArgs) -> Result<DeviceKind> {
         usage!("--discard: trimming evicted buckets is a conventional SSD's option (an FDP SSD always trims, a zns cache resets the zone); --interface is {name}");
     }
     let ssd = || -> Result<(u64, f64, u64)> {
-        Ok((kib(a.bucket_kib.unwrap_or(1024), "--bucket-kib")?, a.op.unwrap_or(0.07), kib(a.erase_unit_kib.unwrap_or(16384), "--erase-unit-kib")?))
+        Ok((kib(a.bucket_kib.unwrap_or(1024), "--bucket-kib")?, a.op.unwrap_or(0.07), kib(a.erase_unit_kib.unwrap_or(2048), "--erase-unit-kib")?))
     };
     Ok(match interface {
         Interface::Zns => {
