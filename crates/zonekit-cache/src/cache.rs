@@ -6,6 +6,11 @@
 //! - Buckets fill append-only through open buckets, one per placement class: with a sampler,
 //!   a block goes to the open bucket of its chunk's class (hot and cold apart), without one
 //!   everything shares one. Open buckets are never evicted.
+//! - The device hears each bucket's placement class as the bucket opens
+//!   ([`CacheDevice::bucket_opened`]), numbered shortest-lived first: bcache's metadata (when
+//!   modelled, class 0; its journal and prio buckets are rewritten constantly), then each
+//!   temperature from the hottest, its write points in order. On ZNS every open bucket is a
+//!   zone of its own anyway; an FDP SSD folds the classes onto its placement handles.
 //! - When no bucket is free, the eviction policy picks victims, a batch at a time as bcache
 //!   does (`roundup_pow2(buckets) / 1024 × 4`, at least one). A victim's dirty blocks are
 //!   written back to the disk first; with region reinsertion its blocks hit since insertion
@@ -237,6 +242,9 @@ pub struct Cache<C: CacheDevice> {
     data_allocations: u64,
 }
 
+/// The placement class of bcache's metadata buckets, when modelled (the shortest-lived).
+const METADATA_CLASS: u32 = 0;
+
 /// The cache's side of [`MetaIo`]: buckets from the free list, writes to the device.
 struct Io<'a, C: CacheDevice> {
     device: &'a mut C,
@@ -250,6 +258,7 @@ impl<C: CacheDevice> MetaIo for Io<'_, C> {
         let bucket = self.free.pop_front().ok_or_else(|| CacheError::Internal("the metadata found no free bucket (its reserve is too small)".into()))?;
         let b = &mut self.buckets[bucket as usize];
         *b = Bucket { gen: b.gen, filled: 0, live: 0, state: State::Meta };
+        self.device.bucket_opened(bucket, METADATA_CLASS);
         Ok(bucket)
     }
 
@@ -264,7 +273,9 @@ impl<C: CacheDevice> MetaIo for Io<'_, C> {
     }
 
     fn reuse(&mut self, bucket: u32) -> Result<()> {
-        self.device.evict(bucket)
+        self.device.evict(bucket)?;
+        self.device.bucket_opened(bucket, METADATA_CLASS);
+        Ok(())
     }
 
     fn write(&mut self, bucket: u32, offset: u64, blocks: u64) -> Result<()> {
@@ -359,6 +370,8 @@ impl<C: CacheDevice> Cache<C> {
             hdd,
             config,
         };
+        let device_classes = u32::from(cache.meta.is_some()) + cache.open.len() as u32;
+        cache.device.placement_classes(device_classes);
         if let Some(r) = recovered {
             cache.restore(r)?;
         }
@@ -744,6 +757,17 @@ impl<C: CacheDevice> Cache<C> {
         self.refill()
     }
 
+    /// The placement class the device hears for open-bucket slot `slot` (temperature ×
+    /// write points + write point): metadata first when modelled, then the temperatures from
+    /// the hottest (the sampler's highest class), each one's write points in order.
+    fn device_class(&self, slot: usize) -> u32 {
+        let points = self.config.write_points as usize;
+        let temperatures = self.open.len() / points;
+        let (temperature, point) = (slot / points, slot % points);
+        let first = usize::from(self.meta.is_some());
+        (first + (temperatures - 1 - temperature) * points + point) as u32
+    }
+
     fn open_bucket(&mut self, class: usize) -> Result<u32> {
         if self.free.len() <= self.free_floor() {
             self.evict_batch()?;
@@ -759,6 +783,8 @@ impl<C: CacheDevice> Cache<C> {
         b.live = 0;
         self.eviction.opened(bucket, self.clock);
         self.open[class] = Some(bucket);
+        let device_class = self.device_class(class);
+        self.device.bucket_opened(bucket, device_class);
         // bcache's allocator writes every bucket's priority and generation after each batch
         // it hands out (from the prio reserve, which the floor kept free).
         self.data_allocations += 1;

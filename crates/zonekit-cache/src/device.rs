@@ -1,7 +1,8 @@
 //! The cache device as buckets: [`CacheDevice`] is what the cache writes through. A bucket is
 //! filled in order from its start and evicted whole. [`ZonedBuckets`] puts each bucket on a
-//! whole number of zones of a [`ZonedDevice`] (eviction = zone reset); a conventional SSD with
-//! its own FTL implements the trait in the lab, where the block FTL lives.
+//! whole number of zones of a [`ZonedDevice`] (eviction = zone reset); the random-write SSDs
+//! (conventional and NVMe FDP, `zonekit-ssd`) implement it in the lab (`cache_ssd.rs`), where
+//! an FDP bucket's class picks its placement handle.
 
 use zonekit_device::{Lba, ZoneId, ZonedDevice};
 
@@ -17,6 +18,14 @@ pub trait CacheDevice {
     fn read(&mut self, bucket: u32, offset: u64, buf: &mut [u8]) -> Result<()>;
     /// The bucket's data is no longer needed; it will be filled again from its start.
     fn evict(&mut self, bucket: u32) -> Result<()>;
+    /// The cache fills buckets for `classes` placement classes, numbered shortest-lived first
+    /// (see [`crate::Cache`]); told once, before any write. A device that places data by class
+    /// (an FDP SSD) maps them onto what it has; others ignore it.
+    fn placement_classes(&mut self, _classes: u32) {}
+    /// `bucket`, empty, is about to be filled from its start with data of placement `class`
+    /// (below the count [`CacheDevice::placement_classes`] gave): every write to it until its
+    /// next eviction belongs to that class.
+    fn bucket_opened(&mut self, _bucket: u32, _class: u32) {}
     /// Bytes the device wrote to flash per byte it was given, if it can tell (an SSD's FTL).
     fn device_waf(&self) -> Option<f64> {
         None

@@ -199,3 +199,96 @@ fn bad_configurations_are_refused() {
     let err = c.read(DISK_BLOCKS - 1, &mut [0u8; 8192]).unwrap_err().to_string();
     assert!(err.contains("beyond the 800-block backing device"), "{err}");
 }
+
+/// A device that records the placement classes the cache tells it, as an FDP SSD would use them.
+struct Classed {
+    inner: ZonedBuckets<MemDevice>,
+    classes: Option<u32>,
+    bucket_class: Vec<Option<u32>>,
+    blocks_by_class: Vec<u64>,
+}
+
+impl CacheDevice for Classed {
+    fn buckets(&self) -> u32 {
+        self.inner.buckets()
+    }
+    fn bucket_blocks(&self) -> u64 {
+        self.inner.bucket_blocks()
+    }
+    fn block_bytes(&self) -> u32 {
+        self.inner.block_bytes()
+    }
+    fn write(&mut self, bucket: u32, offset: u64, data: &[u8]) -> zonekit_cache::Result<()> {
+        let class = self.bucket_class[bucket as usize].expect("a bucket is written only after the cache names its class");
+        self.blocks_by_class[class as usize] += (data.len() / BLOCK) as u64;
+        self.inner.write(bucket, offset, data)
+    }
+    fn read(&mut self, bucket: u32, offset: u64, buf: &mut [u8]) -> zonekit_cache::Result<()> {
+        self.inner.read(bucket, offset, buf)
+    }
+    fn evict(&mut self, bucket: u32) -> zonekit_cache::Result<()> {
+        self.bucket_class[bucket as usize] = None;
+        self.inner.evict(bucket)
+    }
+    fn placement_classes(&mut self, classes: u32) {
+        assert!(self.classes.is_none(), "told twice");
+        self.classes = Some(classes);
+        self.blocks_by_class = vec![0; classes as usize];
+    }
+    fn bucket_opened(&mut self, bucket: u32, class: u32) {
+        assert!(class < self.classes.expect("classes are told before any bucket opens"), "class {class}");
+        self.bucket_class[bucket as usize] = Some(class);
+    }
+    fn bytes_written(&self) -> u64 {
+        self.inner.bytes_written()
+    }
+}
+
+fn classed_cache(sampler: Option<&str>, write_points: u32, metadata: Option<MetadataConfig>) -> Cache<Classed> {
+    let inner = ZonedBuckets::new(MemDevice::new(geometry(), ZoneBehavior::default(), StorageMode::MetadataOnly).unwrap(), ZONE_BLOCKS * BLOCK as u64).unwrap();
+    let device = Classed { bucket_class: vec![None; inner.buckets() as usize], inner, classes: None, blocks_by_class: Vec::new() };
+    let shape = CacheShape { buckets: device.buckets(), bucket_blocks: device.bucket_blocks() };
+    let (info, params) = policy::find(EVICTIONS, "eviction", "lfu").unwrap();
+    let eviction = (info.make)(&ParamReader::new(info, &params).unwrap(), shape).unwrap();
+    let budget = SamplerBudget { memory_bytes: 256, chunk_bytes: 8 * BLOCK as u64 };
+    let sampler = sampler.map(|name| {
+        let (info, params) = policy::find(SAMPLERS, "sampler", name).unwrap();
+        (info.make)(&ParamReader::new(info, &params).unwrap(), budget).unwrap()
+    });
+    let config = CacheConfig { sequential_cutoff_bytes: 24 * BLOCK as u64, chunk_bytes: budget.chunk_bytes, write_points, metadata, ..CacheConfig::default() };
+    Cache::new(device, Hdd::new(HddConfig::barracuda(DISK_BLOCKS, BLOCK as u32), false).unwrap(), config, eviction, sampler).unwrap()
+}
+
+fn skewed_reads(c: &mut Cache<Classed>) {
+    let mut rng = Rng::new(5);
+    let mut buf = vec![0u8; BLOCK];
+    for step in 0..4000u32 {
+        let lba = if rng.chance(0.8) { rng.below(192) } else { rng.below(DISK_BLOCKS) };
+        c.read_as(step % 2, lba, &mut buf).unwrap();
+    }
+}
+
+/// The classes a device hears: the hottest temperature's write points first, then the colder
+/// ones; bcache's metadata before all of them.
+#[test]
+fn buckets_are_opened_with_their_placement_class_hottest_first() {
+    let mut c = classed_cache(Some("lru"), 2, None);
+    skewed_reads(&mut c);
+    let d = c.device();
+    assert_eq!(d.classes, Some(4));
+    let s = c.stats();
+    assert!(s.evictions > 0 && s.inserted_per_class.iter().all(|&n| n > 0), "{s:?}");
+    // The sampler's class 1 (hot) is device classes 0–1, its class 0 (cold) 2–3.
+    assert_eq!(d.blocks_by_class[0] + d.blocks_by_class[1], s.inserted_per_class[1], "{:?}", d.blocks_by_class);
+    assert_eq!(d.blocks_by_class[2] + d.blocks_by_class[3], s.inserted_per_class[0], "{:?}", d.blocks_by_class);
+    assert!(d.blocks_by_class.iter().all(|&n| n > 0), "{:?}", d.blocks_by_class);
+
+    let metadata = MetadataConfig { btree_reserve_buckets: 3, btree_node_bytes: 8192, ..MetadataConfig::default() };
+    let mut c = classed_cache(None, 1, Some(metadata));
+    skewed_reads(&mut c);
+    let d = c.device();
+    assert_eq!(d.classes, Some(2));
+    let m = c.metadata().unwrap();
+    assert_eq!(d.blocks_by_class[0], m.btree_blocks_written + m.journal_blocks_written + m.prio_blocks_written);
+    assert_eq!(d.blocks_by_class[1], c.stats().cache_blocks_written);
+}

@@ -1,6 +1,8 @@
 //! Seed 004's experiment: a bcache-style cache of an HDD on a ZNS SSD (bucket = zone) or on a
-//! conventional SSD (1 MiB buckets over the block FTL with no separation and greedy GC, so the
-//! device's WAF is measured), driven by YCSB-like reads or a block trace.
+//! random-write SSD model (`zonekit_ssd::Ssd` through [`crate::cache_ssd`]: 1 MiB buckets on
+//! a conventional SSD with one write point and greedy device GC, so the device's WAF is
+//! measured, or on an FDP SSD with a handle per placement class), driven by YCSB-like reads or
+//! a block trace.
 //!
 //! [`run_cache`] runs one configuration ([`CacheSpec`]); [`run_experiment`] runs the thesis'
 //! comparisons (Figs. 5.1–5.3 and 2.4) plus the policies caches use today and the Belady bound,
@@ -27,11 +29,13 @@ use zonekit_cache::item::ITEM_POLICIES;
 use zonekit_cache::sampler::{SamplerBudget, SAMPLERS};
 use zonekit_cache::{Cache, CacheConfig, CacheDevice, CacheError, Hdd, HddConfig, MetadataConfig, WriteMode, ZonedBuckets};
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
-use zonekit_ftl::{Ftl, FtlConfig};
 use zonekit_report::{csv, line_chart, markdown_table, Series};
+use zonekit_ssd::RuhType;
 use zonekit_trace::synth::ycsb::{ScrambledZipfian, Zipfian};
 
+use crate::cache_ssd::{SsdBuckets, SsdShape};
 use crate::error::{LabError, Result};
+use crate::interface::Interface;
 use crate::parallel;
 
 const KIB: u64 = 1024;
@@ -48,9 +52,44 @@ const MAX_DATA_BYTES: u64 = 64 << 40;
 pub enum DeviceKind {
     /// A ZNS SSD: buckets of `zones_per_bucket` zones, eviction = zone reset.
     Zoned { zone_bytes: u64, zones_per_bucket: u32 },
-    /// A conventional SSD: `bucket_bytes` buckets over an FTL with `op` spare (fraction of
-    /// the exported capacity) and `erase_unit_bytes` erase units, greedy GC, no separation.
+    /// A conventional SSD (`zonekit_ssd::Ssd`): `bucket_bytes` buckets over its FTL with `op`
+    /// spare (fraction of the exported capacity) and `erase_unit_bytes` erase units, greedy
+    /// GC, one write point; evicted buckets are not trimmed (bcache's default: no discard).
     Conventional { bucket_bytes: u64, op: f64, erase_unit_bytes: u64 },
+    /// The conventional SSD with evicted buckets trimmed (bcache's `discard` option): what
+    /// trimming alone does, without placement.
+    ConventionalDiscard { bucket_bytes: u64, op: f64, erase_unit_bytes: u64 },
+    /// An NVMe FDP SSD of the same shape with `handles` reclaim-unit handles (reclaim units of
+    /// one erase unit): each bucket written under its class's handle, trimmed when evicted
+    /// ([`crate::cache_ssd`]).
+    Fdp { bucket_bytes: u64, op: f64, erase_unit_bytes: u64, handles: u16, ruh_type: RuhType },
+}
+
+impl DeviceKind {
+    /// The interface, as `--interface` names it.
+    pub fn interface(&self) -> Interface {
+        match *self {
+            DeviceKind::Zoned { .. } => Interface::Zns,
+            DeviceKind::Conventional { .. } | DeviceKind::ConventionalDiscard { .. } => Interface::Conventional,
+            DeviceKind::Fdp { handles, ruh_type, .. } => Interface::Fdp { handles, ruh_type },
+        }
+    }
+
+    /// The interface's name, with `+discard` for a conventional SSD that trims.
+    pub fn name(&self) -> String {
+        match self {
+            DeviceKind::ConventionalDiscard { .. } => "conventional+discard".into(),
+            d => d.interface().name(),
+        }
+    }
+
+    /// Bytes of one bucket.
+    pub fn bucket_bytes(&self) -> u64 {
+        match *self {
+            DeviceKind::Zoned { zone_bytes, zones_per_bucket } => zone_bytes.saturating_mul(zones_per_bucket as u64),
+            DeviceKind::Conventional { bucket_bytes, .. } | DeviceKind::ConventionalDiscard { bucket_bytes, .. } | DeviceKind::Fdp { bucket_bytes, .. } => bucket_bytes,
+        }
+    }
 }
 
 /// YCSB-like key-value reads (and updates) mapped to blocks.
@@ -169,7 +208,18 @@ pub struct CacheReport {
     pub evictions: u64,
     pub cache_blocks_written: u64,
     pub reinserted_blocks: u64,
+    /// The interface the cache ran on (`zns`, `fdp:N`, `conventional`, ...).
+    pub interface: String,
+    /// Blocks the cache wrote to the device (data, reinsertions, metadata) per block it
+    /// admitted: its reinsertions and metadata are the host's write amplification (the cache
+    /// copies no live data otherwise: eviction drops it).
+    pub host_waf: f64,
+    /// Blocks flash programmed per block the cache wrote (1 on ZNS: no device GC).
     pub device_waf: f64,
+    /// Their product: flash programs per admitted block.
+    pub total_waf: f64,
+    /// Blocks the device's GC moved (0 on ZNS).
+    pub device_gc_blocks: u64,
     pub mean_latency_us: f64,
     pub latency_us_p99: f64,
     pub hdd_blocks_read: u64,
@@ -207,159 +257,18 @@ impl GcRound {
     }
 }
 
-/// The most GC rounds a run keeps (a bound on memory; the counts past it are still in the
-/// FTL's totals).
-const GC_ROUNDS_MAX: usize = 1 << 20;
-
-/// The conventional SSD: the block FTL with no separation and greedy GC on flash with spare.
-pub struct ConventionalSsd {
-    ftl: Ftl<MemDevice>,
-    buckets: u32,
-    bucket_blocks: u64,
-    unit_blocks: u64,
-    bytes_written: u64,
-    clock_us: u64,
-    gc_rounds: Vec<GcRound>,
-}
-
-impl ConventionalSsd {
-    pub fn new(cache_bytes: u64, bucket_bytes: u64, op: f64, erase_unit_bytes: u64, data: bool) -> Result<ConventionalSsd> {
-        // Each cause named as it is: a bucket of partial blocks is not the cache size's fault.
-        if bucket_bytes == 0 || bucket_bytes % BLOCK != 0 {
-            return Err(LabError::Usage(format!("--bucket-kib {}: a bucket of {bucket_bytes} bytes is not a whole number of {BLOCK}-byte blocks", bucket_bytes / KIB)));
-        }
-        if cache_bytes % bucket_bytes != 0 {
-            return Err(LabError::Usage(format!("--bucket-kib {}: a {cache_bytes}-byte cache is not a whole number of {bucket_bytes}-byte buckets", bucket_bytes / KIB)));
-        }
-        if !(op > 0.0 && op < 1.0) {
-            return Err(LabError::Usage(format!("conventional SSD: spare (--op) {op} must be in (0, 1)")));
-        }
-        // `> cache / 16`, not `* 16 > cache`: the product wraps for a huge --erase-unit-kib.
-        if erase_unit_bytes == 0 || erase_unit_bytes % BLOCK != 0 || erase_unit_bytes > cache_bytes / 16 {
-            return Err(LabError::Usage(format!(
-                "--erase-unit-kib {}: conventional SSD: erase unit of {erase_unit_bytes} bytes must be whole 4 KiB blocks and at most a sixteenth of the {cache_bytes}-byte cache",
-                erase_unit_bytes / KIB
-            )));
-        }
-        let exported_blocks = cache_bytes / BLOCK;
-        let unit_blocks = erase_unit_bytes / BLOCK;
-        // On top of the spare, the FTL keeps 8 erase units for its GC and up to 7 open.
-        let units = ((exported_blocks as f64 * (1.0 + op)) / unit_blocks as f64).ceil() + 16.0;
-        // Refused, not truncated to u32 (the FTL then refuses more than 2^32 - 1 blocks).
-        if units > u32::MAX as f64 {
-            return Err(LabError::Usage(format!(
-                "conventional SSD: a {cache_bytes}-byte cache needs {units} erase units of {erase_unit_bytes} bytes; a device has at most {}",
-                u32::MAX
-            )));
-        }
-        let units = units as u32;
-        let geometry = Geometry {
-            block_size_bytes: BLOCK as u32,
-            zone_size_blocks: unit_blocks,
-            zone_capacity_blocks: unit_blocks,
-            zone_count: units,
-            conventional_zone_count: 0,
-            open_zones_max: None,
-            active_zones_max: None,
-        };
-        let mode = if data { StorageMode::Data } else { StorageMode::MetadataOnly };
-        let device = MemDevice::new(geometry, ZoneBehavior::default(), mode)?;
-        let env = zonekit_ftl::placement::PolicyEnv { zone_blocks: unit_blocks, capacity_blocks: exported_blocks };
-        let placement = zonekit_ftl::placement::create("normal", &Params::new(), env)?;
-        let victim = zonekit_pool::victim::create("greedy", 1)?;
-        // GC keeps the garbage share of written space under the spare share.
-        let config = FtlConfig { gc_threshold: op / (1.0 + op), store_data: data, ..FtlConfig::default() };
-        let ftl = Ftl::new(device, placement, victim, config, exported_blocks as usize)?;
-        Ok(ConventionalSsd {
-            ftl,
-            buckets: u32::try_from(cache_bytes / bucket_bytes)
-                .map_err(|_| LabError::Usage(format!("a {cache_bytes}-byte cache is over {} buckets of {bucket_bytes} bytes", u32::MAX)))?,
-            bucket_blocks: bucket_bytes / BLOCK,
-            unit_blocks,
-            bytes_written: 0,
-            clock_us: 0,
-            gc_rounds: Vec::new(),
-        })
-    }
-
-    /// Every GC so far (up to [`GC_ROUNDS_MAX`]), in order.
-    pub fn gc_rounds(&self) -> &[GcRound] {
-        &self.gc_rounds
-    }
-
-    pub fn gc_blocks(&self) -> u64 {
-        self.ftl.stats().gc_blocks
-    }
-
-    pub fn user_blocks(&self) -> u64 {
-        self.ftl.stats().user_blocks
-    }
-
-    fn engine(e: zonekit_ftl::FtlError) -> CacheError {
-        CacheError::Internal(format!("the conventional SSD's FTL: {e}"))
-    }
-}
-
-impl CacheDevice for ConventionalSsd {
-    fn buckets(&self) -> u32 {
-        self.buckets
-    }
-    fn bucket_blocks(&self) -> u64 {
-        self.bucket_blocks
-    }
-    fn block_bytes(&self) -> u32 {
-        BLOCK as u32
-    }
-    fn write(&mut self, bucket: u32, offset: u64, data: &[u8]) -> zonekit_cache::Result<()> {
-        for (i, block) in data.chunks(BLOCK as usize).enumerate() {
-            self.clock_us += 1;
-            let key = bucket as u64 * self.bucket_blocks + offset + i as u64;
-            let (units_before, copied_before) = (self.ftl.stats().gc_count, self.ftl.stats().gc_blocks);
-            self.ftl.write(key, Some(block), self.clock_us, zonekit_base::NEVER).map_err(Self::engine)?;
-            // The FTL collects inside a write: what it did is the counters' change.
-            let stats = self.ftl.stats();
-            let units = stats.gc_count - units_before;
-            if units > 0 && self.gc_rounds.len() < GC_ROUNDS_MAX {
-                let copied_blocks = stats.gc_blocks - copied_before;
-                self.gc_rounds.push(GcRound { host_blocks: stats.user_blocks, units, copied_blocks, freed_blocks: units * self.unit_blocks - copied_blocks });
-            }
-        }
-        self.bytes_written += data.len() as u64;
-        Ok(())
-    }
-    fn read(&mut self, bucket: u32, offset: u64, buf: &mut [u8]) -> zonekit_cache::Result<()> {
-        for (i, block) in buf.chunks_mut(BLOCK as usize).enumerate() {
-            let key = bucket as u64 * self.bucket_blocks + offset + i as u64;
-            if !self.ftl.read(key, block).map_err(Self::engine)? {
-                block.fill(0);
-            }
-        }
-        Ok(())
-    }
-    /// bcache does not discard reused buckets by default: the SSD learns a bucket is dead
-    /// only when it is written again.
-    fn evict(&mut self, _bucket: u32) -> zonekit_cache::Result<()> {
-        Ok(())
-    }
-    fn device_waf(&self) -> Option<f64> {
-        Some(self.ftl.stats().waf())
-    }
-    fn bytes_written(&self) -> u64 {
-        self.bytes_written
-    }
-}
-
-/// A cache device of either kind.
+/// A cache device of any interface.
 pub enum AnyDevice {
     Zoned(Box<ZonedBuckets<MemDevice>>),
-    Conventional(Box<ConventionalSsd>),
+    /// A conventional or FDP SSD.
+    Ssd(Box<SsdBuckets>),
 }
 
 macro_rules! on_device {
     ($self:expr, $d:ident => $e:expr) => {
         match $self {
             AnyDevice::Zoned($d) => $e,
-            AnyDevice::Conventional($d) => $e,
+            AnyDevice::Ssd($d) => $e,
         }
     };
 }
@@ -383,6 +292,12 @@ impl CacheDevice for AnyDevice {
     fn evict(&mut self, bucket: u32) -> zonekit_cache::Result<()> {
         on_device!(self, d => d.evict(bucket))
     }
+    fn placement_classes(&mut self, classes: u32) {
+        on_device!(self, d => d.placement_classes(classes))
+    }
+    fn bucket_opened(&mut self, bucket: u32, class: u32) {
+        on_device!(self, d => d.bucket_opened(bucket, class))
+    }
     fn device_waf(&self) -> Option<f64> {
         on_device!(self, d => d.device_waf())
     }
@@ -392,11 +307,11 @@ impl CacheDevice for AnyDevice {
 }
 
 impl AnyDevice {
-    /// The conventional SSD's GC rounds (a ZNS cache has none: eviction is a zone reset).
+    /// The SSD's GC rounds (a ZNS cache has none: eviction is a zone reset).
     pub fn gc_rounds(&self) -> &[GcRound] {
         match self {
             AnyDevice::Zoned(_) => &[],
-            AnyDevice::Conventional(d) => d.gc_rounds(),
+            AnyDevice::Ssd(d) => d.gc_rounds(),
         }
     }
 
@@ -404,7 +319,7 @@ impl AnyDevice {
     fn flash_writes(&self) -> (u64, u64) {
         match self {
             AnyDevice::Zoned(d) => (d.bytes_written() / BLOCK, 0),
-            AnyDevice::Conventional(d) => (d.user_blocks(), d.gc_blocks()),
+            AnyDevice::Ssd(d) => (d.ssd().counters().host_blocks, d.ssd().counters().gc_blocks),
         }
     }
 }
@@ -469,9 +384,33 @@ pub fn build_cache(spec: &CacheSpec) -> Result<Cache<AnyDevice>> {
                 .ok_or_else(|| LabError::Usage(format!("buckets of {zones_per_bucket} zones of {zone_bytes} bytes are over 2^64 bytes")))?;
             AnyDevice::Zoned(Box::new(ZonedBuckets::new(mem, bucket_bytes).map_err(|e| LabError::Usage(e.to_string()))?))
         }
-        DeviceKind::Conventional { bucket_bytes, op, erase_unit_bytes } => {
-            AnyDevice::Conventional(Box::new(ConventionalSsd::new(spec.cache_bytes, bucket_bytes, op, erase_unit_bytes, spec.data)?))
-        }
+        DeviceKind::Conventional { bucket_bytes, op, erase_unit_bytes } => AnyDevice::Ssd(Box::new(SsdBuckets::new(SsdShape {
+            cache_bytes: spec.cache_bytes,
+            bucket_bytes,
+            op,
+            erase_unit_bytes,
+            handles: None,
+            discard: false,
+            data: spec.data,
+        })?)),
+        DeviceKind::ConventionalDiscard { bucket_bytes, op, erase_unit_bytes } => AnyDevice::Ssd(Box::new(SsdBuckets::new(SsdShape {
+            cache_bytes: spec.cache_bytes,
+            bucket_bytes,
+            op,
+            erase_unit_bytes,
+            handles: None,
+            discard: true,
+            data: spec.data,
+        })?)),
+        DeviceKind::Fdp { bucket_bytes, op, erase_unit_bytes, handles, ruh_type } => AnyDevice::Ssd(Box::new(SsdBuckets::new(SsdShape {
+            cache_bytes: spec.cache_bytes,
+            bucket_bytes,
+            op,
+            erase_unit_bytes,
+            handles: Some((handles, ruh_type)),
+            discard: true,
+            data: spec.data,
+        })?)),
     };
     let shape = CacheShape { buckets: device.buckets(), bucket_blocks: device.bucket_blocks() };
     let (info, params) = policy::find(EVICTIONS, "eviction", &spec.eviction)?;
@@ -589,6 +528,10 @@ fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64
     let s = cache.stats();
     let (blocks, hits) = (s.read_blocks - counted.0, s.read_block_hits - counted.1);
     let (requests, request_hits) = (s.read_requests - counted.2, s.read_request_hits - counted.3);
+    let admitted_blocks = s.cache_blocks_written - s.reinserted_blocks;
+    let device_blocks = cache.device().bytes_written() / BLOCK;
+    let host_waf = if admitted_blocks == 0 { 1.0 } else { device_blocks as f64 / admitted_blocks as f64 };
+    let device_waf = cache.device().device_waf().unwrap_or(1.0);
     CacheReport {
         label: label.to_string(),
         spec: spec.clone(),
@@ -600,7 +543,11 @@ fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64
         evictions: s.evictions,
         cache_blocks_written: s.cache_blocks_written,
         reinserted_blocks: s.reinserted_blocks,
-        device_waf: cache.device().device_waf().unwrap_or(1.0),
+        interface: spec.device.name(),
+        host_waf,
+        device_waf,
+        total_waf: host_waf * device_waf,
+        device_gc_blocks: cache.device().flash_writes().1,
         mean_latency_us: cache.latency().mean() / 1000.0,
         latency_us_p99: cache.latency().quantile(0.99) as f64 / 1000.0,
         hdd_blocks_read: cache.hdd_stats().blocks_read,
@@ -945,7 +892,7 @@ impl CacheExperiment {
     /// 1 MiB) make the cache, the data set is 8 × the cache, and records keep the thesis'
     /// density (6.4 M per 64 GiB). On a trace: its cache and zones over a disk the size of
     /// the trace's reach.
-    fn base(&self) -> CacheSpec {
+    pub(crate) fn base(&self) -> CacheSpec {
         let zone_bytes = ((128.0 * self.scale).round() as u64).max(1) * MIB;
         let mut cache_bytes = 64 * zone_bytes;
         let mut data_bytes = 8 * cache_bytes;
@@ -992,10 +939,10 @@ impl CacheExperiment {
     }
 
     /// The zone of the base set-up (which is always zoned).
-    fn zone_bytes(base: &CacheSpec) -> u64 {
+    pub(crate) fn zone_bytes(base: &CacheSpec) -> u64 {
         match base.device {
             DeviceKind::Zoned { zone_bytes, .. } => zone_bytes,
-            DeviceKind::Conventional { .. } => unreachable!("the base is zoned"),
+            _ => unreachable!("the base is zoned"),
         }
     }
 
@@ -1009,7 +956,7 @@ impl CacheExperiment {
     }
 
     /// Runs one of [`Self::specs`].
-    fn run(&self, label: &str, spec: &CacheSpec) -> Result<(CacheReport, Vec<CacheSample>)> {
+    pub(crate) fn run(&self, label: &str, spec: &CacheSpec) -> Result<(CacheReport, Vec<CacheSample>)> {
         match &self.trace {
             Some(t) => replay_trace(label, spec, &t.input, &t.scan, &mut |_| {}),
             None => run_cache(label, spec, &mut |_, _| {}),
@@ -1113,14 +1060,10 @@ pub const RESULT_COLUMNS: [&str; 15] = [
 ];
 
 fn result_row(section: &str, r: &CacheReport) -> Vec<String> {
-    let device = match r.spec.device {
-        DeviceKind::Zoned { .. } => "zns",
-        DeviceKind::Conventional { .. } => "conventional",
-    };
     vec![
         section.into(),
         r.label.clone(),
-        device.into(),
+        r.spec.device.name(),
         r.bucket_bytes.to_string(),
         r.spec.config.write_points.to_string(),
         r.spec.eviction.clone(),
@@ -1136,13 +1079,13 @@ fn result_row(section: &str, r: &CacheReport) -> Vec<String> {
     ]
 }
 
-fn write_file(out: &Path, name: &str, text: String) -> Result<()> {
+pub(crate) fn write_file(out: &Path, name: &str, text: String) -> Result<()> {
     let path = out.join(name);
     std::fs::write(&path, text).map_err(LabError::io(&path))
 }
 
 /// Refuses an experiment whose settings are out of range, each by its flag.
-fn check_experiment(exp: &CacheExperiment) -> Result<()> {
+pub(crate) fn check_experiment(exp: &CacheExperiment) -> Result<()> {
     // Before the base set-up is computed from it: a huge scale overflows the zone size.
     if exp.trace.is_none() && !(exp.scale > 0.0 && exp.scale <= 1.0) {
         return Err(LabError::Usage(format!("--scale {}: must be in (0, 1]", exp.scale)));
@@ -1462,7 +1405,7 @@ mod tests {
             assert_eq!(series.len(), 50, "{label}");
             match spec.device {
                 DeviceKind::Zoned { .. } => assert_eq!(r.device_waf, 1.0),
-                DeviceKind::Conventional { erase_unit_bytes, .. } => {
+                DeviceKind::Conventional { erase_unit_bytes, .. } | DeviceKind::ConventionalDiscard { erase_unit_bytes, .. } | DeviceKind::Fdp { erase_unit_bytes, .. } => {
                     assert!(r.device_waf > 1.2, "{label}: WAF {}", r.device_waf);
                     // The rounds account for every copy the FTL made, and each for its units.
                     assert!(!r.gc_rounds.is_empty(), "{label}: no GC");
@@ -1655,7 +1598,7 @@ mod tests {
                     assert_eq!(r.device_waf, 1.0, "{label}");
                     None
                 }
-                DeviceKind::Conventional { .. } => Some(()),
+                _ => Some(()),
             };
             if device_blocks.is_some() {
                 assert!(r.device_waf > 1.0, "{label}");

@@ -43,7 +43,9 @@
 //! ```
 
 pub mod cache_bench;
+pub mod cache_interfaces;
 pub mod cache_sim;
+pub mod cache_ssd;
 pub mod cbs;
 pub mod driver;
 pub mod error;

@@ -12,6 +12,7 @@ use zonekit_cache::sampler::SamplerBudget;
 use zonekit_cache::CacheConfig;
 use zonekit_lab::cache_bench::{run_cache, run_cache_trace, run_experiment, write_mode, CacheExperiment, CacheSpec, DeviceKind, Layout, TraceExperiment, Ycsb, RECORD_BYTES};
 use zonekit_lab::cache_sim::{params_for_each, report_table, simulate, validate};
+use zonekit_lab::interface::Interface;
 
 use crate::params::parse_params;
 use crate::replay_cmd::lab;
@@ -43,9 +44,21 @@ pub enum CacheCommand {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// zns (bucket = zones) or conventional (buckets over an SSD's own FTL).
-    #[arg(long, default_value = "zns")]
-    device: String,
+    /// zns (bucket = zones) or conventional (buckets over an SSD's own FTL) [default: zns];
+    /// the same as --interface zns|conventional.
+    #[arg(long)]
+    device: Option<String>,
+    /// The interface the cache writes through: zns (bucket = zones, eviction = reset),
+    /// fdp:N or fdp:N:persistent (an NVMe FDP SSD with N reclaim-unit handles: each bucket
+    /// written under its placement class's handle, trimmed when evicted) or conventional (an
+    /// SSD without hints) [default: zns]. The SSDs take --bucket-kib, --op and
+    /// --erase-unit-kib.
+    #[arg(long)]
+    interface: Option<String>,
+    /// Conventional only: trim evicted buckets (bcache's discard option; off by default, as
+    /// in bcache). FDP always trims.
+    #[arg(long)]
+    discard: bool,
     /// Cache size in MiB.
     #[arg(long, default_value_t = 512)]
     cache_mib: u64,
@@ -54,8 +67,10 @@ pub struct RunArgs {
     zone_mib: Option<u64>,
     #[arg(long)]
     zones_per_bucket: Option<u32>,
-    /// Conventional only: bucket size in KiB [1024], spare fraction [0.07], erase unit in KiB
-    /// [16384].
+    /// Conventional and FDP only: bucket size in KiB [1024], spare fraction [0.07], erase unit
+    /// (the reclaim unit) in KiB [2048: the SSD model needs its spare to hold an open unit per
+    /// write point and its GC reserve beside the data, which the default 512 MiB cache's 7 %
+    /// does not in 16 MiB units].
     #[arg(long)]
     bucket_kib: Option<u64>,
     #[arg(long)]
@@ -198,6 +213,11 @@ pub struct ExperimentArgs {
     /// Runs in parallel (default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Instead of the thesis' sections: the cache on every interface at the same raw
+    /// capacity (ZNS, FDP with 2, 4 and 8 handles, conventional without and with discard),
+    /// hit ratio and host, device and total WAF (docs/results/interfaces.md).
+    #[arg(long, conflicts_with = "trace")]
+    interfaces: bool,
     #[arg(long, default_value = "zonekit-out/cache")]
     out: PathBuf,
 }
@@ -277,23 +297,7 @@ fn kib(v: u64, flag: &str) -> Result<u64, crate::Usage> {
 }
 
 fn run_cmd(a: RunArgs) -> Result<ExitCode> {
-    let zns_flags = a.zone_mib.is_some() || a.zones_per_bucket.is_some();
-    let conventional_flags = a.bucket_kib.is_some() || a.op.is_some() || a.erase_unit_kib.is_some();
-    let device = match a.device.as_str() {
-        "zns" if conventional_flags => usage!("--bucket-kib, --op and --erase-unit-kib apply to --device conventional only"),
-        "conventional" if zns_flags => usage!("--zone-mib and --zones-per-bucket apply to --device zns only"),
-        "zns" => {
-            let (zone_mib, zones_per_bucket) = (a.zone_mib.unwrap_or(8), a.zones_per_bucket.unwrap_or(1));
-            check_zoned_cache(a.cache_mib, zone_mib, zones_per_bucket)?;
-            DeviceKind::Zoned { zone_bytes: mib(zone_mib, "--zone-mib")?, zones_per_bucket }
-        }
-        "conventional" => DeviceKind::Conventional {
-            bucket_bytes: kib(a.bucket_kib.unwrap_or(1024), "--bucket-kib")?,
-            op: a.op.unwrap_or(0.07),
-            erase_unit_bytes: kib(a.erase_unit_kib.unwrap_or(16384), "--erase-unit-kib")?,
-        },
-        other => usage!("--device {other:?}: expected zns or conventional"),
-    };
+    let device = device_kind(&a)?;
     if matches!(a.sampler.as_str(), "none" | "sfr") && a.sampler_bytes.is_some() {
         usage!("--sampler-bytes: the {} sampler has no memory budget", a.sampler);
     }
@@ -409,7 +413,10 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
             "hit ratio".into(),
             format!("{:.2} % of blocks, {:.2} % of requests ({} blocks read after warm-up)", report.hit_ratio * 100.0, report.request_hit_ratio * 100.0, report.read_blocks),
         ],
-        vec!["device WAF".into(), format!("{:.3}", report.device_waf)],
+        vec!["interface".into(), report.interface.clone()],
+        vec!["host WAF".into(), format!("{:.3} (blocks written to the device per block admitted)", report.host_waf)],
+        vec!["device WAF".into(), format!("{:.3} ({} blocks moved by device GC)", report.device_waf, report.device_gc_blocks)],
+        vec!["total WAF".into(), format!("{:.3}", report.total_waf)],
         vec!["evictions".into(), format!("{} buckets; {} blocks written to the cache, {} reinserted", report.evictions, report.cache_blocks_written, report.reinserted_blocks)],
         vec!["read latency".into(), format!("mean {:.0} µs, p99 {:.0} µs", report.mean_latency_us, report.latency_us_p99)],
         vec!["placement".into(), format!("blocks inserted per class {:?}", report.inserted_per_class)],
@@ -436,13 +443,56 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The cache device from `--interface` (or `--device`) and the flags that shape it, every
+/// combination that makes no sense refused by name.
+fn device_kind(a: &RunArgs) -> Result<DeviceKind> {
+    let interface = match (&a.interface, &a.device) {
+        (Some(_), Some(_)) => usage!("--device and --interface both name the cache device; give --interface only"),
+        (Some(spec), None) => Interface::parse(spec).map_err(|e| crate::Usage(format!("--{e}")))?,
+        (None, Some(d)) if d == "zns" || d == "conventional" => Interface::parse(d).map_err(|e| crate::Usage(format!("--{e}")))?,
+        (None, Some(other)) => usage!("--device {other:?}: expected zns or conventional (or --interface zns|fdp:N|conventional)"),
+        (None, None) => Interface::Zns,
+    };
+    let name = interface.name();
+    let zns_flags = a.zone_mib.is_some() || a.zones_per_bucket.is_some();
+    let ssd_flags = a.bucket_kib.is_some() || a.op.is_some() || a.erase_unit_kib.is_some();
+    if interface == Interface::Zns && ssd_flags {
+        usage!("--bucket-kib, --op and --erase-unit-kib shape an SSD (--interface conventional or fdp:N), not the zns cache");
+    }
+    if interface != Interface::Zns && zns_flags {
+        usage!("--zone-mib and --zones-per-bucket shape a zns cache, not the {name} one");
+    }
+    if a.discard && interface != Interface::Conventional {
+        usage!("--discard: trimming evicted buckets is a conventional SSD's option (an FDP SSD always trims, a zns cache resets the zone); --interface is {name}");
+    }
+    let ssd = || -> Result<(u64, f64, u64)> {
+        Ok((kib(a.bucket_kib.unwrap_or(1024), "--bucket-kib")?, a.op.unwrap_or(0.07), kib(a.erase_unit_kib.unwrap_or(2048), "--erase-unit-kib")?))
+    };
+    Ok(match interface {
+        Interface::Zns => {
+            let (zone_mib, zones_per_bucket) = (a.zone_mib.unwrap_or(8), a.zones_per_bucket.unwrap_or(1));
+            check_zoned_cache(a.cache_mib, zone_mib, zones_per_bucket)?;
+            DeviceKind::Zoned { zone_bytes: mib(zone_mib, "--zone-mib")?, zones_per_bucket }
+        }
+        Interface::Conventional => {
+            let (bucket_bytes, op, erase_unit_bytes) = ssd()?;
+            if a.discard {
+                DeviceKind::ConventionalDiscard { bucket_bytes, op, erase_unit_bytes }
+            } else {
+                DeviceKind::Conventional { bucket_bytes, op, erase_unit_bytes }
+            }
+        }
+        Interface::Fdp { handles, ruh_type } => {
+            let (bucket_bytes, op, erase_unit_bytes) = ssd()?;
+            DeviceKind::Fdp { bucket_bytes, op, erase_unit_bytes, handles, ruh_type }
+        }
+    })
+}
+
 /// The metadata model's settings from `--metadata` and its flags, each refused by name.
 fn metadata_config(a: &RunArgs, device: &DeviceKind, cache_bytes: u64) -> Result<zonekit_cache::MetadataConfig> {
     let mut m = zonekit_cache::MetadataConfig::default();
-    let bucket_bytes = match *device {
-        DeviceKind::Zoned { zone_bytes, zones_per_bucket } => zone_bytes.saturating_mul(zones_per_bucket as u64),
-        DeviceKind::Conventional { bucket_bytes, .. } => bucket_bytes,
-    };
+    let bucket_bytes = device.bucket_bytes();
     let buckets = cache_bytes / bucket_bytes.max(1);
     if let Some(n) = a.journal_buckets {
         if n == 0 || n as u64 > buckets {
@@ -517,6 +567,12 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
         let (cache_bytes, zone_bytes) = (mib(cache_mib, "--cache-mib")?, mib(zone_mib, "--zone-mib")?);
         let input = zonekit_trace::input::Input::path(path, None, false);
         exp.trace = Some(TraceExperiment::new(input, cache_bytes, zone_bytes).map_err(lab)?);
+    }
+    if a.interfaces {
+        let summary = crate::experiment_run::with_runs_bar(|progress| zonekit_lab::cache_interfaces::run(&exp, progress))?;
+        print!("{summary}");
+        println!("\nresults: {}/cache-interfaces.csv, summary.md", a.out.display());
+        return Ok(ExitCode::SUCCESS);
     }
     let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
     print!("{summary}");
