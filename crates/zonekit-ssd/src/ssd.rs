@@ -526,6 +526,8 @@ impl Ssd {
         };
         let v = first + v;
         assert_eq!(self.units[v].state, ZoneUse::Full, "the victim rule chose unit {v}, which is not full");
+        // As the victim rule saw it: after the moves no block of the unit is live.
+        let garbage_proportion = self.units[v].garbage_proportion();
         let handle = self.unit_handle[v];
         let to = if handle == SHARED { self.shared_gc_stream.expect("a shared unit comes from the shared stream") } else { self.gc_stream_of_handle[handle as usize] };
         let start = (v as u64 * self.ru_blocks) as u32;
@@ -570,13 +572,7 @@ impl Ssd {
             t.model.reset(gc_done_ns.max(t.host_now_ns), v as u32);
         }
         if let Some(n) = &mut self.notices {
-            n.push(Notice::Reclaimed {
-                handle: (handle != SHARED).then_some(handle),
-                opened_at: info.opened_at,
-                full_at: info.full_at,
-                now: self.now,
-                garbage_proportion: info.garbage_proportion(),
-            });
+            n.push(Notice::Reclaimed { handle: (handle != SHARED).then_some(handle), opened_at: info.opened_at, full_at: info.full_at, now: self.now, garbage_proportion });
         }
         if moved > 0 {
             let pid = (handle != SHARED).then_some(Pid { group: group as u16, handle });

@@ -283,3 +283,24 @@ fn device_gc_costs_device_time_and_shows_in_write_latency() {
     assert!(tight.elapsed_s > roomy.elapsed_s, "{} vs {}", tight.elapsed_s, roomy.elapsed_s);
     assert!(tight.write_latency_us_p99 >= roomy.write_latency_us_p99, "{} vs {}", tight.write_latency_us_p99, roomy.write_latency_us_p99);
 }
+
+#[test]
+fn a_reclaim_notice_carries_the_garbage_the_victim_had_before_its_moves() {
+    let mut ssd = Ssd::new(SsdConfig::conventional(4096, 0.1, 64)).unwrap();
+    ssd.keep_notices();
+    let mut rng = Rng::new(3);
+    let (mut reclaims, mut partly_live) = (0, 0);
+    for _ in 0..40_000 {
+        ssd.write_meta(rng.below(4096), None).unwrap();
+        ssd.take_notices(|n| {
+            if let zonekit_ssd::Notice::Reclaimed { garbage_proportion, .. } = n {
+                assert!((0.0..=1.0).contains(&garbage_proportion), "{garbage_proportion}");
+                reclaims += 1;
+                partly_live += (garbage_proportion < 1.0) as u64;
+            }
+        });
+    }
+    // Uniform random writes at 10 % spare: victims still hold live blocks that GC moves.
+    assert!(ssd.counters().gc_blocks > 0 && reclaims > 100, "{reclaims} reclaims");
+    assert_eq!(partly_live, reclaims, "every victim had live blocks to move, so none was all garbage");
+}
