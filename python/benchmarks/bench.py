@@ -52,12 +52,23 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--writes", default="10M", help="block writes of the generated trace")
     ap.add_argument("--zonekit", default=os.environ.get("ZONEKIT_BIN", "target/release/zonekit"))
+    ap.add_argument("--only", default="replay,policies,read_trace", help="comma-separated: replay, policies, read_trace")
     a = ap.parse_args()
+    only = set(a.only.split(","))
     work = Path(tempfile.mkdtemp(prefix="zonekit-bench-"))
     trace = work / "trace.csv"
     subprocess.run([a.zonekit, "trace", "gen", f"zipf:blocks=1M,alpha=0.9,writes={a.writes}", "--out", str(trace)], check=True, capture_output=True)
     print(f"trace: {trace} ({trace.stat().st_size / 2**20:.0f} MiB, Alibaba CSV), {a.runs} runs of each, paired\n")
 
+    if "replay" in only:
+        replay_against_the_cli(a, trace, work)
+    if "policies" in only:
+        python_policies(a)
+    if "read_trace" in only:
+        read_trace_against_convert(a, trace, work)
+
+
+def replay_against_the_cli(a, trace, work):
     settings = dict(placement="sepbit", victim="greedy", preset="tiny")
     ratios, py_s, cli_s = [], [], []
     for i in range(a.runs):
@@ -69,6 +80,8 @@ def main():
     print(f"replay (sepbit + greedy, WAF {report.waf:.4f}): Python {spread(py_s)} s, CLI {spread(cli_s)} s")
     print(f"  Python's speed / the CLI's: {spread(ratios)}\n")
 
+
+def python_policies(a):
     workload = "zipf:blocks=200K,alpha=0.9,writes=4M"
     for python_policy, rust_name in [(SepGC, "sepgc"), (SepBIT, "sepbit")]:
         rust_rate, py_rate, overhead_ns = [], [], []
@@ -84,6 +97,8 @@ def main():
         print(f"  Rust {spread(rust_rate)} M blocks/s; Python {spread(py_rate)} M blocks/s")
         print(f"  Python's cost per call over the Rust policy's: {spread(overhead_ns)} ns\n")
 
+
+def read_trace_against_convert(a, trace, work):
     ratios, read_s, convert_s = [], [], []
     for i in range(a.runs):
         tc, _ = timed(lambda: subprocess.run([a.zonekit, "trace", "convert", str(trace), "--out", str(work / "t.zkt")], check=True, capture_output=True))

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use zonekit_trace::Op;
+use zonekit_trace::{Op, Record};
 
 use crate::run::{input, usage};
 
@@ -84,34 +84,44 @@ pub fn read_trace(trace: Option<PathBuf>, workload: Option<&str>, format: Option
     std::thread::Builder::new()
         .name("zonekit-read-trace".into())
         .spawn(move || {
-            let records = match input.requests() {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = tx.send(Err(format!("input {}: {e}", input.describe())));
-                    return;
-                }
-            };
             let mut c = Columns::default();
-            for r in records {
-                match r {
-                    Ok(r) => {
-                        c.time_us.push(r.time_us);
-                        c.volume.push(r.volume);
-                        c.offset_bytes.push(r.offset_bytes);
-                        c.len_bytes.push(r.len_bytes);
-                        c.op.push((r.op == Op::Write) as u8);
+            // Adds a record; false once the reader was dropped (stop reading).
+            let add = |r: Record, c: &mut Columns| {
+                c.time_us.push(r.time_us);
+                c.volume.push(r.volume);
+                c.offset_bytes.push(r.offset_bytes);
+                c.len_bytes.push(r.len_bytes);
+                c.op.push((r.op == Op::Write) as u8);
+                c.time_us.len() < batch_rows || tx.send(Ok(std::mem::take(c))).is_ok()
+            };
+            // A text trace of independent lines is parsed on every core, as `trace convert`
+            // parses it; anything else on this thread.
+            let ended = match input.parallel_request_batches() {
+                Some(Ok(batches)) => (|| {
+                    for batch in batches {
+                        for r in batch? {
+                            if !add(r, &mut c) {
+                                return Ok(false);
+                            }
+                        }
                     }
-                    Err(e) => {
-                        let _ = tx.send(Err(format!("input {}: {e}", input.describe())));
-                        return;
+                    Ok(true)
+                })(),
+                Some(Err(e)) => Err(e),
+                None => (|| {
+                    for r in input.requests()? {
+                        if !add(r?, &mut c) {
+                            return Ok(false);
+                        }
                     }
-                }
-                if c.time_us.len() == batch_rows && tx.send(Ok(std::mem::take(&mut c))).is_err() {
-                    return; // the reader was dropped
-                }
-            }
-            if !c.time_us.is_empty() {
+                    Ok(true)
+                })(),
+            };
+            if !c.time_us.is_empty() && !matches!(ended, Ok(false)) {
                 let _ = tx.send(Ok(c));
+            }
+            if let Err(e) = ended {
+                let _ = tx.send(Err(format!("input {}: {e}", input.describe())));
             }
         })
         .map_err(|e| PyRuntimeError::new_err(format!("starting the trace reader: {e}")))?;

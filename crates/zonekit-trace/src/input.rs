@@ -95,7 +95,7 @@ impl Input {
         Input { source: Source::Generated { workload, seed }, filters: Filters::default(), read_log: ReadLog::default() }
     }
 
-    fn read_options(&self, lenient: bool) -> ReadOptions {
+    pub(crate) fn read_options(&self, lenient: bool) -> ReadOptions {
         ReadOptions { lenient, log: self.read_log.clone() }
     }
 
@@ -328,6 +328,29 @@ impl Input {
                 b
             })
         })))
+    }
+
+    /// [`Input::requests`] in batches, parsed on as many threads as there are cores when the
+    /// input is a text trace whose lines are independent; `None` for any other input (read it
+    /// with [`Input::requests`]). Refused, as there, with block-selecting filters.
+    pub fn parallel_request_batches(&self) -> Option<Result<Box<dyn Iterator<Item = Result<Vec<Record>>>>>> {
+        let f = &self.filters;
+        if f.sample.is_some() || f.node.is_some() || f.relative_window_us.is_some() {
+            return Some(Err(TraceError::Invalid("sampling, node and relative-window filters select blocks, not whole requests".into())));
+        }
+        let input = match self.with_format_detected() {
+            Ok(input) => input,
+            Err(e) => return Some(Err(e)),
+        };
+        let Source::Trace { path, format: Some(format), lenient } = &input.source else { return None };
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_PARSING_THREADS);
+        if !format.lines_are_independent() || workers < 2 {
+            return None;
+        }
+        Some(
+            crate::parallel::request_batches(path, format, &input.read_options(*lenient), f.split.clone(), workers, crate::parallel::CHUNK_BYTES)
+                .map(|b| Box::new(b) as Box<dyn Iterator<Item = _>>),
+        )
     }
 
     /// The records for a pass that does little per record: a text trace or a workload is read

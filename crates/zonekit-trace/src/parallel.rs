@@ -63,7 +63,7 @@ struct LongRequest {
 enum Parsed {
     /// A chunk's blocks, its long requests, what its reading saw, and the error that ends the
     /// stream after them.
-    Chunk { blocks: Vec<BlockRecord>, long: Vec<LongRequest>, stats: Box<ReadStats>, error: Option<TraceError> },
+    Chunk { blocks: Vec<BlockRecord>, long: Vec<LongRequest>, requests: Vec<Record>, stats: Box<ReadStats>, error: Option<TraceError> },
     /// There is nothing after this.
     End,
 }
@@ -119,6 +119,23 @@ impl Draining {
 /// parsing threads, cut into chunks of about `chunk_bytes`, split into blocks by `split`
 /// (its filters applied as the sequential [`Splitter`] applies them).
 pub fn block_batches(path: &Path, format: &Format, options: &ReadOptions, split: SplitOptions, workers: usize, chunk_bytes: usize) -> Result<Batches> {
+    start(path, format, options, split, Emit::Blocks, workers, chunk_bytes)
+}
+
+/// [`block_batches`] but the requests themselves, whole and in order (those `split`'s filters
+/// keep), one batch per chunk: for a reader that wants records, not blocks.
+pub fn request_batches(path: &Path, format: &Format, options: &ReadOptions, split: SplitOptions, workers: usize, chunk_bytes: usize) -> Result<RequestBatches> {
+    start(path, format, options, split, Emit::Requests, workers, chunk_bytes).map(RequestBatches)
+}
+
+/// What the workers hand on: each request's blocks, or the requests.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Emit {
+    Blocks,
+    Requests,
+}
+
+fn start(path: &Path, format: &Format, options: &ReadOptions, split: SplitOptions, emit: Emit, workers: usize, chunk_bytes: usize) -> Result<Batches> {
     assert!(format.lines_are_independent(), "{} lines are not independent", format.name());
     assert!(workers > 0 && chunk_bytes > 0);
     // The errors a sequential reader gives before its first record, given here too.
@@ -135,7 +152,7 @@ pub fn block_batches(path: &Path, format: &Format, options: &ReadOptions, split:
     for _ in 0..workers {
         let (jobs, parsed) = (Arc::clone(&job_rx), parsed_tx.clone());
         let (path, format, options, split) = (path.to_path_buf(), format.clone(), options.clone(), split.clone());
-        std::thread::spawn(move || parse_chunks(&jobs, &parsed, &path, &format, &options, &split));
+        std::thread::spawn(move || parse_chunks(&jobs, &parsed, &path, &format, &options, &split, emit));
     }
     std::thread::spawn(move || cut(input, chunk_bytes, &permit_rx, &job_tx, &parsed_tx));
     Ok(Batches {
@@ -149,6 +166,80 @@ pub fn block_batches(path: &Path, format: &Format, options: &ReadOptions, split:
         log: options.log.clone(),
         finished: false,
     })
+}
+
+/// One chunk's output, in turn.
+struct Chunk {
+    blocks: Vec<BlockRecord>,
+    long: Vec<LongRequest>,
+    requests: Vec<Record>,
+    error: Option<TraceError>,
+}
+
+impl Batches {
+    /// The next chunk in input order (its reading's counts kept, its permit handed back), or
+    /// `None` at the end of the input; a lost worker ends the input with an error (kept in
+    /// `self.error`).
+    fn next_chunk(&mut self) -> Option<Chunk> {
+        while !self.finished {
+            let Some(parsed) = self.waiting.remove(&self.next) else {
+                match self.parsed.recv() {
+                    Ok((seq, parsed)) => {
+                        self.waiting.insert(seq, parsed);
+                        continue;
+                    }
+                    // Every thread gone before the end: one of them panicked.
+                    Err(_) => {
+                        self.finished = true;
+                        self.error = Some(TraceError::Invalid("the trace reader's threads stopped before the end of the input".into()));
+                        return None;
+                    }
+                }
+            };
+            self.next += 1;
+            let Parsed::Chunk { blocks, long, requests, stats, error } = parsed else {
+                self.finished = true;
+                self.log.publish(std::mem::take(&mut self.stats));
+                return None;
+            };
+            self.stats.add(*stats);
+            // Fails only when the reader has finished: nothing needs the permit then.
+            let _ = self.permits.send(());
+            return Some(Chunk { blocks, long, requests, error });
+        }
+        None
+    }
+}
+
+/// The requests of a text trace in batches (one per chunk), in order; a read or parse error
+/// is the last item, after the requests before it ([`request_batches`]).
+pub struct RequestBatches(Batches);
+
+impl Iterator for RequestBatches {
+    type Item = Result<Vec<Record>>;
+
+    fn next(&mut self) -> Option<Result<Vec<Record>>> {
+        let b = &mut self.0;
+        if let Some(e) = b.error.take() {
+            b.finished = true;
+            return Some(Err(e));
+        }
+        while let Some(Chunk { requests, error, .. }) = b.next_chunk() {
+            match error {
+                Some(e) if requests.is_empty() => {
+                    b.finished = true;
+                    return Some(Err(e));
+                }
+                Some(e) => {
+                    b.error = Some(e);
+                    return Some(Ok(requests));
+                }
+                None if requests.is_empty() => continue,
+                None => return Some(Ok(requests)),
+            }
+        }
+        b.error.take().map(Err)
+    }
 }
 
 impl Iterator for Batches {
@@ -170,29 +261,8 @@ impl Iterator for Batches {
                 return Some(Err(e));
             }
         }
-        while !self.finished {
-            let Some(parsed) = self.waiting.remove(&self.next) else {
-                match self.parsed.recv() {
-                    Ok((seq, parsed)) => {
-                        self.waiting.insert(seq, parsed);
-                        continue;
-                    }
-                    // Every thread gone before the end: one of them panicked.
-                    Err(_) => {
-                        self.finished = true;
-                        return Some(Err(TraceError::Invalid("the trace reader's threads stopped before the end of the input".into())));
-                    }
-                }
-            };
-            self.next += 1;
-            let Parsed::Chunk { blocks, long, stats, error } = parsed else {
-                self.finished = true;
-                self.log.publish(std::mem::take(&mut self.stats));
-                break;
-            };
-            self.stats.add(*stats);
-            // Fails only when the reader has finished: nothing needs the permit then.
-            let _ = self.permits.send(());
+        while let Some(chunk) = self.next_chunk() {
+            let Chunk { blocks, long, error, .. } = chunk;
             if !long.is_empty() {
                 self.draining = Some(Draining { blocks, long: long.into(), at: 0, error });
                 return self.next();
@@ -209,6 +279,9 @@ impl Iterator for Batches {
                 None if blocks.is_empty() => continue,
                 None => return Some(Ok(blocks)),
             }
+        }
+        if let Some(e) = self.error.take() {
+            return Some(Err(e));
         }
         None
     }
@@ -292,7 +365,7 @@ fn count_newlines(text: &[u8]) -> u64 {
 }
 
 /// A worker: parses chunks and splits their requests into blocks until the reader stops.
-fn parse_chunks(jobs: &Mutex<Receiver<Job>>, parsed: &Sender<(u64, Parsed)>, path: &Path, format: &Format, options: &ReadOptions, split: &SplitOptions) {
+fn parse_chunks(jobs: &Mutex<Receiver<Job>>, parsed: &Sender<(u64, Parsed)>, path: &Path, format: &Format, options: &ReadOptions, split: &SplitOptions, emit: Emit) {
     let block_shift = split.block_size_bytes.trailing_zeros();
     loop {
         // The lock is held only while waiting for a job; a worker that panicked while
@@ -301,11 +374,16 @@ fn parse_chunks(jobs: &Mutex<Receiver<Job>>, parsed: &Sender<(u64, Parsed)>, pat
             Ok(job) => job,
             Err(_) => return,
         };
-        let mut blocks = Vec::with_capacity(job.text.len() / TEXT_BYTES_PER_BLOCK);
+        let mut blocks = Vec::with_capacity(if emit == Emit::Blocks { job.text.len() / TEXT_BYTES_PER_BLOCK } else { 0 });
         let mut long = Vec::new();
+        let mut requests = Vec::new();
         let mut stats = ReadStats::default();
         let mut error = format::for_each_chunk_record(&job.text, job.start, path, format, options, &mut stats, |r| {
             if !split.wanted(&r) {
+                return Ok(());
+            }
+            if emit == Emit::Requests {
+                requests.push(r);
                 return Ok(());
             }
             match block_range(&r, block_shift)? {
@@ -324,7 +402,7 @@ fn parse_chunks(jobs: &Mutex<Receiver<Job>>, parsed: &Sender<(u64, Parsed)>, pat
             // The error ends the input after this chunk's lines: it is met on the next one.
             error = job.error.map(|e| format::read_error(path, job.start.lines_before + count_newlines(&job.text) + 1, e));
         }
-        if parsed.send((job.seq, Parsed::Chunk { blocks, long, stats: Box::new(stats), error })).is_err() {
+        if parsed.send((job.seq, Parsed::Chunk { blocks, long, requests, stats: Box::new(stats), error })).is_err() {
             return; // The consumer is gone.
         }
     }
@@ -398,6 +476,40 @@ mod tests {
             std::fs::write(&path, if compressed { gzip(text.as_bytes()) } else { text.clone().into_bytes() }).unwrap();
             let filters = Filters { relative_window_us: window.then_some((100, 600)), ..Filters::default() };
             let (sequential, parallel) = both(&trace_input(&path, lenient, filters), workers, chunk_bytes);
+            prop_assert_eq!(parallel, sequential, "{:?}", text);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// The same for whole requests: [`request_batches`] gives what [`Input::requests`]
+        /// gives, up to and including the first error.
+        #[test]
+        fn parallel_parsing_gives_the_sequential_requests(lines in prop::collection::vec(line(), 0..60), unterminated in any::<bool>(), workers in 1usize..4, chunk_bytes in 1usize..200, lenient in any::<bool>()) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.csv");
+            let mut text = lines.concat();
+            if unterminated {
+                text.pop();
+            }
+            std::fs::write(&path, &text).unwrap();
+            let input = trace_input(&path, lenient, Filters::default());
+            let mut sequential = Vec::new();
+            for r in input.requests().unwrap() {
+                let failed = r.is_err();
+                sequential.push(r.map_err(|e| e.to_string()));
+                if failed {
+                    break;
+                }
+            }
+            let mut parallel = Vec::new();
+            for batch in request_batches(&path, &Format::Alibaba, &input.read_options(lenient), input.filters.split.clone(), workers, chunk_bytes).unwrap() {
+                match batch {
+                    Ok(requests) => parallel.extend(requests.into_iter().map(Ok)),
+                    Err(e) => parallel.push(Err(e.to_string())),
+                }
+            }
             prop_assert_eq!(parallel, sequential, "{:?}", text);
         }
     }
