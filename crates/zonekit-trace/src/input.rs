@@ -8,6 +8,7 @@ use crate::analyze::BlockSource;
 use crate::binary::{BinaryStream, BlockRecord, NEVER};
 use crate::blocks::{BlockIo, SplitOptions, Splitter};
 use crate::format::{self, Format, ReadLog, ReadOptions};
+use crate::parallel::RequestBatches;
 use crate::record::{Op, Record, Result, TraceError};
 use crate::sample::{Ring, Shards};
 use crate::synth::Workload;
@@ -333,7 +334,7 @@ impl Input {
     /// [`Input::requests`] in batches, parsed on as many threads as there are cores when the
     /// input is a text trace whose lines are independent; `None` for any other input (read it
     /// with [`Input::requests`]). Refused, as there, with block-selecting filters.
-    pub fn parallel_request_batches(&self) -> Option<Result<Box<dyn Iterator<Item = Result<Vec<Record>>>>>> {
+    pub fn parallel_request_batches(&self) -> Option<Result<RequestBatches>> {
         let f = &self.filters;
         if f.sample.is_some() || f.node.is_some() || f.relative_window_us.is_some() {
             return Some(Err(TraceError::Invalid("sampling, node and relative-window filters select blocks, not whole requests".into())));
@@ -347,10 +348,7 @@ impl Input {
         if !format.lines_are_independent() || workers < 2 {
             return None;
         }
-        Some(
-            crate::parallel::request_batches(path, format, &input.read_options(*lenient), f.split.clone(), workers, crate::parallel::CHUNK_BYTES)
-                .map(|b| Box::new(b) as Box<dyn Iterator<Item = _>>),
-        )
+        Some(crate::parallel::request_batches(path, format, &input.read_options(*lenient), f.split.clone(), workers, crate::parallel::CHUNK_BYTES))
     }
 
     /// The records for a pass that does little per record: a text trace or a workload is read
