@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use zonekit_base::policy::{self, Params};
 use zonekit_ftl::placement::{self, Placement};
 use zonekit_ftl::{victim, CapacityMode, GcTrigger};
@@ -82,38 +83,45 @@ fn params_of(params: Option<BTreeMap<String, String>>) -> Params {
     params.unwrap_or_default().into_iter().collect()
 }
 
-/// The replay settings shared by `replay` and `sweep`: the lab's defaults, overridden.
-#[allow(clippy::too_many_arguments)]
-fn spec(
-    preset: Option<String>,
-    utilization: Option<f64>,
-    preset_size: bool,
-    unbounded: bool,
-    gc_threshold: Option<f64>,
-    gc_trigger: Option<&str>,
-    timing: bool,
-    device: Option<PathBuf>,
-    zone_mib: Option<u64>,
-    interface: Option<&str>,
-    seed: u64,
-) -> PyResult<ReplaySpec> {
-    let mut s = ReplaySpec { seed, timing, device, zone_mib, ..ReplaySpec::default() };
-    if let Some(p) = preset {
+/// The device and FTL settings `replay` and `sweep` share (the CLI's `FtlArgs`), by name.
+const FTL_SETTINGS: &[&str] = &["preset", "utilization", "preset_size", "unbounded", "gc_threshold", "gc_trigger", "timing", "zone_mib", "interface"];
+
+/// `key` of `settings`, if given and not `None`.
+fn setting<'py, T: FromPyObject<'py>>(settings: Option<&Bound<'py, PyDict>>, key: &str) -> PyResult<Option<T>> {
+    match settings.map(|d| d.get_item(key)).transpose()?.flatten() {
+        Some(v) if !v.is_none() => v.extract().map(Some).map_err(|e| usage(format!("{key}={v}: {e}"))),
+        _ => Ok(None),
+    }
+}
+
+/// The replay settings shared by `replay` and `sweep`: the lab's defaults, overridden by the
+/// keyword arguments in `settings` (any other is refused, naming the valid ones).
+fn spec(call: &str, settings: Option<&Bound<'_, PyDict>>, device: Option<PathBuf>, seed: u64) -> PyResult<ReplaySpec> {
+    for key in settings.map(|d| d.keys()).into_iter().flatten() {
+        let key: String = key.extract()?;
+        if !FTL_SETTINGS.contains(&key.as_str()) {
+            return Err(usage(format!("{call}: unknown setting {key:?}; valid: {}", FTL_SETTINGS.join(", "))));
+        }
+    }
+    let mut s = ReplaySpec { seed, device, timing: setting(settings, "timing")?.unwrap_or(false), zone_mib: setting(settings, "zone_mib")?, ..ReplaySpec::default() };
+    if let Some(p) = setting(settings, "preset")? {
         s.preset = p;
     }
-    if let Some(t) = gc_threshold {
+    if let Some(t) = setting(settings, "gc_threshold")? {
         s.config.gc_threshold = t;
     }
-    if let Some(t) = gc_trigger {
-        s.config.trigger = GcTrigger::from_name(t).ok_or_else(|| usage(format!("gc_trigger={t:?}: one of gp-all, gp-sealed, free-zones")))?;
+    if let Some(t) = setting::<String>(settings, "gc_trigger")? {
+        s.config.trigger = GcTrigger::from_name(&t).ok_or_else(|| usage(format!("gc_trigger={t:?}: one of gp-all, gp-sealed, free-zones")))?;
     }
+    let unbounded = setting(settings, "unbounded")?.unwrap_or(false);
     if unbounded {
         s.config.capacity = CapacityMode::Unbounded;
     }
-    if let Some(i) = interface {
-        s.interface = Interface::parse(i).map_err(|e| usage(e.to_string()))?;
+    if let Some(i) = setting::<String>(settings, "interface")? {
+        s.interface = Interface::parse(&i).map_err(|e| usage(format!("--{e}")))?;
     }
-    let sized = !unbounded && !preset_size && s.device.is_none();
+    let sized = !unbounded && !setting(settings, "preset_size")?.unwrap_or(false) && s.device.is_none();
+    let utilization: Option<f64> = setting(settings, "utilization")?;
     if utilization.is_some() && !sized {
         return Err(usage("utilization sizes an emulated device: not with unbounded, preset_size or device"));
     }
@@ -125,9 +133,7 @@ fn spec(
 /// `placement` and `victim` are a name (`policies()` lists them) or an object written in
 /// Python (see `zonekit.policy`).
 #[pyfunction]
-#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, sample=None, placement=None, victim=None, params=None,
-    preset=None, utilization=None, preset_size=false, unbounded=false, gc_threshold=None, gc_trigger=None, timing=false,
-    device=None, zone_mib=None, interface=None, seed=1))]
+#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, sample=None, placement=None, victim=None, params=None, device=None, seed=1, **settings))]
 #[allow(clippy::too_many_arguments)]
 pub fn replay(
     py: Python<'_>,
@@ -139,20 +145,12 @@ pub fn replay(
     placement: Option<&Bound<'_, PyAny>>,
     victim: Option<&Bound<'_, PyAny>>,
     params: Option<BTreeMap<String, String>>,
-    preset: Option<String>,
-    utilization: Option<f64>,
-    preset_size: bool,
-    unbounded: bool,
-    gc_threshold: Option<f64>,
-    gc_trigger: Option<&str>,
-    timing: bool,
     device: Option<PathBuf>,
-    zone_mib: Option<u64>,
-    interface: Option<&str>,
     seed: u64,
+    settings: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
     let input = input(trace, workload, format, lenient, seed, sample)?;
-    let mut spec = spec(preset, utilization, preset_size, unbounded, gc_threshold, gc_trigger, timing, device, zone_mib, interface, seed)?;
+    let mut spec = spec("replay", settings, device, seed)?;
     spec.params = params_of(params);
     let slot = ErrorSlot::default();
     let mut custom = CustomPolicies::default();
@@ -194,9 +192,7 @@ pub fn replay(
 /// A sweep into `out` (its `results.csv`, resumed and sharded as the CLI's); returns the path
 /// of `results.csv`.
 #[pyfunction]
-#[pyo3(signature = (*, out, traces=None, workloads=None, placements=None, victims=None, grid=None, jobs=2, shard=None,
-    preset=None, utilization=None, preset_size=false, unbounded=false, gc_threshold=None, gc_trigger=None, timing=false,
-    zone_mib=None, interface=None, seed=1))]
+#[pyo3(signature = (*, out, traces=None, workloads=None, placements=None, victims=None, grid=None, jobs=2, shard=None, seed=1, **settings))]
 #[allow(clippy::too_many_arguments)]
 pub fn sweep(
     py: Python<'_>,
@@ -208,16 +204,8 @@ pub fn sweep(
     grid: Option<&str>,
     jobs: usize,
     shard: Option<&str>,
-    preset: Option<String>,
-    utilization: Option<f64>,
-    preset_size: bool,
-    unbounded: bool,
-    gc_threshold: Option<f64>,
-    gc_trigger: Option<&str>,
-    timing: bool,
-    zone_mib: Option<u64>,
-    interface: Option<&str>,
     seed: u64,
+    settings: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(String, usize, usize)> {
     let slot = ErrorSlot::default();
     let lab = |e| lab_error(e, &slot);
@@ -234,7 +222,7 @@ pub fn sweep(
     let shard = shard.map(str::parse::<Shard>).transpose().map_err(lab)?;
     let placements = placements.unwrap_or_else(|| placement::compared().map(|p| p.name.to_string()).collect());
     let victims = victims.unwrap_or_else(|| vec![victim::cbe::CBE.name.to_string()]);
-    let base = spec(preset, utilization, preset_size, unbounded, gc_threshold, gc_trigger, timing, None, zone_mib, interface, seed)?;
+    let base = spec("sweep", settings, None, seed)?;
     let grid = lab_sweep::parse_grid(grid.unwrap_or("")).map_err(lab)?;
     let sweep = Sweep { inputs, placements, victims, grid, base };
     let outcome = py.allow_threads(|| {

@@ -211,6 +211,25 @@ impl Batches {
     }
 }
 
+impl Batches {
+    /// What a chunk's items and error make of the next item: the items (the error kept for
+    /// after them), the error when there are none, or nothing for an empty chunk.
+    fn hand_out<T>(&mut self, items: Vec<T>, error: Option<TraceError>) -> Option<Result<Vec<T>>> {
+        match error {
+            Some(e) if items.is_empty() => {
+                self.finished = true;
+                Some(Err(e))
+            }
+            Some(e) => {
+                self.error = Some(e);
+                Some(Ok(items))
+            }
+            None if items.is_empty() => None,
+            None => Some(Ok(items)),
+        }
+    }
+}
+
 /// The requests of a text trace in batches (one per chunk), in order; a read or parse error
 /// is the last item, after the requests before it ([`request_batches`]).
 pub struct RequestBatches(Batches);
@@ -225,17 +244,8 @@ impl Iterator for RequestBatches {
             return Some(Err(e));
         }
         while let Some(Chunk { requests, error, .. }) = b.next_chunk() {
-            match error {
-                Some(e) if requests.is_empty() => {
-                    b.finished = true;
-                    return Some(Err(e));
-                }
-                Some(e) => {
-                    b.error = Some(e);
-                    return Some(Ok(requests));
-                }
-                None if requests.is_empty() => continue,
-                None => return Some(Ok(requests)),
+            if let Some(item) = b.hand_out(requests, error) {
+                return Some(item);
             }
         }
         b.error.take().map(Err)
@@ -267,17 +277,8 @@ impl Iterator for Batches {
                 self.draining = Some(Draining { blocks, long: long.into(), at: 0, error });
                 return self.next();
             }
-            match error {
-                Some(e) if blocks.is_empty() => {
-                    self.finished = true;
-                    return Some(Err(e));
-                }
-                Some(e) => {
-                    self.error = Some(e);
-                    return Some(Ok(blocks));
-                }
-                None if blocks.is_empty() => continue,
-                None => return Some(Ok(blocks)),
+            if let Some(item) = self.hand_out(blocks, error) {
+                return Some(item);
             }
         }
         if let Some(e) = self.error.take() {
