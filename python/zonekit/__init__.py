@@ -267,7 +267,7 @@ class Device:
 
     @property
     def geometry(self) -> Dict[str, Any]:
-        return self._dev.geometry()
+        return json.loads(self._dev.geometry())
 
     def zone_report(self) -> pd.DataFrame:
         """One row per zone: zone, type, state, start, capacity_blocks, write_pointer,
@@ -300,4 +300,12 @@ class Device:
         self._dev.flush()
 
     def stats(self) -> Dict[str, Any]:
-        return self._dev.stats()
+        """Counters since the device was opened: ``reads``, ``writes``, ``appends`` (operations)
+        with ``*_bytes``, zone management commands, and ``resets_per_zone`` (wear)."""
+        stats = {}
+        for name, value in json.loads(self._dev.stats()).items():
+            if isinstance(value, dict):  # an operation counter: {ops, bytes}
+                stats[name], stats[f"{name}_bytes"] = value["ops"], value["bytes"]
+            else:
+                stats[name] = value
+        return stats

@@ -95,19 +95,11 @@ impl Device {
         format!("zonekit.Device({})", self.description)
     }
 
-    /// The shape: block size, zone size and capacity (blocks), zone counts, open and active
-    /// limits (`None`: no limit).
-    fn geometry<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// The shape as JSON: block size, zone size and capacity (blocks), zone counts, open
+    /// and active limits (`null`: no limit).
+    fn geometry(&self) -> PyResult<String> {
         let g = self.with(|d| Ok(*d.geometry()))?;
-        let out = PyDict::new(py);
-        out.set_item("block_size_bytes", g.block_size_bytes)?;
-        out.set_item("zone_size_blocks", g.zone_size_blocks)?;
-        out.set_item("zone_capacity_blocks", g.zone_capacity_blocks)?;
-        out.set_item("zone_count", g.zone_count)?;
-        out.set_item("conventional_zone_count", g.conventional_zone_count)?;
-        out.set_item("open_zones_max", g.open_zones_max)?;
-        out.set_item("active_zones_max", g.active_zones_max)?;
-        Ok(out)
+        Ok(serde_json::to_string(&g).expect("a geometry serializes"))
     }
 
     /// The zone report as columns: zone, type, state, start, capacity_blocks, write_pointer,
@@ -167,21 +159,10 @@ impl Device {
         self.with(|d| d.flush())
     }
 
-    /// Counters since the device was opened: operations and bytes by kind, zone management
-    /// commands, and resets per zone (wear).
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// Counters since the device was opened, as JSON: operations and bytes by kind, zone
+    /// management commands, and resets per zone (wear).
+    fn stats(&self) -> PyResult<String> {
         let s = self.with(|d| Ok(d.stats().clone()))?;
-        let out = PyDict::new(py);
-        for (name, c) in [("reads", s.reads), ("writes", s.writes), ("appends", s.appends)] {
-            out.set_item(name, c.ops)?;
-            out.set_item(format!("{name}_bytes"), c.bytes)?;
-        }
-        out.set_item("opens", s.opens)?;
-        out.set_item("closes", s.closes)?;
-        out.set_item("finishes", s.finishes)?;
-        out.set_item("resets", s.resets)?;
-        out.set_item("flushes", s.flushes)?;
-        out.set_item("resets_per_zone", s.resets_per_zone)?;
-        Ok(out)
+        Ok(serde_json::to_string(&s).expect("counters serialize"))
     }
 }

@@ -70,11 +70,7 @@ pub fn input(trace: Option<PathBuf>, workload: Option<&str>, format: Option<&str
         (Some(_), Some(_)) => return Err(usage("trace and workload are exclusive: name one")),
     };
     if let Some(s) = sample {
-        let bad = |why: &str| usage(format!("sample={s:?}: {why}"));
-        let (p, t) = s.split_once('/').ok_or_else(|| bad("expected P/T, e.g. 10/1"))?;
-        let p: u32 = p.parse().map_err(|_| bad("P is not a number"))?;
-        let t: u32 = t.parse().map_err(|_| bad("T is not a number"))?;
-        input.filters.sample = Some(Shards::new(p, t, 0).map_err(|e| bad(&e.to_string()))?);
+        input.filters.sample = Some(Shards::parse(s).map_err(|e| usage(format!("sample={s:?}: {e}")))?);
     }
     Ok(input)
 }

@@ -65,6 +65,14 @@ impl Shards {
         Ok(Shards { modulus, threshold, seed })
     }
 
+    /// `P/T` (the CLI's `--sample`, e.g. `10/1`): keep blocks whose hash mod P is below T.
+    pub fn parse(spec: &str) -> Result<Shards, SpecError> {
+        let (p, t) = spec.split_once('/').ok_or("expected P/T, e.g. 10/1")?;
+        let p: u32 = p.parse().map_err(|_| "P is not a number")?;
+        let t: u32 = t.parse().map_err(|_| "T is not a number")?;
+        Shards::new(p, t, 0)
+    }
+
     pub fn rate(&self) -> f64 {
         self.threshold as f64 / self.modulus as f64
     }

@@ -110,11 +110,7 @@ impl InputArgs {
             (Some(_), Some(_)) => unreachable!("clap refuses both"),
         };
         if let Some(s) = &self.sample {
-            let bad = |why: &str| crate::Usage(format!("--sample {s}: {why}"));
-            let (p, t) = s.split_once('/').ok_or_else(|| bad("expected P/T, e.g. 10/1"))?;
-            let p: u32 = p.parse().map_err(|_| bad("P is not a number"))?;
-            let t: u32 = t.parse().map_err(|_| bad("T is not a number"))?;
-            input.filters.sample = Some(Shards::new(p, t, 0).map_err(|e| bad(&e.to_string()))?);
+            input.filters.sample = Some(Shards::parse(s).map_err(|e| crate::Usage(format!("--sample {s}: {e}")))?);
         }
         if !self.block_size.is_power_of_two() || self.block_size < 512 {
             usage!("--block-size {}: a power of two of at least 512 bytes", self.block_size);
