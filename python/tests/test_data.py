@@ -1,4 +1,5 @@
 import json
+import subprocess
 
 import numpy as np
 import pandas as pd
@@ -125,3 +126,81 @@ def test_ocssd_run_matches_the_cli(zonekit_bin):
     assert results_only(py) == results_only(cli)
     with pytest.raises(ValueError, match="--page-kib 3"):
         zonekit.ocssd_run(workload=w, page_kib=3)
+
+
+def test_cache_run_matches_the_cli(zonekit_bin, tmp_path):
+    py = zonekit.cache_run(records=20_000, cache_mib=64, zone_mib=4, sampler="sfr", interface="zns")
+    cli = run_json(zonekit_bin, "cache", "run", "--records", "20000", "--cache-mib", "64", "--zone-mib", "4", "--sampler", "sfr")
+    assert results_only(py) == results_only(cli)
+    assert py["evictions"] > 0 and 0 < py["hit_ratio"] < 1
+    fdp = zonekit.cache_run(records=20_000, cache_mib=64, interface="fdp:4", erase_unit_kib=512, sampler="arc", sampler_params={"hot": "t2"})
+    assert fdp["interface"] == "fdp:4" and fdp["spec"]["sampler_params"] == {"hot": "t2"}
+    # A trace run: the reads of a block trace, every request counted by default.
+    trace = tmp_path / "t.csv"
+    trace.write_text("".join(f"1,R,{(i * 7919 % 3000) * 4096},8192,{i}\n" for i in range(20_000)))
+    py = zonekit.cache_run(trace, cache_mib=12, zone_mib=1)
+    cli = run_json(zonekit_bin, "cache", "run", "--trace", str(trace), "--cache-mib", "12", "--zone-mib", "1")
+    assert results_only(py) == results_only(cli) and py["spec"]["workload"]["warmup_fraction"] == 0.0
+
+
+def test_cache_run_refuses_what_the_cli_refuses():
+    with pytest.raises(ValueError, match="unknown field `cache_mb`.*cache_mib"):
+        zonekit.cache_run(cache_mb=64)
+    with pytest.raises(ValueError, match="--records shapes the YCSB-like reads"):
+        zonekit.cache_run("/dev/null", records=10)
+    with pytest.raises(ValueError, match="--zone-mib 3: the 64 MiB cache"):
+        zonekit.cache_run(cache_mib=64, zone_mib=3)
+    with pytest.raises(ValueError, match="--discard"):
+        zonekit.cache_run(interface="fdp:2", discard=True)
+
+
+def test_ctrl_c_stops_a_sweep_and_its_finished_rows_are_kept(tmp_path):
+    import os
+    import signal
+    import threading
+    import time
+
+    # Two quick runs finish; the third is far longer than the interrupt's delay.
+    settings = dict(placements=["nosep", "sepgc", "sepbit"], victims=["greedy"], preset="tiny", jobs=1)
+    workload = "zipf:blocks=40K,alpha=0.9,writes={}"
+    zonekit.sweep(tmp_path, workloads=[workload.format("200K")], **settings)
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            zonekit.sweep(tmp_path, workloads=[workload.format("200K"), workload.format("400M")], **settings)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 20
+    # The first workload's rows were reused, and stay in results.csv for the next resume.
+    rows = pd.read_csv(tmp_path / "results.csv")
+    assert len(rows) == 3
+
+
+def test_the_clis_trace_filters_apply_by_their_names(zonekit_bin, tmp_path):
+    trace = tmp_path / "t.csv"
+    # Alibaba's columns: volume, op, offset, length, time (µs); two volumes, four seconds.
+    trace.write_text("".join(f"{1 + i % 2},W,{(i * 37 % 500) * 4096},4096,{i * 200}\n" for i in range(20_000)))
+    cols = zonekit.read_trace(trace, volume=2)
+    assert set(cols["volume"].tolist()) == {2} and len(cols["op"]) == 10_000
+    for block_filter in [dict(sample="10/1"), dict(window="1:2")]:
+        with pytest.raises(ValueError, match="select blocks, not whole requests"):
+            zonekit.read_trace(trace, **block_filter)
+    with pytest.raises(ValueError, match="unknown setting 'volumes'"):
+        zonekit.read_trace(trace, volumes=[2])
+    for filters, flags in [
+        (dict(sample="4/1"), ["--sample", "4/1"]),
+        (dict(nodes=4, node=1, chunk_mib=1), ["--nodes", "4", "--node", "1", "--chunk-mib", "1"]),
+        (dict(window="1:2", volume=[2]), ["--window", "1:2", "--volume", "2"]),
+    ]:
+        py = zonekit.analyze(trace, **filters)
+        out = tmp_path / "analyze"
+        subprocess.run([zonekit_bin, "analyze", str(trace), *flags, "--out", str(out)], check=True, capture_output=True)
+        assert results_only(py) == results_only(json.loads((out / "analysis.json").read_text()))
+        report = zonekit.replay(trace, placement="sepbit", victim="greedy", preset="tiny", **filters)
+        assert 0 < report.user_blocks < 20_000, filters
+    with pytest.raises(ValueError, match="--window \"2:1\""):
+        zonekit.replay(trace, window="2:1")
+    with pytest.raises(ValueError, match="--nodes and --node go together"):
+        zonekit.cache_sim("lru", 100, trace, nodes=4)

@@ -147,15 +147,22 @@ def test_a_bad_class_from_a_python_policy_is_a_value_error():
         zonekit.replay(workload=WORKLOAD, placement=Wild(), preset="tiny")
 
 
-def test_ctrl_c_interrupts_a_long_replay():
+@pytest.mark.parametrize(
+    "run",
+    [
+        lambda: zonekit.replay(workload="zipf:blocks=2M,alpha=0.9,writes=400M", preset="tiny", placement="nosep", victim="greedy"),
+        lambda: zonekit.cache_run(records=1_000_000, operations=2_000_000_000, cache_mib=64, zone_mib=4),
+    ],
+    ids=["replay", "cache_run"],
+)
+def test_ctrl_c_interrupts_a_long_run(run):
     # Far longer than the interrupt's delay: stopping early is the proof.
-    long = "zipf:blocks=2M,alpha=0.9,writes=400M"
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
     started = time.monotonic()
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            zonekit.replay(workload=long, preset="tiny", placement="nosep", victim="greedy")
+            run()
     finally:
         timer.cancel()
     assert time.monotonic() - started < 20

@@ -31,6 +31,7 @@ __all__ = [
     "Report",
     "Victim",
     "analyze",
+    "cache_run",
     "cache_sim",
     "defaults",
     "ocssd_run",
@@ -49,6 +50,20 @@ def _check_settings(call: str, settings: Dict[str, Any], valid) -> None:
     unknown = sorted(set(settings) - set(valid))
     if unknown:
         raise ValueError(f"{call}: unknown setting {unknown[0]!r}; valid: {', '.join(valid)}")
+
+
+# The CLI's trace filters (``--sample P/T``, ``--nodes N --node I [--chunk-mib C]``,
+# ``--window START:END`` seconds, ``--volume A,B``) and ``--block-size``, by the flags' names.
+_FILTERS = ("sample", "nodes", "node", "chunk_mib", "window", "volume", "block_size")
+
+
+def _filters(settings: Dict[str, Any]) -> Optional[str]:
+    """Takes the filter settings out of ``settings``, as the native calls' ``filters``."""
+    given = {k: settings.pop(k) for k in _FILTERS if k in settings}
+    given = {k: v for k, v in given.items() if v is not None}
+    if isinstance(given.get("volume"), int):
+        given["volume"] = [given["volume"]]
+    return json.dumps(given) if given else None
 
 
 def _params(params: Optional[Dict[str, Any]]) -> Optional[Dict[str, str]]:
@@ -118,9 +133,11 @@ def replay(
     ``placement`` and ``victim`` are built-in names (``policies()``) or objects written in
     Python (``zonekit.Placement``, ``zonekit.Victim``). ``settings`` are the CLI's flags with
     underscores: preset, utilization, preset_size, unbounded, gc_threshold, gc_trigger, timing,
-    device, zone_mib, interface, seed, and for traces format, lenient, sample.
+    device, zone_mib, interface, seed, format and lenient (a trace's), and the trace filters
+    sample, nodes, node, chunk_mib, window, volume, block_size.
     """
-    text = _native.replay(trace=trace, workload=workload, placement=placement, victim=victim, params=_params(params), **settings)
+    filters = _filters(settings)
+    text = _native.replay(trace=trace, workload=workload, placement=placement, victim=victim, params=_params(params), filters=filters, **settings)
     return Report(json.loads(text))
 
 
@@ -172,15 +189,20 @@ def read_trace(
     seed: int = 1,
     batch_rows: Optional[int] = None,
     arrow: bool = False,
+    **filters: Any,
 ) -> Union[Dict[str, np.ndarray], Iterator[Dict[str, np.ndarray]], Any]:
     """A trace's requests (any format ``zonekit`` reads, or a generated workload) as numpy
     columns: ``time_us``, ``volume``, ``offset_bytes``, ``len_bytes``, ``op`` (1 write, 0 read).
 
     With ``batch_rows`` an iterator of batches of that many requests (parsed on a thread of
     its own, ahead of the caller); without, the whole trace at once. ``arrow=True`` gives
-    pyarrow RecordBatches instead of dicts.
+    pyarrow RecordBatches instead of dicts. ``volume`` keeps whole requests; ``sample``, node
+    sharding and ``window`` select blocks, so they are refused here (a replay takes them).
     """
-    reader = _native.read_trace(trace=path, workload=workload, format=format, lenient=lenient, seed=seed, batch_rows=batch_rows or 1 << 20)
+    _check_settings("read_trace", filters, _FILTERS)
+    reader = _native.read_trace(
+        trace=path, workload=workload, format=format, lenient=lenient, filters=_filters(filters), seed=seed, batch_rows=batch_rows or 1 << 20
+    )
     convert = _to_arrow if arrow else (lambda b: b)
     if batch_rows is not None:
         return (convert(_batch(b)) for b in reader)
@@ -197,9 +219,10 @@ def read_trace(
 def analyze(trace: Optional[PathLike] = None, workload: Optional[str] = None, **settings: Any) -> Dict[str, Any]:
     """``zonekit trace analyze``: sizes, write share, working set, reuse and lifetime
     distributions of a trace's writes, as ``analysis.json`` has them. Settings: format,
-    lenient, sample, seed, block_size."""
-    _check_settings("analyze", settings, ("format", "lenient", "sample", "seed", "block_size"))
-    return json.loads(_native.analyze(trace=trace, workload=workload, **settings))
+    lenient, seed and the trace filters (sample, nodes, node, chunk_mib, window, volume,
+    block_size)."""
+    _check_settings("analyze", settings, ("format", "lenient", "seed") + _FILTERS)
+    return json.loads(_native.analyze(trace=trace, workload=workload, filters=_filters(settings), **settings))
 
 
 def cache_sim(
@@ -214,10 +237,11 @@ def cache_sim(
     """``zonekit cache sim``: every block request through each item-cache policy holding
     ``cache_blocks`` blocks — built-in names (lru, fifo, s3fifo, sieve, belady) or eviction
     policies written in Python (``zonekit.Eviction``). One row per policy."""
-    _check_settings("cache_sim", settings, ("format", "lenient", "sample", "seed"))
+    _check_settings("cache_sim", settings, ("format", "lenient", "seed") + _FILTERS)
     if isinstance(policies, str):
         policies = [policies]
-    reports = _native.cache_sim(list(policies), cache_blocks, trace=trace, workload=workload, params=_params(params), **settings)
+    filters = _filters(settings)
+    reports = _native.cache_sim(list(policies), cache_blocks, trace=trace, workload=workload, params=_params(params), filters=filters, **settings)
     return pd.DataFrame([json.loads(r) for r in reports])
 
 
@@ -235,10 +259,27 @@ def ocssd_run(trace: Optional[PathLike] = None, workload: Optional[str] = None, 
     """``zonekit ocssd run --json``: a trace or generated workload through one open-channel
     FTL (ftl=pm-gcl, pm-gcc, sbm-gcl, hsbm-gcl, dftl or fast). Settings: format, lenient,
     seed, ftl, params, channels, luns, blocks_per_lun, pages_per_block, page_kib, compact,
-    timing, logical_mib."""
+    timing, logical_mib, and the trace filters (sample, nodes, node, chunk_mib, window, volume,
+    block_size)."""
     if "params" in settings:
         settings["params"] = _params(settings["params"])
-    return json.loads(_native.ocssd_run(trace=trace, workload=workload, **settings))
+    filters = _filters(settings)
+    return json.loads(_native.ocssd_run(trace=trace, workload=workload, filters=filters, **settings))
+
+
+def cache_run(trace: Optional[PathLike] = None, **settings: Any) -> Dict[str, Any]:
+    """``zonekit cache run --json``: one bucket-cache configuration (interface, eviction,
+    admission sampler, write mode) on YCSB-like reads or on a block trace (``trace``, text or
+    ``.zkt``). Settings have the flags' names with ``_`` for ``-`` (``cache_mib``,
+    ``interface``, ``zone_mib``, ``eviction``, ``sampler``, ``sampler_params`` as a dict,
+    ``metadata``, ``records``, ``layout``, ...) and their defaults; an unknown one raises
+    ``ValueError`` listing the valid ones. Returns the report: hit ratios, host, device and
+    total WAF, evictions, latency."""
+    if trace is not None:
+        settings["trace"] = os.fspath(trace)
+    if settings.get("sampler_params") is not None:
+        settings["sampler_params"] = _params(settings["sampler_params"])
+    return json.loads(_native.cache_run(json.dumps(settings)))
 
 
 class Device:

@@ -37,6 +37,7 @@ use crate::cache_ssd::{SsdBuckets, SsdShape};
 use crate::error::{LabError, Result};
 use crate::interface::Interface;
 use crate::parallel;
+use crate::Progress;
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
@@ -44,6 +45,8 @@ const GIB: u64 = 1024 * MIB;
 const BLOCK: u64 = 4096;
 /// The thesis' record: a 16-byte key and a 1 KiB value.
 pub const RECORD_BYTES: u64 = 1040;
+/// Operations (or trace requests) between two progress reports, each of which may stop the run.
+const PROGRESS_EVERY: u64 = 65536;
 /// The load phase writes the whole data set; beyond this it would run for minutes.
 const MAX_DATA_BYTES: u64 = 64 << 40;
 
@@ -482,7 +485,8 @@ impl Ycsb {
 }
 
 /// Runs one configuration: the load (sequential, bypassing the cache), then the read phase.
-pub fn run_cache(label: &str, spec: &CacheSpec, progress: &mut dyn FnMut(u64, u64)) -> Result<(CacheReport, Vec<CacheSample>)> {
+/// `progress` hears the read operations done now and then, and may stop the run.
+pub fn run_cache(label: &str, spec: &CacheSpec, progress: &mut dyn Progress) -> Result<(CacheReport, Vec<CacheSample>)> {
     let w = spec.workload;
     w.validate()?;
     let mut cache = build_cache(spec)?;
@@ -515,8 +519,12 @@ pub fn run_cache(label: &str, spec: &CacheSpec, progress: &mut dyn FnMut(u64, u6
         } else {
             cache.read_as(task, block, &mut buf[..bytes]).map_err(&err)?;
         }
-        if samples.after(op, &cache) {
-            progress(op + 1, w.operations);
+        samples.after(op, &cache);
+        if (op + 1) % PROGRESS_EVERY == 0 {
+            progress.update(op + 1);
+            if progress.cancelled() {
+                return Err(LabError::Cancelled);
+            }
         }
     }
     cache.check_invariants().map_err(&err)?;
@@ -563,7 +571,7 @@ fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64
 /// trace's highest address; `spec.workload`'s YCSB fields are not used but its
 /// `warmup_fraction`: the first that share of the trace's requests warm the cache and are
 /// not counted.
-pub fn run_cache_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::input::Input, backing_bytes: Option<u64>, progress: &mut dyn FnMut(u64)) -> Result<CacheReport> {
+pub fn run_cache_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::input::Input, backing_bytes: Option<u64>, progress: &mut dyn Progress) -> Result<CacheReport> {
     let scan = scan_trace(input)?;
     let data_bytes = trace_backing_bytes(input, &scan, backing_bytes)?;
     let spec = CacheSpec { workload: Ycsb { data_bytes, ..spec.workload }, ..spec.clone() };
@@ -585,13 +593,7 @@ pub fn trace_backing_bytes(input: &zonekit_trace::input::Input, scan: &TraceScan
 /// Replays the trace `scan` describes through the cache `spec` builds (its
 /// `workload.data_bytes` is the backing disk), counting hits after the warm-up share of the
 /// requests; samples every fiftieth of the requests.
-pub fn replay_trace(
-    label: &str,
-    spec: &CacheSpec,
-    input: &zonekit_trace::input::Input,
-    scan: &TraceScan,
-    progress: &mut dyn FnMut(u64),
-) -> Result<(CacheReport, Vec<CacheSample>)> {
+pub fn replay_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::input::Input, scan: &TraceScan, progress: &mut dyn Progress) -> Result<(CacheReport, Vec<CacheSample>)> {
     check_warmup(spec.workload.warmup_fraction)?;
     let mut cache = build_cache(spec)?;
     let err = cache_error(label);
@@ -616,8 +618,11 @@ pub fn replay_trace(
             }
         }
         sampler.after(i as u64, &cache);
-        if i % 65536 == 0 {
-            progress(i as u64);
+        if i as u64 % PROGRESS_EVERY == 0 {
+            progress.update(i as u64);
+            if progress.cancelled() {
+                return Err(LabError::Cancelled);
+            }
         }
     }
     if warmup >= scan.requests {
@@ -959,7 +964,7 @@ impl CacheExperiment {
     pub(crate) fn run(&self, label: &str, spec: &CacheSpec) -> Result<(CacheReport, Vec<CacheSample>)> {
         match &self.trace {
             Some(t) => replay_trace(label, spec, &t.input, &t.scan, &mut |_| {}),
-            None => run_cache(label, spec, &mut |_, _| {}),
+            None => run_cache(label, spec, &mut |_| {}),
         }
     }
 
@@ -1399,7 +1404,7 @@ mod tests {
     fn the_thesis_configurations_run_and_report_sane_counters() {
         let exp = tiny();
         for (section, label, spec) in exp.specs().into_iter().filter(|(s, _, _)| *s == "fig5.1").take(3) {
-            let (r, series) = run_cache(&label, &spec, &mut |_, _| {}).unwrap_or_else(|e| panic!("{section} {label}: {e}"));
+            let (r, series) = run_cache(&label, &spec, &mut |_| {}).unwrap_or_else(|e| panic!("{section} {label}: {e}"));
             assert!(r.hit_ratio > 0.0 && r.hit_ratio < 1.0, "{label}: {}", r.hit_ratio);
             assert!(r.evictions > 0, "{label}: the cache never cycled");
             assert_eq!(series.len(), 50, "{label}");
@@ -1555,7 +1560,7 @@ mod tests {
         assert_eq!((base.workload.records, base.workload.data_bytes, base.cache_bytes), (50_000, 52_002_816, 64 * MIB));
         assert_eq!(base.budget, tiny().base().budget);
         for (_, label, spec) in exp.specs().into_iter().filter(|(s, _, _)| *s == "fig5.1").take(2) {
-            let (r, _) = run_cache(&label, &spec, &mut |_, _| {}).unwrap();
+            let (r, _) = run_cache(&label, &spec, &mut |_| {}).unwrap();
             assert_eq!(r.evictions, 0, "{label}");
             // Only first reads miss: of 100,000 reads of 50,000 records, the second half
             // misses on the records it reads first, a few percent.
@@ -1587,8 +1592,8 @@ mod tests {
             ("ZNS-naive (LFU) + bcache metadata", without("ZNS-naive (LFU)")),
         ] {
             let spec = &specs.iter().find(|(_, l, _)| l == label).unwrap().2;
-            let (r, _) = run_cache(label, spec, &mut |_, _| {}).unwrap();
-            let (p, _) = run_cache(label, &plain, &mut |_, _| {}).unwrap();
+            let (r, _) = run_cache(label, spec, &mut |_| {}).unwrap();
+            let (p, _) = run_cache(label, &plain, &mut |_| {}).unwrap();
             let m = r.metadata.clone().unwrap();
             assert!(p.metadata.is_none());
             assert!(m.buckets_max >= 4 && m.btree_blocks_written > 0 && m.prio_writes > 0, "{label}: {m:?}");
@@ -1606,7 +1611,7 @@ mod tests {
             // Fewer buckets hold data: the cache hits less.
             assert!(r.hit_ratio < p.hit_ratio, "{label}: {} with metadata, {} without", r.hit_ratio, p.hit_ratio);
             // Deterministic.
-            let (again, _) = run_cache(label, spec, &mut |_, _| {}).unwrap();
+            let (again, _) = run_cache(label, spec, &mut |_| {}).unwrap();
             assert_eq!((again.hit_ratio, again.metadata), (r.hit_ratio, Some(m)));
         }
     }

@@ -44,6 +44,7 @@
 
 pub mod cache_bench;
 pub mod cache_interfaces;
+pub mod cache_run;
 pub mod cache_sim;
 pub mod cache_ssd;
 pub mod cbs;

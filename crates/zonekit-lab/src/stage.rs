@@ -321,11 +321,16 @@ impl StreamHome {
 /// one pass that writes it — beside a user's trace if its directory takes a file, else in
 /// `dir`.
 pub fn stage(input: &Input, dir: &Path) -> Result<Staged> {
+    stage_with(input, dir, &mut |_| {})
+}
+
+/// [`stage`], asking `progress` after every batch of the numbering pass whether to stop.
+pub fn stage_with(input: &Input, dir: &Path, progress: &mut dyn Progress) -> Result<Staged> {
     let home = StreamHome::of(input, dir)?;
     if let Some(s) = home.cached(input) {
         return Ok(s);
     }
-    number_now(input, &home, &Recorded::of(input)?, &mut |_| {})
+    number_now(input, &home, &Recorded::of(input)?, progress)
 }
 
 /// A trace ready for one replay ([`prepare`]).

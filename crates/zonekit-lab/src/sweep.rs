@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
@@ -36,7 +37,8 @@ use crate::interface::Interface;
 pub const INTERFACE_AXIS: &str = "interface";
 use crate::replay::{replay_staged, ReplayReport, ReplaySpec, TempDir};
 use crate::results::{fingerprint, resume, sealed, set_aside, write_atomically, Reading, ResultsFile};
-use crate::stage::{stage, with_future, Staged};
+use crate::stage::{stage_with, with_future, Staged};
+use crate::Progress;
 
 /// The columns of `results.csv`.
 pub const RESULTS_HEADER: [&str; 17] = [
@@ -246,8 +248,11 @@ impl Sweep {
 
     /// Runs the sweep (or one shard of it) into `out`: `results.csv`, `speed.csv`, and for a
     /// whole sweep the summary (see [`summarize`]). `parallel` replays run at once;
-    /// `on_done(done, total)` is called as runs finish.
-    pub fn run(&self, out: &Path, parallel: usize, shard: Option<Shard>, on_start: &dyn Fn(usize, usize), on_done: &(dyn Fn() + Sync)) -> Result<SweepOutcome> {
+    /// `on_start(to_run, reused)` is called once the resumed rows are known, `on_done()` as
+    /// each run ends. Setting `stop` ends the runs under way and starts no more: the rows
+    /// finished so far are kept (a resumed sweep reuses them) and the result is
+    /// [`LabError::Cancelled`].
+    pub fn run(&self, out: &Path, parallel: usize, shard: Option<Shard>, on_start: &dyn Fn(usize, usize), on_done: &(dyn Fn() + Sync), stop: &AtomicBool) -> Result<SweepOutcome> {
         if parallel == 0 {
             return Err(LabError::Usage("--jobs must be at least 1".into()));
         }
@@ -289,9 +294,13 @@ impl Sweep {
         crate::parallel::for_each(todo.len(), parallel, |n| {
             let job = todo[n];
             let files = &inputs[job.input];
-            let run = files
-                .staged(&self.inputs[job.input].input, &job.spec, &temp.path().join(format!("input-{}", job.input)))
-                .and_then(|staged| replay_staged(&staged, &job.spec, temp.path(), &mut |_| {}));
+            let run = if stop.load(Ordering::Relaxed) {
+                Err(LabError::Cancelled)
+            } else {
+                files
+                    .staged(&self.inputs[job.input].input, &job.spec, &temp.path().join(format!("input-{}", job.input)), &mut Stop(stop))
+                    .and_then(|staged| replay_staged(&staged, &job.spec, temp.path(), &mut Stop(stop)))
+            };
             files.run_done();
             match run {
                 Ok(r) => {
@@ -302,6 +311,8 @@ impl Sweep {
                     }
                     finished.lock().unwrap().push((job.clone(), r));
                 }
+                // A stopped run is not a failed one: it runs again when the sweep resumes.
+                Err(LabError::Cancelled) => {}
                 Err(e) => failed.lock().unwrap().push(format!("{}: {e}", describe(job))),
             }
             on_done();
@@ -317,11 +328,25 @@ impl Sweep {
         // Grid order, whatever order the runs finished in.
         let rows: Vec<Vec<String>> = jobs.iter().filter_map(|(_, j)| done.get(&j.key()).cloned()).collect();
         write_rows(&results, &RESULTS_HEADER, &rows)?;
+        if stop.load(Ordering::Relaxed) {
+            return Err(LabError::Cancelled);
+        }
         let failed = failed.into_inner().unwrap();
         if !failed.is_empty() {
             return Err(LabError::Runs { failed, total: jobs.len() });
         }
         Ok(SweepOutcome { ran: todo.len(), reused: jobs.len() - todo.len(), damaged: resumed.damaged, set_aside: other.len(), rows: rows.len() })
+    }
+}
+
+/// A run's progress that stops it when the sweep is asked to stop (Python's Ctrl-C).
+struct Stop<'a>(&'a AtomicBool);
+
+impl Progress for Stop<'_> {
+    fn update(&mut self, _writes: u64) {}
+
+    fn cancelled(&mut self) -> bool {
+        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -346,14 +371,14 @@ impl InputFiles {
 
     /// The staged trace `spec` replays, staged on first use (the lock makes a second run of
     /// the same input wait for it rather than stage it again).
-    fn staged(&self, input: &Input, spec: &ReplaySpec, dir: &Path) -> Result<Staged> {
+    fn staged(&self, input: &Input, spec: &ReplaySpec, dir: &Path, progress: &mut dyn Progress) -> Result<Staged> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if st.dir.is_none() {
             std::fs::create_dir_all(dir).map_err(LabError::io(dir))?;
             st.dir = Some(dir.to_path_buf());
         }
         if st.plain.is_none() {
-            st.plain = Some(stage(input, dir)?);
+            st.plain = Some(stage_with(input, dir, progress)?);
         }
         let plain = st.plain.clone().expect("staged above");
         let env = placement::PolicyEnv { zone_blocks: 1 << 13, capacity_blocks: plain.distinct_estimate.max(1) };
@@ -585,12 +610,12 @@ mod tests {
         let input = Input::generated("zipf:blocks=2000,alpha=0.9,writes=20000".parse().unwrap(), 1);
         let files = InputFiles::new(3);
         let spec = |p: &str| ReplaySpec { placement: p.into(), ..ReplaySpec::default() };
-        let plain = files.staged(&input, &spec("sepbit"), &dir).unwrap();
+        let plain = files.staged(&input, &spec("sepbit"), &dir, &mut |_| {}).unwrap();
         assert!(!plain.has_next_write);
-        let future = files.staged(&input, &spec("zbopt"), &dir).unwrap();
+        let future = files.staged(&input, &spec("zbopt"), &dir, &mut |_| {}).unwrap();
         assert!(future.has_next_write, "the oracle's copy knows the future");
-        assert_eq!(files.staged(&input, &spec("fk"), &dir).unwrap().path, future.path, "annotated once for every oracle");
-        assert_eq!(files.staged(&input, &spec("normal"), &dir).unwrap().path, plain.path, "staged once");
+        assert_eq!(files.staged(&input, &spec("fk"), &dir, &mut |_| {}).unwrap().path, future.path, "annotated once for every oracle");
+        assert_eq!(files.staged(&input, &spec("normal"), &dir, &mut |_| {}).unwrap().path, plain.path, "staged once");
         files.run_done();
         files.run_done();
         assert!(plain.path.exists() && future.path.exists());

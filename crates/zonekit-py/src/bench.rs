@@ -1,15 +1,17 @@
 //! The other engines' single runs with the CLI's names and defaults: `zonekit tree run` (the
-//! ZB+-tree and the copy-on-write B+-tree) and `zonekit ocssd run` (the open-channel FTLs).
+//! ZB+-tree and the copy-on-write B+-tree), `zonekit ocssd run` (the open-channel FTLs) and
+//! `zonekit cache run` (the bucket cache).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
+use zonekit_lab::cache_run::CacheRunSettings;
 use zonekit_lab::ocssd_bench::{self, OcssdSpec};
 use zonekit_lab::tree_bench::{self, Mix, TreeKind, TreeSpec};
 use zonekit_ocssd::{OcGeometry, Timing};
 
-use crate::policy::ErrorSlot;
+use crate::policy::{ErrorSlot, RunProgress};
 use crate::run::{guarded, input, lab_error, usage};
 
 fn lab<T>(r: zonekit_lab::error::Result<T>) -> PyResult<T> {
@@ -86,7 +88,7 @@ pub fn tree_run(
 /// `zonekit ocssd run`: a trace or generated workload through one open-channel FTL; returns
 /// the report as JSON.
 #[pyfunction]
-#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, seed=1, ftl="pm-gcl", params=None,
+#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, filters=None, seed=1, ftl="pm-gcl", params=None,
     channels=None, luns=None, blocks_per_lun=None, pages_per_block=None, page_kib=None, compact=false,
     timing="synchronous", logical_mib=None))]
 #[allow(clippy::too_many_arguments)]
@@ -96,6 +98,7 @@ pub fn ocssd_run(
     workload: Option<&str>,
     format: Option<&str>,
     lenient: bool,
+    filters: Option<&str>,
     seed: u64,
     ftl: &str,
     params: Option<BTreeMap<String, String>>,
@@ -126,7 +129,7 @@ pub fn ocssd_run(
         ftl: ftl.to_string(),
         params: params.unwrap_or_default().into_iter().collect(),
         geometry,
-        input: input(trace, workload, format, lenient, seed, None)?,
+        input: input(trace, workload, format, lenient, seed, filters)?,
         compact,
         sample_every_bytes: 64 << 20,
         timing,
@@ -134,4 +137,17 @@ pub fn ocssd_run(
     };
     let run = py.allow_threads(|| guarded(|| lab(ocssd_bench::run_ocssd(&spec, &mut |_| {}))))?;
     Ok(serde_json::to_string(&run.report).expect("a report serializes"))
+}
+
+/// `zonekit cache run --json`: one bucket-cache configuration on YCSB-like reads or a trace.
+/// `settings` is a JSON object of the CLI's flags by name (`zonekit_lab::cache_run`); an
+/// unknown name is refused, naming the valid ones. Returns the report as JSON.
+#[pyfunction]
+pub fn cache_run(py: Python<'_>, settings: &str) -> PyResult<String> {
+    let settings: CacheRunSettings = serde_json::from_str(settings).map_err(|e| usage(format!("cache_run: {e}")))?;
+    lab(settings.spec())?;
+    let slot = ErrorSlot::default();
+    let mut progress = RunProgress { slot: slot.clone() };
+    let report = py.allow_threads(|| guarded(|| settings.run(&mut progress).map_err(|e| lab_error(e, &slot))))?;
+    Ok(serde_json::to_string(&report).expect("a report serializes"))
 }

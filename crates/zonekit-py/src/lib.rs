@@ -7,7 +7,7 @@
 //! - [`policy`]: policies written in Python behind the engines' traits (placement, GC victim,
 //!   item-cache eviction), and the slot a Python exception waits in until the run stops.
 //! - [`trace`]: trace records as columns.
-//! - [`bench`]: the tree and open-channel FTL runs.
+//! - [`bench`]: the tree, open-channel FTL and bucket-cache runs.
 //! - [`device`]: an emulated zoned device (in memory or an image) driven from Python.
 //!
 //! Errors: a bad request is `ValueError` with the CLI's message, a failed run `RuntimeError`,
@@ -35,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::defaults, m)?)?;
     m.add_function(wrap_pyfunction!(bench::tree_run, m)?)?;
     m.add_function(wrap_pyfunction!(bench::ocssd_run, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::cache_run, m)?)?;
     m.add_function(wrap_pyfunction!(trace::read_trace, m)?)?;
     m.add_class::<trace::TraceReader>()?;
     m.add_class::<device::Device>()?;

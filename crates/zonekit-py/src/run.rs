@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -16,8 +18,7 @@ use zonekit_lab::interface::Interface;
 use zonekit_lab::replay::{replay_with, CustomPolicies, ReplaySpec};
 use zonekit_lab::sweep::{self as lab_sweep, Shard, Sweep, SweepInput};
 use zonekit_lab::{cache_sim as lab_cache_sim, LabError};
-use zonekit_trace::input::Input;
-use zonekit_trace::sample::Shards;
+use zonekit_trace::input::{FilterFlags, Input};
 
 use crate::policy::{ErrorSlot, PyItemCache, PyPlacement, PyVictim, RunProgress};
 
@@ -46,8 +47,9 @@ pub fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     })
 }
 
-/// The input of a run: a trace file or a generated workload, as the CLI takes them.
-pub fn input(trace: Option<PathBuf>, workload: Option<&str>, format: Option<&str>, lenient: bool, seed: u64, sample: Option<&str>) -> PyResult<Input> {
+/// The input of a run: a trace file or a generated workload, as the CLI takes them, with the
+/// CLI's filters (`filters`: a JSON object of `FilterFlags` by flag name).
+pub fn input(trace: Option<PathBuf>, workload: Option<&str>, format: Option<&str>, lenient: bool, seed: u64, filters: Option<&str>) -> PyResult<Input> {
     let mut input = match (trace, workload) {
         (Some(path), None) => {
             if !path.exists() {
@@ -69,9 +71,11 @@ pub fn input(trace: Option<PathBuf>, workload: Option<&str>, format: Option<&str
         (None, None) => return Err(usage("name a trace file (trace=...) or a workload (workload=...)")),
         (Some(_), Some(_)) => return Err(usage("trace and workload are exclusive: name one")),
     };
-    if let Some(s) = sample {
-        input.filters.sample = Some(Shards::parse(s).map_err(|e| usage(format!("sample={s:?}: {e}")))?);
-    }
+    let flags: FilterFlags = match filters {
+        None => FilterFlags::default(),
+        Some(json) => serde_json::from_str(json).map_err(|e| usage(format!("trace filters: {e}")))?,
+    };
+    flags.apply(&mut input).map_err(|e| usage(e.to_string()))?;
     Ok(input)
 }
 
@@ -129,7 +133,7 @@ fn spec(call: &str, settings: Option<&Bound<'_, PyDict>>, device: Option<PathBuf
 /// `placement` and `victim` are a name (`policies()` lists them) or an object written in
 /// Python (see `zonekit.policy`).
 #[pyfunction]
-#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, sample=None, placement=None, victim=None, params=None, device=None, seed=1, **settings))]
+#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, filters=None, placement=None, victim=None, params=None, device=None, seed=1, **settings))]
 #[allow(clippy::too_many_arguments)]
 pub fn replay(
     py: Python<'_>,
@@ -137,7 +141,7 @@ pub fn replay(
     workload: Option<&str>,
     format: Option<&str>,
     lenient: bool,
-    sample: Option<&str>,
+    filters: Option<&str>,
     placement: Option<&Bound<'_, PyAny>>,
     victim: Option<&Bound<'_, PyAny>>,
     params: Option<BTreeMap<String, String>>,
@@ -145,7 +149,7 @@ pub fn replay(
     seed: u64,
     settings: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
-    let input = input(trace, workload, format, lenient, seed, sample)?;
+    let input = input(trace, workload, format, lenient, seed, filters)?;
     let mut spec = spec("replay", settings, device, seed)?;
     spec.params = params_of(params);
     let slot = ErrorSlot::default();
@@ -221,38 +225,41 @@ pub fn sweep(
     let base = spec("sweep", settings, None, seed)?;
     let grid = lab_sweep::parse_grid(grid.unwrap_or("")).map_err(lab)?;
     let sweep = Sweep { inputs, placements, victims, grid, base };
-    let outcome = py.allow_threads(|| {
-        guarded(|| {
-            let outcome = sweep.run(&out, jobs, shard, &|_, _| {}, &|| {}).map_err(lab)?;
-            if shard.is_none() {
-                // The same tables and charts the CLI writes beside results.csv.
-                let rows = lab_sweep::load_results(&out.join("results.csv")).map_err(lab)?;
-                lab_sweep::summarize(&rows, &out).map_err(lab)?;
+    // The runs go on another thread while this one, Python's, watches for Ctrl-C (a signal
+    // is only seen here), and asks the sweep to stop on one.
+    let stop = AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        let runs = scope.spawn(|| {
+            guarded(|| {
+                let outcome = sweep.run(&out, jobs, shard, &|_, _| {}, &|| {}, &stop).map_err(lab)?;
+                if shard.is_none() {
+                    // The same tables and charts the CLI writes beside results.csv.
+                    let rows = lab_sweep::load_results(&out.join("results.csv")).map_err(lab)?;
+                    lab_sweep::summarize(&rows, &out).map_err(lab)?;
+                }
+                Ok(outcome)
+            })
+        });
+        while !runs.is_finished() {
+            py.allow_threads(|| std::thread::sleep(Duration::from_millis(50)));
+            if let Err(interrupt) = py.check_signals() {
+                stop.store(true, Ordering::Relaxed);
+                slot.set(interrupt);
             }
-            Ok(outcome)
-        })
-    })?;
+        }
+        runs.join().expect("the sweep's panics are caught inside")
+    });
+    let outcome = outcome.map_err(|e| slot.take().unwrap_or(e))?;
     Ok((out.join("results.csv").display().to_string(), outcome.ran, outcome.reused))
 }
 
 /// `zonekit trace analyze`: the analysis of a trace's or workload's writes, as JSON.
 #[pyfunction]
-#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, sample=None, seed=1, block_size=4096))]
+#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, filters=None, seed=1))]
 #[allow(clippy::too_many_arguments)]
-pub fn analyze(
-    py: Python<'_>,
-    trace: Option<PathBuf>,
-    workload: Option<&str>,
-    format: Option<&str>,
-    lenient: bool,
-    sample: Option<&str>,
-    seed: u64,
-    block_size: u64,
-) -> PyResult<String> {
-    let input = input(trace, workload, format, lenient, seed, sample)?;
-    if !block_size.is_power_of_two() || block_size < 512 {
-        return Err(usage(format!("block_size={block_size}: a power of two of at least 512 bytes")));
-    }
+pub fn analyze(py: Python<'_>, trace: Option<PathBuf>, workload: Option<&str>, format: Option<&str>, lenient: bool, filters: Option<&str>, seed: u64) -> PyResult<String> {
+    let input = input(trace, workload, format, lenient, seed, filters)?;
+    let block_size = input.filters.split.block_size_bytes;
     let analysis =
         py.allow_threads(|| guarded(|| zonekit_trace::analyze::analyze(&input, block_size).map_err(|e| PyRuntimeError::new_err(format!("input {}: {e}", input.describe())))))?;
     Ok(serde_json::to_string(&analysis).expect("an analysis serializes"))
@@ -261,7 +268,7 @@ pub fn analyze(
 /// `zonekit cache sim`: every block request through each item policy; one JSON report per
 /// policy. `policies` holds names or eviction policies written in Python.
 #[pyfunction]
-#[pyo3(signature = (policies, cache_blocks, *, trace=None, workload=None, format=None, lenient=false, sample=None, params=None, seed=1))]
+#[pyo3(signature = (policies, cache_blocks, *, trace=None, workload=None, format=None, lenient=false, filters=None, params=None, seed=1))]
 #[allow(clippy::too_many_arguments)]
 pub fn cache_sim(
     py: Python<'_>,
@@ -271,11 +278,11 @@ pub fn cache_sim(
     workload: Option<&str>,
     format: Option<&str>,
     lenient: bool,
-    sample: Option<&str>,
+    filters: Option<&str>,
     params: Option<BTreeMap<String, String>>,
     seed: u64,
 ) -> PyResult<Vec<String>> {
-    let input = input(trace, workload, format, lenient, seed, sample)?;
+    let input = input(trace, workload, format, lenient, seed, filters)?;
     let params = params_of(params);
     let names: Vec<String> = policies.iter().filter_map(|p| p.extract::<String>().ok()).collect();
     let per_policy = lab_cache_sim::params_for_each(&names, &params).map_err(|e| lab_error(e, &ErrorSlot::default()))?;

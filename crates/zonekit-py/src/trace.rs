@@ -70,12 +70,20 @@ impl TraceReader {
 /// Reads a trace file (any format the CLI reads, or a `.zkt` binary trace) or a generated
 /// workload, `batch_rows` requests per batch.
 #[pyfunction]
-#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, seed=1, batch_rows=1 << 20))]
-pub fn read_trace(trace: Option<PathBuf>, workload: Option<&str>, format: Option<&str>, lenient: bool, seed: u64, batch_rows: usize) -> PyResult<TraceReader> {
+#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, filters=None, seed=1, batch_rows=1 << 20))]
+pub fn read_trace(
+    trace: Option<PathBuf>,
+    workload: Option<&str>,
+    format: Option<&str>,
+    lenient: bool,
+    filters: Option<&str>,
+    seed: u64,
+    batch_rows: usize,
+) -> PyResult<TraceReader> {
     if batch_rows == 0 {
         return Err(usage("batch_rows must be at least 1"));
     }
-    let input = input(trace, workload, format, lenient, seed, None)?;
+    let input = input(trace, workload, format, lenient, seed, filters)?;
     // Fail now, in the caller, for an input that cannot be opened at all.
     if let Err(e) = input.requests() {
         return Err(usage(format!("input {}: {e}", input.describe())));

@@ -9,7 +9,7 @@ use crate::binary::{BinaryStream, BlockRecord, NEVER};
 use crate::blocks::{BlockIo, SplitOptions, Splitter};
 use crate::format::{self, Format, ReadLog, ReadOptions};
 use crate::parallel::RequestBatches;
-use crate::record::{Op, Record, Result, TraceError};
+use crate::record::{Op, Record, Result, SpecError, TraceError};
 use crate::sample::{Ring, Shards};
 use crate::synth::Workload;
 
@@ -67,6 +67,77 @@ impl Filters {
             || self.split.window_us.is_some()
             || self.split.volumes.is_some()
             || self.split.only.is_some()
+    }
+}
+
+/// The filters as the CLI's flags (and Python's keyword arguments of the same names) give
+/// them: checked, and refused by the flag's name.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FilterFlags {
+    /// `--sample P/T`: SHARDS, keep blocks whose hash mod P < T.
+    pub sample: Option<String>,
+    /// `--nodes N --node I --chunk-mib C`: keep node I's share of a cluster trace placed on N
+    /// nodes by consistent hashing in C MiB chunks.
+    pub nodes: Option<u32>,
+    pub node: Option<u32>,
+    pub chunk_mib: u64,
+    /// `--window START:END`: seconds after the first record.
+    pub window: Option<String>,
+    /// `--volume A,B`: these volumes only.
+    pub volume: Option<Vec<u32>>,
+    pub block_size: u64,
+}
+
+/// Virtual nodes a storage node has on the sharding ring.
+pub const RING_POINTS_PER_NODE: u32 = 128;
+
+impl Default for FilterFlags {
+    /// The CLI's defaults: no filter, 1 GiB chunks, 4 KiB blocks.
+    fn default() -> FilterFlags {
+        FilterFlags { sample: None, nodes: None, node: None, chunk_mib: 1024, window: None, volume: None, block_size: 4096 }
+    }
+}
+
+impl FilterFlags {
+    /// Sets `input`'s filters and block size.
+    pub fn apply(&self, input: &mut Input) -> std::result::Result<(), SpecError> {
+        let refuse = |m: String| Err(SpecError(m));
+        if let Some(s) = &self.sample {
+            input.filters.sample = Some(Shards::parse(s).map_err(|e| SpecError(format!("--sample {s}: {e}")))?);
+        }
+        if !self.block_size.is_power_of_two() || self.block_size < 512 {
+            return refuse(format!("--block-size {}: a power of two of at least 512 bytes", self.block_size));
+        }
+        match (self.nodes, self.node) {
+            (Some(nodes), Some(node)) => {
+                if node >= nodes {
+                    return refuse(format!("--node {node} is not one of --nodes {nodes} (0..{})", nodes.saturating_sub(1)));
+                }
+                // Checked, not shifted: `<< 20` dropped the high bits (17592186044417 MiB was 1 MiB).
+                let Some(chunk_bytes) = self.chunk_mib.checked_mul(1 << 20) else {
+                    return refuse(format!("--chunk-mib {}: too large (over 2^64 bytes)", self.chunk_mib));
+                };
+                let chunk_blocks = chunk_bytes / self.block_size;
+                if chunk_blocks == 0 {
+                    return refuse(format!("--chunk-mib {}: must be at least one block", self.chunk_mib));
+                }
+                let ring = Ring::new(nodes, RING_POINTS_PER_NODE, chunk_blocks).map_err(|e| SpecError(format!("--nodes {nodes}: {e}")))?;
+                input.filters.node = Some((ring, node));
+            }
+            (None, None) => {}
+            _ => return refuse("--nodes and --node go together: the number of nodes and the one to keep".into()),
+        }
+        if let Some(w) = &self.window {
+            let parse = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+            let Some((a, b)) = w.split_once(':').and_then(|(a, b)| Some((parse(a)?, parse(b)?))).filter(|(a, b)| a < b) else {
+                return refuse(format!("--window {w:?}: expected START:END seconds with START < END"));
+            };
+            input.filters.relative_window_us = Some(((a * 1e6) as u64, (b * 1e6) as u64));
+        }
+        input.filters.split.volumes = self.volume.clone();
+        input.filters.split.block_size_bytes = self.block_size;
+        Ok(())
     }
 }
 

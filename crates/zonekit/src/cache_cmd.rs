@@ -8,11 +8,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_cache::sampler::SamplerBudget;
-use zonekit_cache::CacheConfig;
-use zonekit_lab::cache_bench::{run_cache, run_cache_trace, run_experiment, write_mode, CacheExperiment, CacheSpec, DeviceKind, Layout, TraceExperiment, Ycsb, RECORD_BYTES};
+use zonekit_lab::cache_bench::{run_experiment, CacheExperiment, Layout, TraceExperiment, RECORD_BYTES};
+use zonekit_lab::cache_run::{self, CacheRunSettings};
 use zonekit_lab::cache_sim::{params_for_each, report_table, simulate, validate};
-use zonekit_lab::interface::Interface;
 
 use crate::params::parse_params;
 use crate::replay_cmd::lab;
@@ -60,7 +58,7 @@ pub struct RunArgs {
     #[arg(long)]
     discard: bool,
     /// Cache size in MiB.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = CacheRunSettings::default().cache_mib)]
     cache_mib: u64,
     /// ZNS only: zone size in MiB [default: 8] (a bucket is --zones-per-bucket zones [1]).
     #[arg(long)]
@@ -78,10 +76,10 @@ pub struct RunArgs {
     #[arg(long)]
     erase_unit_kib: Option<u64>,
     /// Bucket eviction: bcache, lru, fifo, lfu, sieve, region-fifo.
-    #[arg(long, default_value = "lfu")]
+    #[arg(long, default_value_t = CacheRunSettings::default().eviction)]
     eviction: String,
     /// Admission sampler: none, lru, arc, slru, dam, mbf, sfr.
-    #[arg(long, default_value = "lru")]
+    #[arg(long, default_value_t = CacheRunSettings::default().sampler)]
     sampler: String,
     /// A sampler parameter, KEY=VALUE (repeatable).
     #[arg(long = "sampler-param", value_name = "KEY=VALUE")]
@@ -89,23 +87,23 @@ pub struct RunArgs {
     /// Sampler memory budget in bytes [default: 16384; not for none or sfr] and LBA chunk in KiB.
     #[arg(long)]
     sampler_bytes: Option<u64>,
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = CacheRunSettings::default().chunk_kib)]
     chunk_kib: u64,
     /// writethrough, writeback or writearound.
-    #[arg(long, default_value = "writethrough")]
+    #[arg(long, default_value_t = CacheRunSettings::default().mode)]
     mode: String,
     /// Sequential cutoff in KiB (0: off).
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = CacheRunSettings::default().cutoff_kib)]
     cutoff_kib: u64,
     /// Read-miss admission: all (bcache) or ghost (S3-FIFO's ghost rule: only blocks that
     /// missed recently, among the last --ghost-blocks distinct misses).
-    #[arg(long, default_value = "all")]
+    #[arg(long, default_value_t = CacheRunSettings::default().admission)]
     admission: String,
     /// Ghost size in blocks for --admission ghost (default: 0.9 × the cache's blocks).
     #[arg(long)]
     ghost_blocks: Option<u64>,
     /// Open buckets per placement class (chosen by the requesting thread).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = CacheRunSettings::default().write_points)]
     write_points: u32,
     /// Model bcache's own metadata: btree nodes (a bucket each), journal and priority
     /// buckets take buckets and device writes (docs/cache.md, "bcache's own metadata").
@@ -129,7 +127,7 @@ pub struct RunArgs {
     prio_write: Option<String>,
     /// YCSB-like reads: records, data set in MiB, threads, operations (default 2 per record),
     /// update share (0 = YCSB-C, 0.05 = B, 0.5 = A), warm-up share.
-    #[arg(long, default_value_t = 400_000)]
+    #[arg(long, default_value_t = cache_run::RECORDS)]
     records: u64,
     /// Data set (the backing disk) in MiB [default: 4096 with --layout strided, the records'
     /// footprint with packed]; with --trace, the disk's size (the trace must fit), else sized
@@ -144,7 +142,7 @@ pub struct RunArgs {
     /// size dividing 4096 puts exactly 4096 / B records in each block (1024: four).
     #[arg(long)]
     record_bytes: Option<u64>,
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = cache_run::THREADS)]
     threads: u32,
     #[arg(long)]
     operations: Option<u64>,
@@ -157,7 +155,7 @@ pub struct RunArgs {
     /// Plain zipfian (hot records side by side) instead of YCSB's scrambled zipfian.
     #[arg(long)]
     clustered: bool,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = cache_run::SEED)]
     seed: u64,
     /// Replay this block trace (text, or a Zonekit binary trace such as `serve nbd
     /// --trace-out` writes) instead of the YCSB-like reads; the backing disk is --data-mib or
@@ -283,124 +281,68 @@ fn sim_cmd(a: SimArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `v` units of `unit_bytes` in bytes, refused by `flag` past 2^64.
-fn in_bytes(v: u64, unit_bytes: u64, flag: &str) -> Result<u64, crate::Usage> {
-    v.checked_mul(unit_bytes).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")))
-}
-
 fn mib(v: u64, flag: &str) -> Result<u64, crate::Usage> {
-    in_bytes(v, 1 << 20, flag)
+    v.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")))
 }
 
-fn kib(v: u64, flag: &str) -> Result<u64, crate::Usage> {
-    in_bytes(v, 1 << 10, flag)
+impl RunArgs {
+    /// The lab's settings (which Python's `cache_run` fills too). clap has refused the YCSB
+    /// flags beside --trace, so with a trace they are left unset rather than defaulted.
+    fn settings(&self) -> Result<CacheRunSettings> {
+        let ycsb = self.trace.is_none();
+        Ok(CacheRunSettings {
+            interface: self.interface.clone(),
+            device: self.device.clone(),
+            discard: self.discard,
+            cache_mib: self.cache_mib,
+            zone_mib: self.zone_mib,
+            zones_per_bucket: self.zones_per_bucket,
+            bucket_kib: self.bucket_kib,
+            op: self.op,
+            erase_unit_kib: self.erase_unit_kib,
+            eviction: self.eviction.clone(),
+            sampler: self.sampler.clone(),
+            sampler_params: parse_params("--sampler-param", &self.sampler_params)?,
+            sampler_bytes: self.sampler_bytes,
+            chunk_kib: self.chunk_kib,
+            mode: self.mode.clone(),
+            cutoff_kib: self.cutoff_kib,
+            admission: self.admission.clone(),
+            ghost_blocks: self.ghost_blocks,
+            write_points: self.write_points,
+            metadata: self.metadata,
+            journal_buckets: self.journal_buckets,
+            btree_node_kib: self.btree_node_kib,
+            btree_reserve: self.btree_reserve,
+            prio_write: self.prio_write.clone(),
+            records: ycsb.then_some(self.records),
+            threads: ycsb.then_some(self.threads),
+            operations: self.operations,
+            update_fraction: ycsb.then_some(self.update_fraction),
+            clustered: self.clustered,
+            seed: ycsb.then_some(self.seed),
+            layout: self.layout.clone(),
+            record_bytes: self.record_bytes,
+            data_mib: self.data_mib,
+            warmup_fraction: self.warmup_fraction,
+            trace: self.trace.clone(),
+        })
+    }
 }
 
 fn run_cmd(a: RunArgs) -> Result<ExitCode> {
-    let device = device_kind(&a)?;
-    if matches!(a.sampler.as_str(), "none" | "sfr") && a.sampler_bytes.is_some() {
-        usage!("--sampler-bytes: the {} sampler has no memory budget", a.sampler);
-    }
-    if a.sampler == "none" && !a.sampler_params.is_empty() {
-        usage!("--sampler-param: the none sampler takes no parameters");
-    }
-    // The samplers' tables take several bytes per byte of budget: a budget past the machine's
-    // memory aborted in the allocator.
-    if let Some(total) = a.sampler_bytes.and_then(|bytes| zonekit_base::mem::beyond_memory(bytes.saturating_mul(8))) {
-        usage!(
-            "--sampler-bytes {}: the sampler's tables would not fit this machine's {:.1} GiB (at most {} bytes)",
-            a.sampler_bytes.unwrap_or_default(),
-            total as f64 / (1u64 << 30) as f64,
-            total / 8
-        );
-    }
-    if a.write_points == 0 {
-        usage!("--write-points 0: at least 1");
-    }
-    if a.chunk_kib == 0 || a.chunk_kib % 4 != 0 {
-        usage!("--chunk-kib {}: a positive whole number of 4 KiB blocks", a.chunk_kib);
-    }
-    let operations = a.operations.unwrap_or(a.records.saturating_mul(2));
-    let cache_bytes = mib(a.cache_mib, "--cache-mib")?;
-    let admission = match (a.admission.as_str(), a.ghost_blocks) {
-        ("all", None) => zonekit_cache::Admission::All,
-        ("all", Some(_)) => usage!("--ghost-blocks applies to --admission ghost only"),
-        ("ghost", Some(0)) => usage!("--ghost-blocks must be at least 1"),
-        ("ghost", blocks) => zonekit_cache::Admission::Ghost { blocks: blocks.unwrap_or(cache_bytes / 4096 * 9 / 10).max(1) },
-        (other, _) => usage!("--admission {other:?}: expected all or ghost"),
-    };
-    let layout = Layout::parse(a.layout.as_deref().unwrap_or("strided")).map_err(lab)?;
-    let metadata = if a.metadata { Some(metadata_config(&a, &device, mib(a.cache_mib, "--cache-mib")?)?) } else { None };
-    let record_bytes = a.record_bytes.unwrap_or(RECORD_BYTES);
-    if record_bytes == 0 || record_bytes > 4096 {
-        usage!("--record-bytes {record_bytes}: a record must be 1 to 4096 bytes (at most one 4096-byte block)");
-    }
-    let data_bytes = match (a.data_mib, layout) {
-        (Some(m), _) => mib(m, "--data-mib")?,
-        (None, Layout::Strided) => 4096 << 20,
-        (None, Layout::Packed) => a
-            .records
-            .checked_mul(record_bytes)
-            .map(|bytes| bytes.div_ceil(4096) * 4096)
-            .ok_or_else(|| crate::Usage(format!("--records {} --record-bytes {record_bytes}: {} records of {record_bytes} bytes are over 2^64 bytes", a.records, a.records)))?,
-    };
-    let spec = CacheSpec {
-        device,
-        cache_bytes,
-        eviction: a.eviction.clone(),
-        sampler: a.sampler.clone(),
-        sampler_params: parse_params("--sampler-param", &a.sampler_params)?,
-        budget: SamplerBudget { memory_bytes: a.sampler_bytes.unwrap_or(16384), chunk_bytes: kib(a.chunk_kib, "--chunk-kib")? },
-        config: CacheConfig {
-            mode: write_mode(&a.mode).map_err(lab)?,
-            sequential_cutoff_bytes: kib(a.cutoff_kib, "--cutoff-kib")?,
-            write_points: a.write_points,
-            admission,
-            metadata,
-            ..CacheConfig::default()
-        },
-        workload: Ycsb {
-            records: a.records,
-            record_bytes,
-            data_bytes,
-            threads: a.threads,
-            operations,
-            update_fraction: a.update_fraction,
-            // A trace counts every request unless told: its head is data, not a load phase.
-            warmup_fraction: a.warmup_fraction.unwrap_or(if a.trace.is_some() { 0.0 } else { 0.5 }),
-            scrambled: !a.clustered,
-            layout,
-        },
-        seed: a.seed,
-        data: false,
-    };
+    let settings = a.settings()?;
+    settings.spec().map_err(lab)?;
+    // The bar counts the YCSB-like reads; a trace's length is not known before its scan.
+    let operations = settings.operations();
     let bar = crate::progress::Progress::bar(operations, "operations");
-    // The cache refuses a shape it cannot build in its own words: named here by the flags
-    // that shape it.
-    let shape_flags = format!(
-        "--cache-mib {} --sampler {} --sampler-bytes {} --chunk-kib {} --write-points {}{}",
-        a.cache_mib,
-        a.sampler,
-        spec.budget.memory_bytes,
-        a.chunk_kib,
-        a.write_points,
-        if a.metadata { " --metadata" } else { "" }
-    );
-    let cache_error = |e: zonekit_lab::LabError| match e {
-        zonekit_lab::LabError::Usage(m) if !m.contains("--") => anyhow::Error::new(crate::Usage(format!("{shape_flags}: {m}"))),
-        e => lab(e),
-    };
-    let report = match &a.trace {
-        Some(path) => {
-            if !path.exists() {
-                usage!("--trace {}: no such file", path.display());
+    let report = settings
+        .run(&mut |done| {
+            if operations > 0 {
+                bar.set_position(done)
             }
-            let input = zonekit_trace::input::Input::path(path, None, false);
-            let backing = a.data_mib.map(|m| mib(m, "--data-mib")).transpose()?;
-            run_cache_trace("trace", &spec, &input, backing, &mut |_| {}).map_err(cache_error)?
-        }
-        None => run_cache("ycsb", &spec, &mut |done, _| bar.set_position(done)).map_err(cache_error)?.0,
-    };
+        })
+        .map_err(lab)?;
     bar.finish_and_clear();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -443,110 +385,6 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The cache device from `--interface` (or `--device`) and the flags that shape it, every
-/// combination that makes no sense refused by name.
-fn device_kind(a: &RunArgs) -> Result<DeviceKind> {
-    let interface = match (&a.interface, &a.device) {
-        (Some(_), Some(_)) => usage!("--device and --interface both name the cache device; give --interface only"),
-        (Some(spec), None) => Interface::parse(spec).map_err(|e| crate::Usage(format!("--{e}")))?,
-        (None, Some(d)) if d == "zns" || d == "conventional" => Interface::parse(d).map_err(|e| crate::Usage(format!("--{e}")))?,
-        (None, Some(other)) => usage!("--device {other:?}: expected zns or conventional (or --interface zns|fdp:N|conventional)"),
-        (None, None) => Interface::Zns,
-    };
-    let name = interface.name();
-    let zns_flags = a.zone_mib.is_some() || a.zones_per_bucket.is_some();
-    let ssd_flags = a.bucket_kib.is_some() || a.op.is_some() || a.erase_unit_kib.is_some();
-    if interface == Interface::Zns && ssd_flags {
-        usage!("--bucket-kib, --op and --erase-unit-kib shape an SSD (--interface conventional or fdp:N), not the zns cache");
-    }
-    if interface != Interface::Zns && zns_flags {
-        usage!("--zone-mib and --zones-per-bucket shape a zns cache, not the {name} one");
-    }
-    if a.discard && interface != Interface::Conventional {
-        usage!("--discard: trimming evicted buckets is a conventional SSD's option (an FDP SSD always trims, a zns cache resets the zone); --interface is {name}");
-    }
-    let ssd = || -> Result<(u64, f64, u64)> {
-        Ok((kib(a.bucket_kib.unwrap_or(1024), "--bucket-kib")?, a.op.unwrap_or(0.07), kib(a.erase_unit_kib.unwrap_or(2048), "--erase-unit-kib")?))
-    };
-    Ok(match interface {
-        Interface::Zns => {
-            let (zone_mib, zones_per_bucket) = (a.zone_mib.unwrap_or(8), a.zones_per_bucket.unwrap_or(1));
-            check_zoned_cache(a.cache_mib, zone_mib, zones_per_bucket)?;
-            DeviceKind::Zoned { zone_bytes: mib(zone_mib, "--zone-mib")?, zones_per_bucket }
-        }
-        Interface::Conventional => {
-            let (bucket_bytes, op, erase_unit_bytes) = ssd()?;
-            if a.discard {
-                DeviceKind::ConventionalDiscard { bucket_bytes, op, erase_unit_bytes }
-            } else {
-                DeviceKind::Conventional { bucket_bytes, op, erase_unit_bytes }
-            }
-        }
-        Interface::Fdp { handles, ruh_type } => {
-            let (bucket_bytes, op, erase_unit_bytes) = ssd()?;
-            DeviceKind::Fdp { bucket_bytes, op, erase_unit_bytes, handles, ruh_type }
-        }
-    })
-}
-
-/// The metadata model's settings from `--metadata` and its flags, each refused by name.
-fn metadata_config(a: &RunArgs, device: &DeviceKind, cache_bytes: u64) -> Result<zonekit_cache::MetadataConfig> {
-    let mut m = zonekit_cache::MetadataConfig::default();
-    let bucket_bytes = device.bucket_bytes();
-    let buckets = cache_bytes / bucket_bytes.max(1);
-    if let Some(n) = a.journal_buckets {
-        if n == 0 || n as u64 > buckets {
-            usage!("--journal-buckets {n}: the journal needs at least one bucket and at most the cache's {buckets}");
-        }
-        m.journal_buckets = n;
-    }
-    if let Some(kib) = a.btree_node_kib {
-        if kib < 8 || kib % 4 != 0 || kib.saturating_mul(1024) > bucket_bytes {
-            usage!("--btree-node-kib {kib}: whole 4 KiB blocks, at least 8 KiB and at most the {} KiB bucket", bucket_bytes / 1024);
-        }
-        m.btree_node_bytes = kib * 1024;
-    }
-    if let Some(n) = a.btree_reserve {
-        if n < 3 || n as u64 > buckets {
-            usage!("--btree-reserve {n}: at least 3 (a split and its parent's rewrite) and at most the cache's {buckets} buckets");
-        }
-        m.btree_reserve_buckets = n;
-    }
-    m.prio_whole_bucket = match a.prio_write.as_deref() {
-        None | Some("whole") => true,
-        Some("used") => false,
-        Some(other) => usage!("--prio-write {other:?}: expected whole or used"),
-    };
-    Ok(m)
-}
-
-/// The ZNS cache's shape from its flags, each refused by name: whole zones of at least 1 MiB
-/// in the cache, whole buckets of at least one zone, and the three buckets the cache needs.
-/// Counted in u64, so no product or count wraps (524289 zones a bucket wrapped to one).
-fn check_zoned_cache(cache_mib: u64, zone_mib: u64, zones_per_bucket: u32) -> Result<()> {
-    if cache_mib == 0 {
-        return Ok(()); // The lab names --cache-mib 0.
-    }
-    if zone_mib == 0 {
-        usage!("--zone-mib 0: a zone needs at least 1 MiB");
-    }
-    if cache_mib % zone_mib != 0 {
-        usage!("--zone-mib {zone_mib}: the {cache_mib} MiB cache (--cache-mib) is not a whole number of {zone_mib} MiB zones");
-    }
-    if zones_per_bucket == 0 {
-        usage!("--zones-per-bucket 0: a bucket needs at least one zone");
-    }
-    let zones = cache_mib / zone_mib;
-    if zones > u32::MAX as u64 {
-        usage!("--cache-mib {cache_mib} --zone-mib {zone_mib}: {zones} zones; a device has at most {}", u32::MAX);
-    }
-    let buckets = zones / zones_per_bucket as u64;
-    if buckets < 3 {
-        usage!("--cache-mib {cache_mib} --zone-mib {zone_mib} --zones-per-bucket {zones_per_bucket}: {zones} zones make {buckets} buckets of {zones_per_bucket} zones; the cache needs at least 3");
-    }
-    Ok(())
-}
-
 fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let threads = crate::experiment_run::threads(a.threads)?;
     let mut exp = CacheExperiment::synthetic(a.scale.unwrap_or(1.0), a.passes.unwrap_or(2.0), a.seed.unwrap_or(1), threads, a.out.clone());
@@ -579,30 +417,4 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", a.out.display());
     crate::report_cmd::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn zoned_cache_flags_are_refused_by_name() {
-        let refused = |cache_mib: u64, zone_mib: u64, zones_per_bucket: u32| check_zoned_cache(cache_mib, zone_mib, zones_per_bucket).unwrap_err().to_string();
-        for (cache, zone, per, flag) in [
-            (512, 0, 1, "--zone-mib 0"),
-            (512, 3, 1, "--zone-mib 3"),
-            (512, 8, 0, "--zones-per-bucket 0"),
-            (512, 8, 100, "--cache-mib 512 --zone-mib 8 --zones-per-bucket 100"),
-            (8, 8, 1, "--cache-mib 8 --zone-mib 8 --zones-per-bucket 1"),
-            // 524289 × 32 TiB wrapped to a bucket of one zone.
-            (33_554_432, 33_554_432, 524_289, "--zones-per-bucket 524289"),
-            (512, 8, 524_289, "--zones-per-bucket 524289"),
-            (1 << 40, 1, 1, "--cache-mib 1099511627776 --zone-mib 1"),
-        ] {
-            let m = refused(cache, zone, per);
-            assert!(m.contains(flag), "{cache} {zone} {per}: {m}");
-        }
-        check_zoned_cache(512, 8, 1).unwrap();
-        check_zoned_cache(24, 8, 1).unwrap();
-    }
 }

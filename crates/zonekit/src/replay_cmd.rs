@@ -348,7 +348,9 @@ pub fn run_inputs(
             b.inc(1);
         }
     };
-    let outcome = sweep.run(out, parallel, shard, &on_start, &on_done);
+    // Ctrl-C ends the process; every finished row is already on disk for the resume.
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let outcome = sweep.run(out, parallel, shard, &on_start, &on_done, &never);
     if let Some(b) = bar.lock().unwrap().take() {
         b.finish_and_clear();
     }

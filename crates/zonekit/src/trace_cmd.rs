@@ -10,8 +10,7 @@ use zonekit_report::{csv, line_chart, text_table, Series};
 use zonekit_trace::analyze::{analyze, Analysis, BlockSource};
 use zonekit_trace::binary::{annotate_next_write, BinaryTrace, BinaryWriter};
 use zonekit_trace::format::{self, Delimited, Format, ReadOptions, ReadStats};
-use zonekit_trace::input::{Input, Source};
-use zonekit_trace::sample::{Ring, Shards};
+use zonekit_trace::input::{FilterFlags, Input, Source};
 use zonekit_trace::synth::Workload;
 use zonekit_trace::{BlockIo, Op};
 
@@ -56,7 +55,7 @@ pub struct InputArgs {
     #[arg(long, requires = "nodes")]
     pub node: Option<u32>,
     /// Placement unit of node sharding: each volume is spread over nodes in chunks of this size.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = FilterFlags::default().chunk_mib)]
     pub chunk_mib: u64,
     /// Keep only records in this time window, START:END seconds after the first record.
     #[arg(long)]
@@ -65,12 +64,9 @@ pub struct InputArgs {
     #[arg(long, value_delimiter = ',')]
     pub volume: Option<Vec<u32>>,
     /// Block size in bytes.
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = FilterFlags::default().block_size)]
     pub block_size: u64,
 }
-
-/// Virtual nodes a storage node has on the sharding ring.
-const RING_POINTS_PER_NODE: u32 = 128;
 
 impl InputArgs {
     pub fn format(&self) -> Result<Option<Format>> {
@@ -109,36 +105,16 @@ impl InputArgs {
             (None, None) => usage!("name a trace file or a --workload"),
             (Some(_), Some(_)) => unreachable!("clap refuses both"),
         };
-        if let Some(s) = &self.sample {
-            input.filters.sample = Some(Shards::parse(s).map_err(|e| crate::Usage(format!("--sample {s}: {e}")))?);
-        }
-        if !self.block_size.is_power_of_two() || self.block_size < 512 {
-            usage!("--block-size {}: a power of two of at least 512 bytes", self.block_size);
-        }
-        if let (Some(nodes), Some(node)) = (self.nodes, self.node) {
-            if node >= nodes {
-                usage!("--node {node} is not one of --nodes {nodes} (0..{})", nodes.saturating_sub(1));
-            }
-            // Checked, not shifted: `<< 20` dropped the high bits (17592186044417 MiB was 1 MiB).
-            let Some(chunk_bytes) = self.chunk_mib.checked_mul(1 << 20) else { usage!("--chunk-mib {}: too large (over 2^64 bytes)", self.chunk_mib) };
-            let chunk_blocks = chunk_bytes / self.block_size.max(1);
-            if chunk_blocks == 0 {
-                usage!("--chunk-mib {}: must be at least one block", self.chunk_mib);
-            }
-            let ring = Ring::new(nodes, RING_POINTS_PER_NODE, chunk_blocks).map_err(|e| crate::Usage(format!("--nodes {nodes}: {e}")))?;
-            input.filters.node = Some((ring, node));
-        }
-        if let Some(w) = &self.window {
-            let parse = |s: &str| s.parse::<f64>().ok().filter(|v| *v >= 0.0);
-            let (a, b) = w
-                .split_once(':')
-                .and_then(|(a, b)| Some((parse(a)?, parse(b)?)))
-                .filter(|(a, b)| a < b)
-                .with_context(|| format!("--window {w:?}: expected START:END seconds with START < END"))?;
-            input.filters.relative_window_us = Some(((a * 1e6) as u64, (b * 1e6) as u64));
-        }
-        input.filters.split.volumes = self.volume.clone();
-        input.filters.split.block_size_bytes = self.block_size;
+        let filters = FilterFlags {
+            sample: self.sample.clone(),
+            nodes: self.nodes,
+            node: self.node,
+            chunk_mib: self.chunk_mib,
+            window: self.window.clone(),
+            volume: self.volume.clone(),
+            block_size: self.block_size,
+        };
+        filters.apply(&mut input).map_err(|e| crate::Usage(e.to_string()))?;
         Ok(input)
     }
 }
