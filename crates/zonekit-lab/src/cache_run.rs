@@ -131,7 +131,8 @@ fn in_bytes(v: u64, unit_bytes: u64, flag: &str) -> Result<u64> {
     v.checked_mul(unit_bytes).ok_or_else(|| LabError::Usage(format!("{flag} {v} is too large")))
 }
 
-fn mib(v: u64, flag: &str) -> Result<u64> {
+/// `v` MiB in bytes, refused by `flag` past 2^64.
+pub fn mib(v: u64, flag: &str) -> Result<u64> {
     in_bytes(v, 1 << 20, flag)
 }
 

@@ -145,7 +145,6 @@ pub fn ocssd_run(
 #[pyfunction]
 pub fn cache_run(py: Python<'_>, settings: &str) -> PyResult<String> {
     let settings: CacheRunSettings = serde_json::from_str(settings).map_err(|e| usage(format!("cache_run: {e}")))?;
-    lab(settings.spec())?;
     let slot = ErrorSlot::default();
     let mut progress = RunProgress { slot: slot.clone() };
     let report = py.allow_threads(|| guarded(|| settings.run(&mut progress).map_err(|e| lab_error(e, &slot))))?;

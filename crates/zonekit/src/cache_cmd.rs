@@ -281,10 +281,6 @@ fn sim_cmd(a: SimArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn mib(v: u64, flag: &str) -> Result<u64, crate::Usage> {
-    v.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("{flag} {v} is too large")))
-}
-
 impl RunArgs {
     /// The lab's settings (which Python's `cache_run` fills too). clap has refused the YCSB
     /// flags beside --trace, so with a trace they are left unset rather than defaulted.
@@ -332,18 +328,16 @@ impl RunArgs {
 
 fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let settings = a.settings()?;
-    settings.spec().map_err(lab)?;
     // The bar counts the YCSB-like reads; a trace's length is not known before its scan.
     let operations = settings.operations();
     let bar = crate::progress::Progress::bar(operations, "operations");
-    let report = settings
-        .run(&mut |done| {
-            if operations > 0 {
-                bar.set_position(done)
-            }
-        })
-        .map_err(lab)?;
+    let report = settings.run(&mut |done| {
+        if operations > 0 {
+            bar.set_position(done)
+        }
+    });
     bar.finish_and_clear();
+    let report = report.map_err(lab)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
@@ -402,7 +396,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
             None if cache_mib % 64 == 0 => cache_mib / 64,
             None => usage!("--cache-mib {cache_mib}: not 64 zones of whole MiB; name the zone with --zone-mib"),
         };
-        let (cache_bytes, zone_bytes) = (mib(cache_mib, "--cache-mib")?, mib(zone_mib, "--zone-mib")?);
+        let (cache_bytes, zone_bytes) = (cache_run::mib(cache_mib, "--cache-mib").map_err(lab)?, cache_run::mib(zone_mib, "--zone-mib").map_err(lab)?);
         let input = zonekit_trace::input::Input::path(path, None, false);
         exp.trace = Some(TraceExperiment::new(input, cache_bytes, zone_bytes).map_err(lab)?);
     }
