@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import warnings
 from typing import Any, Dict, Iterator, List, Optional, Union
 
 import numpy as np
@@ -138,7 +139,12 @@ def replay(
     """
     filters = _filters(settings)
     text = _native.replay(trace=trace, workload=workload, placement=placement, victim=victim, params=_params(params), filters=filters, **settings)
-    return Report(json.loads(text))
+    report = Report(json.loads(text))
+    # A degenerate run (no GC, a device the working set does not fill as asked, ...) says so,
+    # as the CLI does; the texts stay in report.warnings.
+    for w in report.warnings:
+        warnings.warn(w, RuntimeWarning, stacklevel=2)
+    return report
 
 
 def sweep(

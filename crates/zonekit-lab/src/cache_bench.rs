@@ -233,6 +233,27 @@ pub struct CacheReport {
     /// The conventional SSD's garbage collections (`gc-waf.csv`); left out of the JSON.
     #[serde(skip)]
     pub gc_rounds: Vec<GcRound>,
+    /// Why some of these figures mean less than they seem (no reads counted, so the hit ratio
+    /// and latency are over zero samples; a cache that never evicted, so its placement and
+    /// eviction never mattered), each naming the setting to change.
+    pub warnings: Vec<String>,
+}
+
+impl CacheReport {
+    fn warn_degenerate(mut self) -> Self {
+        if self.read_blocks == 0 {
+            self.warnings
+                .push("no block was read after the warm-up: the hit ratio and the read latency are over zero samples; give more reads or a smaller --warmup-fraction".into());
+        }
+        if self.evictions == 0 {
+            self.warnings.push(format!(
+                "the cache never evicted ({} buckets of {} KiB held everything written): placement and eviction never mattered; use a smaller --cache-mib or more data",
+                self.buckets,
+                self.bucket_bytes / 1024
+            ));
+        }
+        self
+    }
 }
 
 /// One garbage collection of the conventional SSD, as the thesis' Fig. 2.4 samples it: the
@@ -563,7 +584,9 @@ fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64
         inserted_per_class: s.inserted_per_class.clone(),
         metadata: cache.metadata().cloned(),
         gc_rounds: cache.device().gc_rounds().to_vec(),
+        warnings: Vec::new(),
     }
+    .warn_degenerate()
 }
 
 /// Replays a block trace through the cache (no load phase). The backing disk is

@@ -87,8 +87,66 @@ impl ReplaySpec {
             c.store_data,
             self.seed,
             self.device.as_ref().map_or(String::new(), |d| format!(" device={}", d.display()))
-        ) + &(if c.trigger == GcTrigger::default() { String::new() } else { format!(" gc_trigger={}", c.trigger.name()) })
+        ) + &format!(" gc_trigger={} unforced_gc_min_gp=threshold", c.trigger.name())
             + &(if self.interface == Interface::Zns { String::new() } else { format!(" interface={}", self.interface) })
+    }
+
+    /// The `zonekit replay` command that runs this spec on `input`, every setting spelt out
+    /// (none left to a default that may change), so a row of any experiment can be rerun
+    /// alone. The seed is the generated workload's (the replay's too for a trace); a sweep's
+    /// inputs carry no filters, and any an input does carry are named in a trailing comment.
+    pub fn command(&self, input: &Input) -> String {
+        use zonekit_trace::input::Source;
+        let quote = |s: &str| if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=,".contains(c)) { s.to_string() } else { format!("'{}'", s.replace('\'', "'\\''")) };
+        let mut parts = vec!["zonekit replay".to_string()];
+        let seed = match &input.source {
+            Source::Generated { workload, seed } => {
+                parts.push(format!("--workload {}", quote(&workload.to_string())));
+                *seed
+            }
+            Source::Binary(path) => {
+                parts.push(quote(&path.display().to_string()));
+                self.seed
+            }
+            Source::Trace { path, format, lenient } => {
+                parts.push(quote(&path.display().to_string()));
+                parts.extend(format.as_ref().map(|f| format!("--format {}", f.name())));
+                parts.extend(lenient.then(|| "--lenient".to_string()));
+                self.seed
+            }
+        };
+        parts.push(format!("--placement {}", quote(&self.placement)));
+        parts.extend(self.params.iter().map(|(k, v)| format!("--param {}", quote(&format!("{k}={v}")))));
+        parts.push(format!("--victim {}", quote(&self.victim)));
+        match &self.device {
+            Some(d) => parts.push(format!("--device {}", quote(&d.display().to_string()))),
+            None => {
+                parts.push(format!("--preset {}", quote(&self.preset)));
+                parts.extend(self.zone_mib.map(|m| format!("--zone-mib {m}")));
+            }
+        }
+        match (self.config.capacity, self.utilization, &self.device) {
+            (CapacityMode::Unbounded, _, _) => parts.push("--unbounded".into()),
+            (CapacityMode::Fixed, Some(u), None) => parts.push(format!("--utilization {u:?}")),
+            (CapacityMode::Fixed, None, None) => parts.push("--preset-size".into()),
+            (CapacityMode::Fixed, _, Some(_)) => {}
+        }
+        parts.push(format!("--gc-threshold {:?}", self.config.gc_threshold));
+        if self.config.capacity == CapacityMode::Fixed {
+            parts.push(format!("--gc-trigger {}", self.config.trigger.name()));
+        }
+        parts.extend(self.timing.then(|| "--timing".to_string()));
+        parts.push(format!("--interface {}", self.interface));
+        parts.push(format!("--seed {seed}"));
+        let filtered = input.describe();
+        let plain = match &input.source {
+            Source::Binary(p) | Source::Trace { path: p, .. } => p.display().to_string(),
+            Source::Generated { workload, seed } => format!("{workload} (seed {seed})"),
+        };
+        if filtered != plain {
+            parts.push(format!("# input filtered: {filtered}"));
+        }
+        parts.join(" ")
     }
 
     /// Checks the settings before anything runs.
@@ -135,6 +193,12 @@ impl ReplaySpec {
             }
             if self.config.store_data {
                 return Err(LabError::Usage(format!("--interface {i}: replays on an SSD model keep no data (--store-data is for ZNS)")));
+            }
+            if self.config.trigger != GcTrigger::FreeZones {
+                return Err(LabError::Usage(format!(
+                    "--gc-trigger {}: on --interface {i} the SSD collects when its free space runs short, as --gc-trigger free-zones does on ZNS; the garbage triggers are the host FTL's, on ZNS only",
+                    self.config.trigger.name()
+                )));
             }
         }
         Ok(())
@@ -218,6 +282,66 @@ pub struct ReplayReport {
     /// The counters over the run, at most [`Series::MAX_POINTS`] points: WAF and GC traffic
     /// as they developed.
     pub series: Vec<SeriesPoint>,
+    /// Why some of these figures mean less than they seem, each naming its cause and the
+    /// setting to change (empty when nothing is degenerate): see [`ReplayReport::warn_degenerate`].
+    pub warnings: Vec<String>,
+}
+
+/// Below this median garbage proportion of the reclaimed zones, GC mostly copied live data.
+pub const NEARLY_LIVE_GP: f64 = 0.05;
+/// How far (in points of utilisation) the working set may fall short of `--utilization` before
+/// a report says the device is not the one asked for.
+pub const UTILIZATION_SHORTFALL_WARN: f64 = 0.10;
+
+impl ReplayReport {
+    /// Fills [`ReplayReport::warnings`]: a run with no user writes, one where GC never ran (so WAF
+    /// says nothing of the placement), one whose GC copied almost-live zones, and a device the
+    /// working set fills far less than `--utilization` asked (its fixed reserve of zones for open
+    /// zones and GC dwarfs a small working set).
+    fn warn_degenerate(mut self, spec: &ReplaySpec, g: &Geometry) -> Self {
+        let mut w = Vec::new();
+        if self.user_blocks == 0 {
+            w.push("no block was written: the input has no writes, so every figure here is over zero samples".to_string());
+        } else if self.gc_count == 0 {
+            w.push(format!(
+                "no GC ran ({} user writes, {} distinct blocks): WAF {:.3} says nothing about the placement; replay more writes (about 3× the working set or more){}",
+                self.user_blocks,
+                self.distinct_blocks,
+                self.waf,
+                if self.gc_trigger == GcTrigger::FreeZones.name() || self.gc_trigger == "device" { " or raise --utilization" } else { " or lower --gc-threshold" }
+            ));
+        }
+        if let Some([_, median, _]) = self.reclaimed_gp_q1_median_q3 {
+            if median < NEARLY_LIVE_GP {
+                w.push(format!(
+                    "the reclaimed zones were almost all live (median garbage proportion {median:.2}): GC copied nearly whole zones to free a little space; the device is too full for this workload (lower --utilization)"
+                ));
+            }
+        }
+        if let (Some(u), None) = (spec.utilization, &spec.device) {
+            let raw_blocks = g.zone_count as u64 * g.zone_capacity_blocks;
+            let filled = self.distinct_blocks as f64 / raw_blocks.max(1) as f64;
+            if filled < u - UTILIZATION_SHORTFALL_WARN {
+                let reserve = reserved_zones(g, &spec.placement, 1).unwrap_or(0);
+                w.push(format!(
+                    "the working set fills {:.0} % of the device, not the {:.0} % --utilization asks: {reserve} of its {} zones of {} MiB are kept for open zones and GC, which a working set of {} MiB cannot outweigh; {}",
+                    filled * 100.0,
+                    u * 100.0,
+                    g.zone_count,
+                    g.zone_capacity_bytes() >> 20,
+                    (self.distinct_blocks * g.block_size_bytes as u64) >> 20,
+                    match largest_zone_mib_that(spec, DistinctCounter::with_margin(self.distinct_blocks), |g| {
+                        self.distinct_blocks as f64 / (g.zone_count as u64 * g.zone_capacity_blocks) as f64 >= u - UTILIZATION_SHORTFALL_WARN
+                    }) {
+                        Some(mib) => format!("use smaller zones (--zone-mib {mib}) or a larger working set"),
+                        None => "use a larger working set".into(),
+                    }
+                ));
+            }
+        }
+        self.warnings = w;
+        self
+    }
 }
 
 /// The SSD model behind an FDP or conventional replay, and what it did.
@@ -475,7 +599,9 @@ fn replay_prepared(trace: Prepared, spec: &ReplaySpec, custom: CustomPolicies, d
         blocks_per_s: stats.user_blocks as f64 / wall_s.max(1e-9),
         ftl_bytes_per_block: bytes_per_block,
         series,
-    })
+        warnings: Vec::new(),
+    }
+    .warn_degenerate(spec, &g))
 }
 
 /// What one FTL run left behind, whatever device it ran on.
@@ -579,7 +705,8 @@ fn replay_on_ssd(
 ) -> Result<ReplayReport> {
     // The ZNS device this replay would have had (sized from the same estimate): its raw
     // capacity is the SSD's. The SSD's logical space is the trace's blocks, counted exactly.
-    let (g, _, flash) = geometry_for(spec, DistinctCounter::with_margin(trace.distinct_estimate()), 1)?;
+    let sized_from = DistinctCounter::with_margin(trace.distinct_estimate());
+    let (g, _, flash) = geometry_for(spec, sized_from, 1)?;
     let staged = trace.into_staged()?;
     let stage_s = started_stage.elapsed().as_secs_f64();
     let logical = staged.distinct.max(1);
@@ -588,10 +715,14 @@ fn replay_on_ssd(
     let i = spec.interface;
     // Spare such that the physical space is exactly the zones' (a hair under raw / logical - 1,
     // so rounding up to whole units cannot add one).
-    let spare = raw as f64 / logical as f64 * (1.0 - 1e-12) - 1.0;
+    let spare = ssd_spare(raw, logical);
     if !(spare > 0.0 && spare < 1.0) {
         return Err(LabError::Usage(format!(
-            "--interface {i}: the device's raw capacity ({raw} blocks) over the trace's {logical} blocks gives a spare of {spare:.3}; an SSD model takes a spare in (0, 1) (raise --utilization)"
+            "--interface {i}: the ZNS device this run compares with has {} zones of {} MiB ({raw} blocks), {} of them kept for open zones and GC, for the trace's {logical} blocks: a spare of {spare:.3}, and an SSD model takes a spare in (0, 1); {}",
+            g.zone_count,
+            g.zone_capacity_bytes() >> 20,
+            reserved_zones(&g, &spec.placement, 1)?,
+            smaller_zone_advice(spec, sized_from, logical)
         )));
     }
     let mut cfg = zonekit_ssd::SsdConfig::conventional(logical, spare, ru_blocks);
@@ -661,7 +792,36 @@ fn replay_on_ssd(
         blocks_per_s: c.host_blocks as f64 / wall_s.max(1e-9),
         ftl_bytes_per_block: host.bytes_per_block(),
         series: series.points,
+        warnings: Vec::new(),
+    }
+    .warn_degenerate(spec, &g))
+}
+
+/// The spare of an SSD whose physical space is exactly `raw` blocks for `logical` blocks of
+/// logical space (a hair under raw / logical − 1, so rounding up to whole units cannot add one).
+fn ssd_spare(raw: u64, logical: u64) -> f64 {
+    raw as f64 / logical as f64 * (1.0 - 1e-12) - 1.0
+}
+
+/// The largest power-of-two zone size (MiB) below the one `spec` gives a working set of
+/// `distinct` blocks whose device (sized as the run's was) `fits`: the advice for a working set
+/// too small for the device's fixed reserve of zones.
+fn largest_zone_mib_that(spec: &ReplaySpec, distinct: u64, fits: impl Fn(&Geometry) -> bool) -> Option<u64> {
+    let zone_mib = geometry_for(spec, distinct, 1).map_or(1, |(g, _, _)| g.zone_capacity_bytes() >> 20);
+    (0..16).rev().map(|k| 1u64 << k).filter(|&mib| mib < zone_mib).find(|&mib| {
+        let spec = ReplaySpec { zone_mib: Some(mib), ..spec.clone() };
+        geometry_for(&spec, distinct, 1).is_ok_and(|(g, _, _)| fits(&g))
     })
+}
+
+/// Advice that works for a trace too small for the ZNS device's fixed reserve of zones, so
+/// that the SSD beside it would get a spare of 1 or more.
+fn smaller_zone_advice(spec: &ReplaySpec, distinct: u64, logical: u64) -> String {
+    let spare_of = |g: &Geometry| ssd_spare(g.zone_count as u64 * g.zone_capacity_blocks, logical);
+    match largest_zone_mib_that(spec, distinct, |g| (0.0..1.0).contains(&spare_of(g)) && spare_of(g) > 0.0) {
+        Some(mib) => format!("use smaller zones, e.g. --zone-mib {mib}, or a larger working set"),
+        None => "use a larger working set (even 1 MiB zones leave the SSD too much spare)".into(),
+    }
 }
 
 /// A placement on an SSD, as the harness drives it: by dense block id.

@@ -61,6 +61,8 @@ pub const RESULTS_HEADER: [&str; 17] = [
     "check",
 ];
 const SPEED_HEADER: [&str; 5] = ["workload", "placement", "victim", "params", "blocks_per_s"];
+/// `commands.csv`: the `zonekit replay` command that reruns each row of `results.csv` alone.
+const COMMANDS_HEADER: [&str; 5] = ["workload", "placement", "victim", "params", "command"];
 // Column indices of `results.csv` rows (and of [`load_results`]'s), for the summaries here
 // and the experiments built on sweeps.
 pub const C_WORKLOAD: usize = 0;
@@ -160,6 +162,11 @@ impl Job {
     fn params_cell(&self) -> String {
         let interface = (self.spec.interface != Interface::Zns).then(|| format!("{INTERFACE_AXIS}={}", self.spec.interface));
         interface.into_iter().chain(self.spec.params.iter().map(|(k, v)| format!("{k}={v}"))).collect::<Vec<_>>().join(" ")
+    }
+
+    /// Its row of `commands.csv`.
+    fn command_row(&self, input: &zonekit_trace::input::Input) -> Vec<String> {
+        vec![self.workload.clone(), self.spec.placement.clone(), self.spec.victim.clone(), self.params_cell(), self.spec.command(input)]
     }
 
     /// The point's identity in `results.csv`: the first four columns and the settings.
@@ -264,6 +271,8 @@ impl Sweep {
             let manifest = ShardManifest { shard: s, grid: grid_fingerprint.clone(), jobs_total: all.len() };
             write_atomically(&out.join("shard.json"), &(serde_json::to_string_pretty(&manifest).expect("manifest") + "\n"))?;
         }
+        let commands: Vec<Vec<String>> = jobs.iter().map(|(_, j)| j.command_row(&self.inputs[j.input].input)).collect();
+        write_rows(&out.join("commands.csv"), &COMMANDS_HEADER, &commands)?;
         let results = out.join("results.csv");
         // Damaged rows (cut, changed, not UTF-8) are moved aside here, then recomputed.
         let resumed = resume(&results, &RESULTS_FILE, Reading::Run)?;
@@ -317,7 +326,9 @@ impl Sweep {
             }
             on_done();
         });
+        let mut warnings = Vec::new();
         for (job, r) in finished.into_inner().unwrap() {
+            warnings.extend(r.warnings.iter().map(|w| format!("{}: {w}", describe(&job))));
             done.insert(job.key(), result_row(&job, &r));
             append_rows(
                 &out.join("speed.csv"),
@@ -335,7 +346,7 @@ impl Sweep {
         if !failed.is_empty() {
             return Err(LabError::Runs { failed, total: jobs.len() });
         }
-        Ok(SweepOutcome { ran: todo.len(), reused: jobs.len() - todo.len(), damaged: resumed.damaged, set_aside: other.len(), rows: rows.len() })
+        Ok(SweepOutcome { ran: todo.len(), reused: jobs.len() - todo.len(), damaged: resumed.damaged, set_aside: other.len(), rows: rows.len(), warnings })
     }
 }
 
@@ -404,7 +415,7 @@ impl InputFiles {
 }
 
 /// What [`Sweep::run`] did.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SweepOutcome {
     pub ran: usize,
     pub reused: usize,
@@ -414,6 +425,9 @@ pub struct SweepOutcome {
     /// Intact rows of other grids or settings moved to `results.previous.csv`.
     pub set_aside: usize,
     pub rows: usize,
+    /// The degenerate-run warnings of the runs this process ran ([`ReplayReport::warnings`]),
+    /// each after the run it is about.
+    pub warnings: Vec<String>,
 }
 
 fn describe(job: &Job) -> String {
@@ -530,10 +544,14 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<()> {
     let rows: Vec<Vec<String>> = (0..total).map(|k| shards[&(k % count)].1[k / count].clone()).collect();
     prepare_out(out)?;
     write_rows(&out.join("results.csv"), &RESULTS_HEADER, &rows)?;
-    let mut speed = Vec::new();
+    let (mut speed, mut commands) = (Vec::new(), Vec::new());
     for dir in shard_dirs {
         speed.extend(read_rows(&dir.join("speed.csv"), &SPEED_HEADER)?);
+        commands.push(read_rows(&dir.join("commands.csv"), &COMMANDS_HEADER)?);
     }
+    // Grid order, as for the results: job k is row k / N of shard k % N.
+    let commands: Vec<Vec<String>> = (0..total).filter_map(|k| commands.get(k % count).and_then(|c| c.get(k / count)).cloned()).collect();
+    write_rows(&out.join("commands.csv"), &COMMANDS_HEADER, &commands)?;
     write_rows(&out.join("speed.csv"), &SPEED_HEADER, &speed)
 }
 

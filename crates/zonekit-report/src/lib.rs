@@ -15,6 +15,9 @@ pub mod html;
 
 pub use chart::{bar_chart, box_chart, heat_map, line_chart, Series};
 
+/// The width terminal output keeps to.
+pub const TERMINAL_COLUMNS: usize = 100;
+
 /// Formats rows as a fixed-width text table with a header.
 pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
@@ -35,6 +38,32 @@ pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
     for row in rows {
         line(row.iter().map(String::as_str).collect(), &mut out);
     }
+    out
+}
+
+/// `text` after `prefix`, broken at spaces into lines of at most `width` characters (a longer
+/// word stands alone), the lines after the first indented by the prefix's width: for warnings
+/// and notes that must fit a terminal.
+pub fn wrapped(prefix: &str, text: &str, width: usize) -> String {
+    let indent = " ".repeat(prefix.chars().count());
+    let mut out = String::new();
+    let mut line = prefix.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.clone();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
     out
 }
 
@@ -129,5 +158,19 @@ mod degenerate_tests {
         for (i, svg) in charts.iter().enumerate() {
             assert!(!svg.contains("NaN") && !svg.contains("inf"), "chart {i}: {svg}");
         }
+    }
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::*;
+
+    #[test]
+    fn wrapped_lines_fit_and_keep_every_word() {
+        let text = "no GC ran (1000 user writes, 900 distinct blocks): WAF 1.000 says nothing about the placement; replay more writes";
+        let out = wrapped("warning: ", text, 40);
+        assert!(out.lines().all(|l| l.chars().count() <= 40), "{out}");
+        assert!(out.lines().skip(1).all(|l| l.starts_with("         ")), "{out}");
+        assert_eq!(out.split_whitespace().skip(1).collect::<Vec<_>>(), text.split_whitespace().collect::<Vec<_>>());
     }
 }

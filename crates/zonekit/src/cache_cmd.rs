@@ -343,7 +343,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let rows = vec![
-        vec!["cache".into(), format!("{} buckets of {} KiB ({:?})", report.buckets, report.bucket_bytes / 1024, report.spec.device)],
+        vec!["cache".into(), format!("{} buckets of {} KiB", report.buckets, report.bucket_bytes / 1024)],
         vec!["eviction / sampler".into(), format!("{} / {} ({} bytes)", report.spec.eviction, report.spec.sampler, report.sampler_memory_bytes)],
         vec![
             "hit ratio".into(),
@@ -354,7 +354,10 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         vec!["device WAF".into(), format!("{:.3} ({} blocks moved by device GC)", report.device_waf, report.device_gc_blocks)],
         vec!["total WAF".into(), format!("{:.3}", report.total_waf)],
         vec!["evictions".into(), format!("{} buckets; {} blocks written to the cache, {} reinserted", report.evictions, report.cache_blocks_written, report.reinserted_blocks)],
-        vec!["read latency".into(), format!("mean {:.0} µs, p99 {:.0} µs", report.mean_latency_us, report.latency_us_p99)],
+        vec![
+            "read latency".into(),
+            if report.read_blocks == 0 { "- (no reads counted)".into() } else { format!("mean {:.0} µs, p99 {:.0} µs", report.mean_latency_us, report.latency_us_p99) },
+        ],
         vec!["placement".into(), format!("blocks inserted per class {:?}", report.inserted_per_class)],
     ];
     let mut rows = rows;
@@ -376,6 +379,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         ]);
     }
     print!("{}", zonekit_report::text_table(&["", ""], &rows));
+    crate::replay_cmd::print_warnings(&report.warnings);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -12,7 +12,7 @@ use zonekit_ftl::placement::{bhbdp::BHBDP, bhbdp::BHBDP_PRE, fk::FK, normal::NOR
 use zonekit_ftl::victim::cbe::{CBE, CBE_LN, CBE_SQRT};
 use zonekit_ftl::GcTrigger;
 use zonekit_lab::cbs::{CbsNode, DEVICE_GIB};
-use zonekit_lab::replay::{replay, ReplaySpec};
+use zonekit_lab::replay::replay;
 use zonekit_lab::sweep::{self, SweepInput, C_GC_COUNT, C_GC_GIB, C_PLACEMENT, C_VS_ZBOPT, C_WAF, C_WORKLOAD};
 use zonekit_report::{bar_chart, csv, line_chart, text_table, Series, Spread};
 use zonekit_trace::input::Input;
@@ -117,16 +117,17 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     let name = format!("{:?}", a.experiment).to_lowercase();
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("zonekit-out/experiment-{name}")));
     let all = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let ftl = FtlArgs::default;
+    // Every seed-000 table at the thesis' device and GC rule, as Table 4.3 is.
+    let ftl = thesis_ftl;
     match a.experiment {
         Experiment::Table43 => table_43(&a, &traces, &out)?,
         Experiment::Granularity => granularity(&a, &out)?,
         Experiment::Table32 => {
-            println!("Table 3.2 of seed 000: CBE with f(t) = t, √t, ln t.");
+            println!("Table 3.2 of seed 000: CBE with f(t) = t, √t, ln t (femu-zns, GC at 15 % sealed garbage).");
             run_grid(&workloads(a.quick), &traces, &all(&[BHBDP.name, ZBOPT.name]), &all(&[CBE.name, CBE_SQRT.name, CBE_LN.name]), None, &ftl(), 1, a.jobs, None, &out)?;
         }
         Experiment::BhbdpSensitivity => {
-            println!("BHB-DP parameters: R1 and R2 in multiples of the device capacity, M reclaimed zones per class.");
+            println!("BHB-DP parameters: R1 and R2 in multiples of the device capacity, M reclaimed zones per class (femu-zns, GC at 15 % sealed garbage).");
             run_grid(&workloads(a.quick)[..2], &traces, &all(&[BHBDP.name]), &all(&[CBE.name]), Some("r1=0.1,0.25,0.5,1;r2=1.5,3,6;m=2,8,32"), &ftl(), 1, a.jobs, None, &out)?;
         }
         Experiment::Table22 => table_22(&workloads(a.quick), &traces, &out)?,
@@ -139,7 +140,7 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
 
 /// FK against ZB-OPT: WAF, GC writes, and the garbage proportion of reclaimed zones per class.
 fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> {
-    println!("Table 2.2 / Figs. 2.10–2.11 of seed 000: FK vs ZB-OPT with CBE; GP of reclaimed zones by class.\n");
+    println!("Table 2.2 / Figs. 2.10–2.11 of seed 000: FK vs ZB-OPT with CBE (femu-zns, GC at 15 % sealed garbage); GP of reclaimed zones by class.\n");
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let mut inputs: Vec<(String, Input)> = traces.iter().map(|t| (t.display().to_string(), Input::path(t, None, false))).collect();
     for w in workloads {
@@ -149,7 +150,7 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
     for (name, input) in &inputs {
         let mut series = Vec::new();
         for placement in [FK.name, ZBOPT.name] {
-            let spec = ReplaySpec { placement: placement.into(), victim: CBE.name.into(), ..ReplaySpec::default() };
+            let spec = thesis_ftl().spec(placement, CBE.name, Default::default(), 1);
             let r = replay(input, &spec, &mut |_| {}).map_err(lab).with_context(|| format!("{placement} on {name}"))?;
             let median = |h: &Vec<u64>| gp_quantile(h, 0.5).map_or("-".to_string(), |m| format!("{m:.2}"));
             let per_class: Vec<String> = r.gp_histogram_by_class.iter().map(median).collect();

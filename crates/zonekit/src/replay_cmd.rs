@@ -36,11 +36,13 @@ pub struct FtlArgs {
     /// Garbage proportion that triggers GC.
     #[arg(long, default_value_t = DEFAULT_GC_THRESHOLD)]
     pub gc_threshold: f64,
-    /// When a fixed-capacity device collects: gp-all (all garbage, open zones' included, over
-    /// the threshold), gp-sealed (the SepBIT prototype: sealed garbage at or over the
-    /// threshold) or free-zones (only when free zones run short, so --utilization sets the
-    /// over-provisioning GC works with). The unbounded log has its own rule.
-    #[arg(long, default_value = "gp-all", value_parser = ["gp-all", "gp-sealed", "free-zones"], conflicts_with = "unbounded")]
+    /// When a fixed-capacity ZNS device collects: free-zones (only when free zones run short,
+    /// so --utilization sets the over-provisioning GC works with; what an SSD's own GC does),
+    /// gp-sealed (the SepBIT prototype and seed 000: sealed garbage at or over the threshold) or
+    /// gp-all (all garbage, open zones' included, over the threshold). A GC the garbage calls
+    /// for takes only zones at or over the threshold. The unbounded log has its own rule; an
+    /// FDP or conventional SSD collects when its free space runs short (free-zones only).
+    #[arg(long, default_value = "free-zones", value_parser = ["free-zones", "gp-sealed", "gp-all"], conflicts_with = "unbounded")]
     pub gc_trigger: String,
     /// Charge operations to the preset's flash timing model (reports device time).
     #[arg(long)]
@@ -175,18 +177,9 @@ fn print_report(r: &ReplayReport) {
         vec!["interface".into(), r.interface.clone()],
         match &r.ssd {
             None => vec!["device".into(), format!("{} zones of {:.0} MiB ({:?})", r.zones, r.zone_mib, r.capacity_mode)],
-            Some(s) => vec![
-                "device".into(),
-                format!(
-                    "SSD of {} reclaim units of {:.0} MiB, {} logical blocks, {:.1} % spare; classes → handles {:?}",
-                    r.zones,
-                    r.zone_mib,
-                    s.logical_blocks,
-                    s.spare * 100.0,
-                    s.class_to_handle
-                ),
-            ],
+            Some(s) => vec!["device".into(), format!("SSD: {} reclaim units of {:.0} MiB, {:.1} % spare", r.zones, r.zone_mib, s.spare * 100.0)],
         },
+        vec!["GC trigger".into(), r.gc_trigger.clone()],
         vec!["working set".into(), format!("{} blocks", r.distinct_blocks)],
         vec!["user writes".into(), format!("{} blocks ({:.2} GiB)", r.user_blocks, r.user_gib)],
         vec!["GC writes".into(), format!("{} blocks ({:.2} GiB)", r.gc_blocks, r.gc_gib)],
@@ -197,11 +190,23 @@ fn print_report(r: &ReplayReport) {
         vec!["zone resets min / max / mean".into(), format!("{} / {} / {:.1}", r.resets_min_max_mean.0, r.resets_min_max_mean.1, r.resets_min_max_mean.2)],
         vec!["device time (timing model)".into(), r.device_time_s.map_or("-".into(), |t| format!("{t:.2} s"))],
         vec!["write latency p99 (timing model)".into(), r.write_latency_us_p99.map_or("-".into(), |t| format!("{t:.0} µs"))],
-        vec!["staging".into(), format!("{:.2} s (one pass over the trace, or its cached replay stream; a binary trace's first replay numbers it as it goes)", r.stage_s)],
+        vec!["staging (one pass over the input)".into(), format!("{:.2} s", r.stage_s)],
         vec!["replay speed".into(), format!("{:.2} M blocks/s ({:.2} s)", r.blocks_per_s / 1e6, r.wall_s)],
         vec!["FTL state".into(), format!("{:.1} B per live block", r.ftl_bytes_per_block)],
     ];
+    let mut rows = rows;
+    if let Some(s) = &r.ssd {
+        rows.insert(3, vec!["classes → handles".into(), format!("{:?}", s.class_to_handle)]);
+    }
     print!("{}", text_table(&["metric", "value"], &rows));
+    print_warnings(&r.warnings);
+}
+
+/// Each warning of a report, wrapped to the terminal, on standard error.
+pub fn print_warnings(warnings: &[String]) {
+    for w in warnings {
+        eprint!("{}", zonekit_report::wrapped("warning: ", w, zonekit_report::TERMINAL_COLUMNS));
+    }
 }
 
 // ---- sweep -------------------------------------------------------------------------------
@@ -365,6 +370,8 @@ pub fn run_inputs(
         Some(s) => println!("shard {}/{}: {} rows in {} (combine the shards with `zonekit sweep merge`)", s.index, s.count, outcome.rows, results.display()),
         None => summarize(out)?,
     }
+    println!("every row's own `zonekit replay` command: {}", out.join("commands.csv").display());
+    print_warnings(&outcome.warnings);
     Ok(())
 }
 

@@ -1070,3 +1070,46 @@ fn fs_cat_stops_at_a_damaged_extent_and_writes_only_verified_bytes() {
     assert!(e.contains("three") && e.contains("checksum"), "{e}");
     assert!(out.stdout.len() <= damaged_at && out.stdout[..] == data[..out.stdout.len()], "cat wrote {} bytes, past the verified ones", out.stdout.len());
 }
+
+/// Every sweep row's `zonekit replay` command (commands.csv), run as written, gives the row's
+/// WAF: no setting is left to a default the sweep did not use.
+#[test]
+fn a_sweep_rows_command_reruns_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = "zipf:blocks=20000,alpha=0.9,writes=120000";
+    ok(
+        &[
+            "sweep",
+            "--workloads",
+            w,
+            "--placements",
+            "sepbit",
+            "--victims",
+            "greedy",
+            "--preset",
+            "tiny",
+            "--zone-mib",
+            "1",
+            "--gc-trigger",
+            "gp-sealed",
+            "--utilization",
+            "0.7",
+            "--seed",
+            "3",
+            "--out",
+            "s",
+        ],
+        dir.path(),
+    );
+    let commands = std::fs::read_to_string(dir.path().join("s/commands.csv")).unwrap();
+    let command = commands.lines().nth(1).unwrap().rsplit_once(',').unwrap().1.to_string();
+    for flag in ["--gc-trigger gp-sealed", "--utilization 0.7", "--zone-mib 1", "--seed 3", "--preset tiny", "--gc-threshold 0.15"] {
+        assert!(command.contains(flag), "{command}");
+    }
+    let results = std::fs::read_to_string(dir.path().join("s/results.csv")).unwrap();
+    let row_waf: f64 = results.lines().nth(1).unwrap().split(',').nth(4).unwrap().parse().unwrap();
+    let run = Command::new("sh").arg("-c").arg(format!("{} --out r", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(dir.path()).output().unwrap();
+    assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/report.json")).unwrap()).unwrap();
+    assert!((report["waf"].as_f64().unwrap() - row_waf).abs() < 1e-4, "{command}: {} against the row's {row_waf}", report["waf"]);
+}
