@@ -61,8 +61,28 @@ pub const RESULTS_HEADER: [&str; 17] = [
     "check",
 ];
 const SPEED_HEADER: [&str; 5] = ["workload", "placement", "victim", "params", "blocks_per_s"];
-/// `commands.csv`: the `zonekit replay` command that reruns each row of `results.csv` alone.
+/// `commands.tsv`: the `zonekit replay` command that reruns each row of `results.csv` alone
+/// (tab-separated: a command holds commas).
 const COMMANDS_HEADER: [&str; 5] = ["workload", "placement", "victim", "params", "command"];
+const COMMANDS_FILE: &str = "commands.tsv";
+
+fn write_commands(path: &Path, rows: &[Vec<String>]) -> Result<()> {
+    let mut text = COMMANDS_HEADER.join("\t") + "\n";
+    for row in rows {
+        text.push_str(&row.join("\t"));
+        text.push('\n');
+    }
+    write_atomically(path, &text)
+}
+
+/// The rows of a shard's `commands.tsv` (none when it has none).
+fn read_commands(path: &Path) -> Result<Vec<Vec<String>>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text.lines().skip(1).map(|l| l.split('\t').map(String::from).collect()).collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(LabError::Io { path: path.into(), error: e }),
+    }
+}
 // Column indices of `results.csv` rows (and of [`load_results`]'s), for the summaries here
 // and the experiments built on sweeps.
 pub const C_WORKLOAD: usize = 0;
@@ -164,7 +184,7 @@ impl Job {
         interface.into_iter().chain(self.spec.params.iter().map(|(k, v)| format!("{k}={v}"))).collect::<Vec<_>>().join(" ")
     }
 
-    /// Its row of `commands.csv`.
+    /// Its row of `commands.tsv`.
     fn command_row(&self, input: &zonekit_trace::input::Input) -> Vec<String> {
         vec![self.workload.clone(), self.spec.placement.clone(), self.spec.victim.clone(), self.params_cell(), self.spec.command(input)]
     }
@@ -272,7 +292,7 @@ impl Sweep {
             write_atomically(&out.join("shard.json"), &(serde_json::to_string_pretty(&manifest).expect("manifest") + "\n"))?;
         }
         let commands: Vec<Vec<String>> = jobs.iter().map(|(_, j)| j.command_row(&self.inputs[j.input].input)).collect();
-        write_rows(&out.join("commands.csv"), &COMMANDS_HEADER, &commands)?;
+        write_commands(&out.join(COMMANDS_FILE), &commands)?;
         let results = out.join("results.csv");
         // Damaged rows (cut, changed, not UTF-8) are moved aside here, then recomputed.
         let resumed = resume(&results, &RESULTS_FILE, Reading::Run)?;
@@ -547,11 +567,11 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<()> {
     let (mut speed, mut commands) = (Vec::new(), Vec::new());
     for dir in shard_dirs {
         speed.extend(read_rows(&dir.join("speed.csv"), &SPEED_HEADER)?);
-        commands.push(read_rows(&dir.join("commands.csv"), &COMMANDS_HEADER)?);
+        commands.push(read_commands(&dir.join(COMMANDS_FILE))?);
     }
     // Grid order, as for the results: job k is row k / N of shard k % N.
     let commands: Vec<Vec<String>> = (0..total).filter_map(|k| commands.get(k % count).and_then(|c| c.get(k / count)).cloned()).collect();
-    write_rows(&out.join("commands.csv"), &COMMANDS_HEADER, &commands)?;
+    write_commands(&out.join(COMMANDS_FILE), &commands)?;
     write_rows(&out.join("speed.csv"), &SPEED_HEADER, &speed)
 }
 

@@ -33,7 +33,8 @@ pub struct FtlArgs {
     /// The SepBIT simulator's unbounded log instead of a fixed capacity.
     #[arg(long)]
     pub unbounded: bool,
-    /// Garbage proportion that triggers GC.
+    /// Garbage proportion that triggers GC under gp-sealed and gp-all, the least a zone a
+    /// garbage-triggered GC takes must hold, and the share CBE victims must exceed.
     #[arg(long, default_value_t = DEFAULT_GC_THRESHOLD)]
     pub gc_threshold: f64,
     /// When a fixed-capacity ZNS device collects: free-zones (only when free zones run short,
@@ -370,7 +371,7 @@ pub fn run_inputs(
         Some(s) => println!("shard {}/{}: {} rows in {} (combine the shards with `zonekit sweep merge`)", s.index, s.count, outcome.rows, results.display()),
         None => summarize(out)?,
     }
-    println!("every row's own `zonekit replay` command: {}", out.join("commands.csv").display());
+    println!("every row's own `zonekit replay` command: {}", out.join("commands.tsv").display());
     print_warnings(&outcome.warnings);
     Ok(())
 }

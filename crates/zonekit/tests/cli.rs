@@ -416,7 +416,22 @@ fn kv_bench_report_only_reports_existing_rows_and_runs_nothing() {
 fn resumed_sweep_never_reports_rows_of_other_settings() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let base = ["sweep", "--workloads", "zipf:blocks=20K,alpha=0.9,writes=150K", "--placements", "sepbit", "--victims", "greedy", "--preset", "tiny", "--out", "s"];
+    // Under gp-sealed the threshold decides when GC runs (under free-zones only CBE reads it).
+    let base = [
+        "sweep",
+        "--workloads",
+        "zipf:blocks=20K,alpha=0.9,writes=150K",
+        "--placements",
+        "sepbit",
+        "--victims",
+        "greedy",
+        "--preset",
+        "tiny",
+        "--gc-trigger",
+        "gp-sealed",
+        "--out",
+        "s",
+    ];
     ok(&base, d);
     let waf = |d: &Path| -> String { std::fs::read_to_string(d.join("s/results.csv")).unwrap().lines().nth(1).unwrap().split(',').nth(4).unwrap().to_string() };
     let first = waf(d);
@@ -1071,7 +1086,7 @@ fn fs_cat_stops_at_a_damaged_extent_and_writes_only_verified_bytes() {
     assert!(out.stdout.len() <= damaged_at && out.stdout[..] == data[..out.stdout.len()], "cat wrote {} bytes, past the verified ones", out.stdout.len());
 }
 
-/// Every sweep row's `zonekit replay` command (commands.csv), run as written, gives the row's
+/// Every sweep row's `zonekit replay` command (commands.tsv), run as written, gives the row's
 /// WAF: no setting is left to a default the sweep did not use.
 #[test]
 fn a_sweep_rows_command_reruns_it() {
@@ -1101,8 +1116,8 @@ fn a_sweep_rows_command_reruns_it() {
         ],
         dir.path(),
     );
-    let commands = std::fs::read_to_string(dir.path().join("s/commands.csv")).unwrap();
-    let command = commands.lines().nth(1).unwrap().rsplit_once(',').unwrap().1.to_string();
+    let commands = std::fs::read_to_string(dir.path().join("s/commands.tsv")).unwrap();
+    let command = commands.lines().nth(1).unwrap().rsplit_once('\t').unwrap().1.to_string();
     for flag in ["--gc-trigger gp-sealed", "--utilization 0.7", "--zone-mib 1", "--seed 3", "--preset tiny", "--gc-threshold 0.15"] {
         assert!(command.contains(flag), "{command}");
     }
