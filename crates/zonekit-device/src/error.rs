@@ -116,6 +116,11 @@ impl DeviceError {
         DeviceError::Io { context: context.into(), error }
     }
 
+    /// Whether the device (or a file it needs) is not there: a bad request, not a failed run.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, DeviceError::Io { error, .. } if error.kind() == io::ErrorKind::NotFound)
+    }
+
     /// The NVMe status code (SCT 1h, command-specific) this error corresponds to, if any.
     pub fn nvme_status(&self) -> Option<u16> {
         Some(match self {

@@ -63,7 +63,8 @@ enum Command {
     Sweep(replay_cmd::SweepCmd),
     /// List every policy family's policies with their parameters and defaults.
     Policies,
-    /// Reproduce a seed-000 experiment (table-4.3, table-2.2, table-3.2, bhbdp-sensitivity).
+    /// Reproduce a seed-000 experiment (table-4.3, granularity, table-2.2, table-3.2,
+    /// bhbdp-sensitivity) or compare interfaces (interfaces, fdp-anchor).
     Experiment(experiment_cmd::ExperimentArgs),
     /// One self-contained HTML page (settings, tables, inline charts) of a results directory;
     /// every experiment also writes it at its end, as DIR/report.html.
@@ -149,8 +150,14 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("zonekit: error: {e:#}");
-            // A bad request exits like a bad flag (clap's 2); a run that failed, with 1.
-            if e.chain().any(|c| c.is::<Usage>()) {
+            // A bad request exits like a bad flag (clap's 2); a run that failed, with 1. An
+            // input that is not there (a trace, an image, a device path) is a bad request in
+            // every command, whichever layer found it missing.
+            let missing = |c: &(dyn std::error::Error + 'static)| {
+                c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+                    || c.downcast_ref::<zonekit_device::DeviceError>().is_some_and(zonekit_device::DeviceError::is_not_found)
+            };
+            if e.chain().any(|c| c.is::<Usage>() || missing(c)) {
                 ExitCode::from(2)
             } else {
                 ExitCode::from(1)
