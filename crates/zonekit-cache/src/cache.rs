@@ -396,7 +396,7 @@ impl<C: CacheDevice> Cache<C> {
             }
         }
         let capacity = self.hdd.capacity_blocks();
-        for (lba, bucket, offset, dirty) in r.keys {
+        for &(lba, bucket, offset, dirty) in &r.keys {
             if lba >= capacity {
                 return Err(CacheError::Corrupt(format!("backing block {lba} is cached, but the disk has {capacity} blocks")));
             }
@@ -406,7 +406,8 @@ impl<C: CacheDevice> Cache<C> {
             self.index.insert(lba, Entry { bucket, offset: offset as u32, gen: self.buckets[bucket as usize].gen, valid: true });
             self.buckets[bucket as usize].live += 1;
         }
-        if self.free.is_empty() {
+        // A cache opened to be read keeps every bucket as it found them.
+        if self.free.is_empty() && !r.read_only {
             self.evict_batch()?;
         }
         Ok(())

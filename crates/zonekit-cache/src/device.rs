@@ -60,6 +60,9 @@ pub struct RecoveredKeys {
     pub fills: Vec<u64>,
     /// (backing block, bucket, offset, dirty) of every cached block.
     pub keys: Vec<(u64, u32, u64, bool)>,
+    /// Recovered to be read, not written ([`crate::DurableBuckets::inspect`]): the cache
+    /// must change nothing on opening, not even evict to make a free bucket.
+    pub read_only: bool,
 }
 
 /// Buckets of `zones_per_bucket` consecutive sequential zones.

@@ -124,7 +124,19 @@ impl<D: ZonedDevice> DurableBuckets<D> {
     }
 
     /// The cache on `dev`: its settings and keys recovered (see the module doc).
-    pub fn open(mut dev: D) -> Result<DurableBuckets<D>> {
+    pub fn open(dev: D) -> Result<DurableBuckets<D>> {
+        Self::open_with(dev, true)
+    }
+
+    /// The cache on `dev` recovered as [`DurableBuckets::open`] recovers it, in memory only:
+    /// the buckets nothing points into are not reset, partly written zones not finished, no
+    /// snapshot written. For a check that must leave the device as it found it (the device
+    /// may be opened read-only); such a cache is for reading, not for writes.
+    pub fn inspect(dev: D) -> Result<DurableBuckets<D>> {
+        Self::open_with(dev, false)
+    }
+
+    fn open_with(mut dev: D, repair: bool) -> Result<DurableBuckets<D>> {
         let layout = Self::layout(&dev)?;
         let Some(r) = journal::recover(&mut dev, &layout)? else {
             return Err(CacheError::Config("the device holds no cache journal (zonekit cache create makes one)".into()));
@@ -179,9 +191,9 @@ impl<D: ZonedDevice> DurableBuckets<D> {
             let dev = cache.buckets.device_mut();
             for z in first..first + settings.zones_per_bucket {
                 let state = zones[z as usize].state;
-                if !held[b as usize] && state != ZoneState::Empty {
+                if repair && !held[b as usize] && state != ZoneState::Empty {
                     dev.reset_zone(ZoneId(z))?;
-                } else if held[b as usize] && state.is_active() {
+                } else if repair && held[b as usize] && state.is_active() {
                     dev.finish_zone(ZoneId(z))?;
                 }
             }
@@ -189,8 +201,10 @@ impl<D: ZonedDevice> DurableBuckets<D> {
                 fills[b as usize] = 0;
             }
         }
-        cache.writer.snapshot(cache.buckets.device_mut().inner_mut(), &r.entries)?;
-        cache.recovered = Some(RecoveredKeys { fills, keys });
+        if repair {
+            cache.writer.snapshot(cache.buckets.device_mut().inner_mut(), &r.entries)?;
+        }
+        cache.recovered = Some(RecoveredKeys { fills, keys, read_only: !repair });
         Ok(cache)
     }
 

@@ -99,10 +99,21 @@ fn disk_file(path: &Path, write: bool) -> Result<File> {
 fn open_cache(device: &Path, disk: &Path) -> Result<DeviceCache> {
     let dev = crate::open::open_read_write(device)?.device;
     let buckets = DurableBuckets::open(dev).with_context(|| format!("{}: opening the cache", device.display()))?;
+    cache_on(buckets, device, disk_file(disk, true)?, disk)
+}
+
+/// The cache on `device` in front of `disk`, recovered in memory with both opened read-only:
+/// for `cache check`, which must leave both images byte for byte as it found them.
+fn inspect_cache(device: &Path, disk: &Path) -> Result<DeviceCache> {
+    let dev = crate::open::open_read_only(device)?.device;
+    let buckets = DurableBuckets::inspect(dev).with_context(|| format!("{}: opening the cache", device.display()))?;
+    cache_on(buckets, device, disk_file(disk, false)?, disk)
+}
+
+fn cache_on(buckets: DurableBuckets<Box<dyn ZonedDevice + Send>>, device: &Path, disk_file: File, disk: &Path) -> Result<DeviceCache> {
     let settings = buckets.settings();
     let block_bytes = buckets.block_bytes();
-    let hdd =
-        Hdd::on_file(HddConfig::barracuda(settings.disk_blocks, block_bytes), disk_file(disk, true)?).with_context(|| format!("{}: the cache's backing disk", disk.display()))?;
+    let hdd = Hdd::on_file(HddConfig::barracuda(settings.disk_blocks, block_bytes), disk_file).with_context(|| format!("{}: the cache's backing disk", disk.display()))?;
     let shape = CacheShape { buckets: buckets.buckets(), bucket_blocks: buckets.bucket_blocks() };
     let (info, params) = zonekit_base::policy::find(EVICTIONS, "eviction", "bcache")?;
     let eviction = (info.make)(&zonekit_base::policy::ParamReader::new(info, &params)?, shape)?;
@@ -275,7 +286,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         disk_only = Some(file);
         (len / bytes as u64, bytes)
     } else {
-        let c = open_cache(&a.device, &a.disk)?;
+        let c = inspect_cache(&a.device, &a.disk)?;
         let shape = (c.device().settings().disk_blocks, c.device().block_bytes() as usize);
         cache = Some(c);
         shape
