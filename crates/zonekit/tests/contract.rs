@@ -108,3 +108,47 @@ fn a_missing_input_is_a_bad_request_everywhere() {
         assert!(stderr.starts_with("zonekit: error:") && stderr.contains("nope"), "`zonekit {command}`: {stderr}");
     }
 }
+
+/// Every command that only reads leaves its inputs byte for byte as it found them: device
+/// images with a file system, a tree and a cache on them, and a trace.
+#[test]
+fn read_only_commands_change_no_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("h.txt"), "hello\n").unwrap();
+    ok(&["device", "create", "--preset", "tiny", "f.zk"], d);
+    ok(&["fs", "mkfs", "f.zk"], d);
+    ok(&["fs", "put", "f.zk", "h.txt"], d);
+    ok(&["device", "create", "--preset", "tiny", "--conventional", "8", "t.zk"], d);
+    ok(&["tree", "create", "t.zk"], d);
+    ok(&["tree", "load", "--count", "500", "t.zk"], d);
+    ok(&["device", "create", "--preset", "tiny", "--zones", "8", "c.zk"], d);
+    ok(&["cache", "create", "--disk", "d.img", "c.zk"], d);
+    ok(&["cache", "load", "--disk", "d.img", "--count", "9000", "c.zk"], d);
+    ok(&["trace", "gen", "zipf:blocks=1000,writes=5000", "--out", "w.csv"], d);
+    let inputs = ["f.zk", "t.zk", "c.zk", "d.img", "w.csv"];
+    let snapshot = || inputs.iter().map(|f| std::fs::read(d.join(f)).unwrap()).collect::<Vec<_>>();
+    let before = snapshot();
+    let read_only: &[&[&str]] = &[
+        &["device", "info", "f.zk"],
+        &["device", "report", "f.zk"],
+        &["fs", "ls", "f.zk"],
+        &["fs", "df", "f.zk"],
+        &["fs", "fsck", "f.zk"],
+        &["fs", "dump", "f.zk"],
+        &["fs", "cat", "f.zk", "h.txt"],
+        &["tree", "check", "t.zk"],
+        &["tree", "get", "t.zk", "5"],
+        &["cache", "check", "--disk", "d.img", "c.zk"],
+        &["cache", "check", "--disk", "d.img", "--disk-only", "c.zk"],
+        &["trace", "info", "w.csv"],
+        &["analyze", "w.csv", "--out", "an"],
+    ];
+    for args in read_only {
+        ok(args, d);
+        let after = snapshot();
+        for (i, f) in inputs.iter().enumerate() {
+            assert!(after[i] == before[i], "`zonekit {}` changed {f}", args.join(" "));
+        }
+    }
+}
