@@ -216,8 +216,10 @@ pub struct ExperimentArgs {
     /// hit ratio and host, device and total WAF (docs/results/interfaces.md).
     #[arg(long, conflicts_with = "trace")]
     interfaces: bool,
-    #[arg(long, default_value = "zonekit-out/cache")]
-    out: PathBuf,
+    /// Where the results go [default: zonekit-out/cache-experiment; with --interfaces
+    /// zonekit-out/cache-interfaces].
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -385,7 +387,11 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
 
 fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let threads = crate::experiment_run::threads(a.threads)?;
-    let mut exp = CacheExperiment::synthetic(a.scale.unwrap_or(1.0), a.passes.unwrap_or(2.0), a.seed.unwrap_or(1), threads, a.out.clone());
+    // The two modes write different tables: each its own directory.
+    let (identity, default_out) =
+        if a.interfaces { ("cache experiment --interfaces", "zonekit-out/cache-interfaces") } else { ("cache experiment", "zonekit-out/cache-experiment") };
+    let out = a.out.clone().unwrap_or_else(|| PathBuf::from(default_out));
+    let mut exp = CacheExperiment::synthetic(a.scale.unwrap_or(1.0), a.passes.unwrap_or(2.0), a.seed.unwrap_or(1), threads, out.clone());
     exp.warmup_fraction = a.warmup_fraction;
     exp.layout = Layout::parse(a.layout.as_deref().unwrap_or("strided")).map_err(lab)?;
     exp.write_points = a.write_points;
@@ -404,15 +410,16 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
         let input = zonekit_trace::input::Input::path(path, None, false);
         exp.trace = Some(TraceExperiment::new(input, cache_bytes, zone_bytes).map_err(lab)?);
     }
+    crate::report_cmd::claim_out(&out, identity, true)?;
     if a.interfaces {
         let summary = crate::experiment_run::with_runs_bar(|progress| zonekit_lab::cache_interfaces::run(&exp, progress))?;
         print!("{summary}");
-        println!("\nresults: {}/cache-interfaces.csv, summary.md", a.out.display());
-        return Ok(ExitCode::SUCCESS);
+        println!("\nresults: {}/cache-interfaces.csv, summary.md", out.display());
+    } else {
+        let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
+        print!("{summary}");
+        println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", out.display());
     }
-    let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
-    print!("{summary}");
-    println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", a.out.display());
-    crate::report_cmd::finish(&a.out)?;
+    crate::report_cmd::finish(&out)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use zonekit_lab::cbs::{CbsNode, DEVICE_GIB};
 
@@ -33,9 +33,10 @@ const LOCK_IN_ZONES: f64 = 350.0;
 
 #[derive(Args)]
 pub struct DemoArgs {
-    /// Directory for the results (CSV, SVG, report.html).
-    #[arg(long, default_value = "zonekit-out/demo")]
-    pub out: PathBuf,
+    /// Directory for the results (CSV, SVG, report.html) [default: zonekit-out/demo, or
+    /// zonekit-out/demo-scale-S at another --scale, so the default demo's results stay].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Share of node 1's size to replay, in (0, 1] (writes, working set and device scale
     /// together); 1 is the thesis' scale (~2,000 zones per working set, minutes).
     #[arg(long, default_value_t = SCALE)]
@@ -47,11 +48,13 @@ pub struct DemoArgs {
 
 impl Default for DemoArgs {
     fn default() -> Self {
-        DemoArgs { out: PathBuf::from("zonekit-out/demo"), scale: SCALE, jobs: 2 }
+        DemoArgs { out: None, scale: SCALE, jobs: 2 }
     }
 }
 
 pub fn run(args: &DemoArgs) -> Result<ExitCode> {
+    let out =
+        args.out.clone().unwrap_or_else(|| PathBuf::from(if args.scale == SCALE { "zonekit-out/demo".to_string() } else { format!("zonekit-out/demo-scale-{}", args.scale) }));
     let node = CbsNode::find(NODE).map_err(replay_cmd::lab)?;
     let zones = node.wss_gib * args.scale / ZONE_GIB;
     println!("zonekit: the block FTL on an emulated ZNS device (femu-zns: 32 MiB zones, 7 open; GC at 15 % sealed garbage; CBE victims), as seed 000 replays a cloud node");
@@ -59,11 +62,12 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     let inputs = node_inputs(&[node], args.scale)?;
     let placements: Vec<String> = zonekit_ftl::placement::compared().map(|p| p.name.to_string()).collect();
     println!("placements: {}\n", placements.join(", "));
-    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    // The demo always recomputes: a stale file from an older build would mislead.
-    let _ = std::fs::remove_file(args.out.join("results.csv"));
+    // The demo always recomputes (a stale file from an older build would mislead), and a
+    // directory of another scale's demo starts clean.
+    crate::report_cmd::claim_out(&out, "demo", false)?;
+    let _ = std::fs::remove_file(out.join("results.csv"));
     let cbe = zonekit_ftl::victim::cbe::CBE.name.to_string();
-    replay_cmd::run_inputs(inputs, &placements, &[cbe], None, &thesis_ftl(), 1, args.jobs, None, &args.out)?;
+    replay_cmd::run_inputs(inputs, &placements, &[cbe], None, &thesis_ftl(), 1, args.jobs, None, &out)?;
     println!("\nWAF = (user + GC writes) / user writes; GC count is relative to the ZB-OPT oracle; GP is the garbage proportion of reclaimed zones. Lower is better.");
     println!(
         "fk and zbopt know every block's next write: they bound what any placement can reach on this workload. Granularity: the working set spans {zones:.0} zones of 32 MiB on a {:.1} GiB device (the thesis: ~2,000 zones, 100 GB).",
@@ -72,6 +76,6 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     if zones < LOCK_IN_ZONES {
         println!("Below ~{LOCK_IN_ZONES:.0} zones per working set BHB-DP's class-1 threshold can lock in, and BHB-DP then trails BHB-DP_pre, unlike the thesis: a property of the granularity, not of the policies (docs/results/seed-000.md).");
     }
-    crate::report_cmd::finish(&args.out)?;
+    crate::report_cmd::finish(&out)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -139,7 +139,7 @@ pub fn run(args: &DeviceDemoArgs) -> Result<ExitCode> {
             r.preset, r.streams, r.written_mib, r.write_mb_per_s, r.read_kiops, r.read_p50_us, r.read_p99_us, r.reset_mean_ms
         );
     }
-    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    crate::report_cmd::claim_out(&args.out, "device demo", false)?;
     let mut csv = String::from("preset,streams,written_mib,write_mb_per_s,read_kiops,read_p50_us,read_p99_us,reset_mean_ms,zones_reset\n");
     for r in &results {
         csv.push_str(&format!(

@@ -116,6 +116,10 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     let traces = if node_experiment { a.traces.clone().unwrap_or_default() } else { a.traces.clone().unwrap_or_else(default_traces) };
     let name = format!("{:?}", a.experiment).to_lowercase();
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("zonekit-out/experiment-{name}")));
+    // The sweeps' experiments resume row by row (rows carry their settings); the others
+    // write their tables whole.
+    let resumable = matches!(a.experiment, Experiment::Table43 | Experiment::Granularity | Experiment::Table32 | Experiment::BhbdpSensitivity);
+    crate::report_cmd::claim_out(&out, &format!("experiment {}", a.experiment.to_possible_value().expect("every experiment is named").get_name()), resumable)?;
     let all = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     // Every seed-000 table at the thesis' device and GC rule, as Table 4.3 is.
     let ftl = thesis_ftl;

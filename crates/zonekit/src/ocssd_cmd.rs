@@ -108,6 +108,7 @@ pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
         OcssdCommand::Run(a) => run_cmd(*a),
         OcssdCommand::Experiment(a) => experiment_cmd(a),
         OcssdCommand::Workload(a) => {
+            crate::report_cmd::claim_out(&a.out, "ocssd workload", false)?;
             let table = zonekit_lab::ocssd_workload::characterise(a.seed, &a.out).map_err(lab)?;
             print!("{table}");
             println!("\nresults: {}/workload.csv and Figs. 2.2-2.7 as SVG", a.out.display());
@@ -177,6 +178,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
             usage!("--real-trace {}: no such file", path.display());
         }
     }
+    crate::report_cmd::claim_out(&a.out, "ocssd experiment", true)?;
     let exp = OcssdExperiment { scale: a.scale, real_trace: a.real_trace.clone(), seed: a.seed, threads, out: a.out.clone() };
     let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
     print!("{summary}");

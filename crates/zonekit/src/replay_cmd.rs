@@ -140,6 +140,8 @@ fn progress_bar(total: Option<u64>, what: &str) -> Progress {
 pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
     let input = a.input.input()?;
     let spec = a.ftl.spec(&a.placement, &a.victim, crate::params::parse_params("--param", &a.params)?, a.input.seed);
+    spec.validate().map_err(lab)?;
+    crate::report_cmd::claim_out(&a.out, "replay", false)?;
     let bar = progress_bar(None, &format!("replaying {} + {}", a.placement, a.victim));
     let report = replay(&input, &spec, &mut |n| bar.set_position(n)).map_err(lab)?;
     bar.finish_and_clear();
@@ -278,6 +280,7 @@ pub struct SweepArgs {
 
 pub fn sweep_cmd(c: SweepCmd) -> Result<ExitCode> {
     if let Some(SweepSub::Merge { dirs, out }) = c.command {
+        crate::report_cmd::claim_out(&out, "sweep", true)?;
         sweep::merge(&out, &dirs).map_err(lab)?;
         println!("merged {} shards into {}/results.csv", dirs.len(), out.display());
         summarize(&out)?;
@@ -290,6 +293,9 @@ pub fn sweep_cmd(c: SweepCmd) -> Result<ExitCode> {
     }
     let shard = a.shard.as_deref().map(str::parse::<Shard>).transpose().map_err(lab)?;
     let placements = if a.placements.is_empty() { placement::compared().map(|p| p.name.to_string()).collect() } else { a.placements.clone() };
+    // A shard's directory is a sweep's too: its rows carry their settings, a resume sets
+    // aside those of other settings.
+    crate::report_cmd::claim_out(&a.out, "sweep", true)?;
     run_grid(&a.workloads, &a.traces, &placements, &a.victims, a.grid.as_deref(), &a.ftl, a.seed, a.jobs, shard, &a.out)?;
     // A shard's page would show a slice: the merged directory gets the report.
     if shard.is_none() {

@@ -31,10 +31,62 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Which run an output directory belongs to: `IDENTITY<TAB>COMMAND` ([`claim_out`]).
+const RUN_FILE: &str = ".zonekit-run";
+
+/// The command line this process was started with, each argument as a shell needs it typed.
+fn this_command() -> String {
+    // args_os: an argument that is not UTF-8 (a file name) must not stop the report.
+    std::iter::once("zonekit".to_string()).chain(std::env::args_os().skip(1).map(|a| shell_word(&a.to_string_lossy()))).collect::<Vec<_>>().join(" ")
+}
+
+/// Makes `out` this run's own before anything is written to it, so one directory never mixes
+/// the results of two runs. `identity` names what the directory holds (`"replay"`, `"cache
+/// experiment --interfaces"`, `"experiment table-4.3"`): a directory another identity wrote
+/// is refused (exit 2), as is one holding results no claimed run wrote. The same identity
+/// with another command line resumes in place when the run is `resumable` (its rows carry
+/// their settings and are set aside when they differ); otherwise the directory's files are
+/// removed first (the directories in it are left: each run's directory has its own claim).
+pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
+    let command = this_command();
+    let run = out.join(RUN_FILE);
+    let other = |what: &str| -> anyhow::Error {
+        crate::Usage(format!("--out {}: it holds {what}; give `zonekit {identity}` a directory of its own (another --out), or remove that one", out.display())).into()
+    };
+    match std::fs::read_to_string(&run) {
+        Ok(text) => {
+            let (before_identity, before_command) = text.trim_end().split_once('\t').unwrap_or((text.trim_end(), ""));
+            if before_identity != identity {
+                return Err(other(&format!("the results of `{before_command}`")));
+            }
+            if before_command != command && !resumable {
+                println!("{}: starting clean (it held the results of `{before_command}`)", out.display());
+                // Its files; a directory inside may be another run's, with a claim of its own.
+                for entry in std::fs::read_dir(out).with_context(|| format!("reading {}", out.display()))? {
+                    let path = entry?.path();
+                    if !path.is_dir() {
+                        std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+                    }
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A directory of results from before runs claimed theirs, or written by hand.
+            let unclaimed = [SETTINGS_FILE, REPORT_FILE, "results.csv", "summary.md"].iter().find(|f| out.join(f).exists());
+            if let Some(f) = unclaimed {
+                return Err(other(&format!("results no claimed run wrote ({f})")));
+            }
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {}", run.display()))),
+    }
+    std::fs::create_dir_all(out).map_err(|e| crate::Usage(format!("--out {}: {e}", out.display())))?;
+    std::fs::write(&run, format!("{identity}\t{command}\n")).with_context(|| format!("writing {}", run.display()))?;
+    Ok(())
+}
+
 /// At the end of an experiment: records how it was run beside its results and writes the page.
 pub fn finish(out: &Path) -> Result<()> {
-    // args_os: an argument that is not UTF-8 (a file name) must not stop the report.
-    let command = std::iter::once("zonekit".to_string()).chain(std::env::args_os().skip(1).map(|a| shell_word(&a.to_string_lossy()))).collect::<Vec<_>>().join(" ");
+    let command = this_command();
     let settings = [("command".to_string(), command.clone()), ("zonekit version".to_string(), env!("CARGO_PKG_VERSION").to_string())];
     write_settings(out, &settings).with_context(|| format!("writing {}", out.join(SETTINGS_FILE).display()))?;
     let path = write_page(out, &command)?;

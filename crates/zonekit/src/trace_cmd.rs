@@ -423,6 +423,7 @@ impl BlockSource for Progress<'_> {
 
 pub fn analyze_cmd(a: AnalyzeArgs) -> Result<ExitCode> {
     let input = a.input.input()?;
+    crate::report_cmd::claim_out(&a.out, "analyze", false)?;
     let bar = progress("analysing (4 passes)");
     let result = analyze(&Progress { input: &input, bar: bar.clone() }, a.input.block_size)?;
     bar.finish_and_clear();

@@ -290,6 +290,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
         threads,
         out: a.out.clone(),
     };
+    crate::report_cmd::claim_out(&a.out, "tree experiment", true)?;
     let backend = match &a.device {
         Some(path) => Backend::Device { name: path.display().to_string(), device: crate::open::open_read_write(path)?.device },
         None => Backend::Model,

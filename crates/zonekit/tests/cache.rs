@@ -223,6 +223,10 @@ fn the_interfaces_comparison_writes_every_interface_and_refuses_a_trace() {
     let csv = std::fs::read_to_string(d.join("ci/cache-interfaces.csv")).unwrap();
     assert!(csv.starts_with("placement,interface,bucket_bytes,cache_bytes,raw_bytes,hit_ratio,host_waf,device_waf,total_waf"), "{csv}");
     assert_eq!(csv.lines().count(), 15, "{csv}");
+    assert!(d.join("ci/report.html").exists(), "every experiment writes its report");
+    // The thesis' sections are another table: not into the comparison's directory.
+    let e = refused(&["cache", "experiment", "--scale", "0.0078125", "--passes", "0.5", "--out", "ci"], d, 2);
+    assert!(e.contains("cache experiment --interfaces"), "{e}");
     std::fs::write(d.join("t.csv"), "0,R,0,4096,1\n").unwrap();
     let e = refused(&["cache", "experiment", "--interfaces", "--trace", "t.csv", "--cache-mib", "64", "--out", "ci2"], d, 2);
     assert!(e.contains("cannot be used with"), "{e}");

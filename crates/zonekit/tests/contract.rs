@@ -152,3 +152,33 @@ fn read_only_commands_change_no_input() {
         }
     }
 }
+
+/// An output directory holds one run's results: another command's directory is refused, the
+/// same command under other settings starts clean (unless it resumes row by row), and a
+/// directory of results no run claimed is refused.
+#[test]
+fn an_output_directory_never_mixes_two_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let replay = |placement: &str| ok(&["replay", "--workload", "zipf:blocks=2000,writes=20000", "--preset", "tiny", "--placement", placement, "--out", "o"], d);
+    replay("sepbit");
+    // A file only the first run had: kept when the same command runs again, gone when the
+    // settings change.
+    std::fs::write(d.join("o/first-run-only.svg"), "<svg/>").unwrap();
+    replay("sepbit");
+    assert!(d.join("o/first-run-only.svg").exists(), "the same run again keeps its directory");
+    let out = replay("warcip");
+    assert!(out.contains("starting clean") && !d.join("o/first-run-only.svg").exists(), "{out}");
+    assert!(d.join("o/report.json").exists());
+    let e = refused(&["analyze", "--workload", "zipf:blocks=2000,writes=20000", "--out", "o"], d, 2);
+    assert!(e.contains("--out o") && e.contains("zonekit replay"), "{e}");
+    std::fs::create_dir(d.join("old")).unwrap();
+    std::fs::write(d.join("old/results.csv"), "a,b\n").unwrap();
+    let e = refused(&["sweep", "--workloads", "zipf:blocks=2000,writes=20000", "--out", "old"], d, 2);
+    assert!(e.contains("results.csv"), "{e}");
+    // A sweep resumes in place under other settings (its rows carry their settings).
+    let sweep = |victims: &str| ok(&["sweep", "--workloads", "zipf:blocks=2000,writes=20000", "--preset", "tiny", "--placements", "sepbit", "--victims", victims, "--out", "s"], d);
+    sweep("greedy");
+    let out = sweep("greedy,cbe");
+    assert!(out.contains("1 runs to do (1 already done)"), "{out}");
+}
