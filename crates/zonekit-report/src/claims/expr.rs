@@ -44,8 +44,16 @@ pub struct Measurement {
     pub below: Option<Expr>,
 }
 
+impl Measurement {
+    /// A measurement named in parentheses is context: shown beside the judged ones, not judged.
+    pub fn is_context(&self) -> bool {
+        self.name.starts_with('(') && self.name.ends_with(')')
+    }
+}
+
 pub fn parse_measurement(text: &str) -> Result<Measurement, String> {
-    let (name, rest) = text.split_once(':').ok_or_else(|| format!("`{text}`: a measurement is `name: EXPR` or `name: EXPR > EXPR`"))?;
+    let (name, rest) =
+        text.split_once(": ").ok_or_else(|| format!("`{text}`: a measurement is `name: EXPR` or `name: EXPR > EXPR` (the name ends at the first colon and space)"))?;
     let name = name.trim();
     if name.is_empty() || name.contains(['[', '~', '"']) {
         return Err(format!("`{text}`: a measurement starts with its name and a colon"));

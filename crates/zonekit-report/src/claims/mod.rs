@@ -18,7 +18,7 @@
 //! | `unit` | the unit of the seed's value and ours (`%`, `WAF`, `points`) |
 //! | `margin` | `10 %` (a share of the seed's value; of the lower side's, for an ordering) or `0.5` (in `unit`), then where it comes from: the seed's own where it gives one, else `10 % (default)` |
 //! | `setting` | the setting the claim holds at, and ours |
-//! | `ours` | one measurement a line: `name: EXPR` for a value, `name: EXPR > EXPR` for an ordering (the side the seed says is higher first) |
+//! | `ours` | one measurement a line: `name: EXPR` for a value, `name: EXPR > EXPR` for an ordering (the name ends at the first colon and space) (the side the seed says is higher first); a name in parentheses, `(Belady): EXPR`, is context, shown and not judged |
 //! | `note` | why: required for a declared verdict |
 //!
 //! `EXPR` is arithmetic (`+ - * /`, parentheses, `min(..)`, `max(..)`) over numbers and
@@ -51,12 +51,13 @@
 //! [`render`] writes, a source file, row or column that is missing, and a number in a table
 //! of the write-up (outside the rendered block; in it, the claims' notes: its other cells are the
 //! seed's words and settings, or computed) found
-//! in no result file under `DIR` (a number with `d` decimals matches a file's number that
-//! rounds to it at `d` decimals, or 100 × it for a ratio shown as a percent; an integer must
-//! match exactly; a number glued to letters — `fig5`, `W4`, `L1` — is a name, not a number).
+//! in no result file under `DIR` (any file but the claims file, SVG charts and series of more
+//! than [`numbers::SERIES_LINES_MIN`] lines; a number with `d` decimals matches a file's number that
+//! rounds to it at `d` decimals, or 100 × it for a ratio shown as a percent, `10.09 M` one near
+//! 10,090,000; an integer must match exactly; a number glued to letters — `fig5`, `W4`, `L1` — is a name, not a number).
 
 mod expr;
-mod numbers;
+pub mod numbers;
 pub mod verdict;
 
 use std::collections::BTreeMap;
@@ -169,9 +170,11 @@ fn parse_row(row: &[String]) -> Result<Claim, String> {
         other => Kind::Declared(Verdict::declared(other).ok_or_else(|| format!("kind `{other}`: value, ordering, by construction, calibrated to this cell or not addressed"))?),
     };
     match kind {
-        Kind::Value { .. } | Kind::Ordering { .. } if measurements.is_empty() => return Err(format!("a {kind_text} claim needs a measurement in `ours`")),
-        Kind::Value { .. } if measurements.iter().any(|m| m.below.is_some()) => return Err("a value claim's measurements have no `>`".into()),
-        Kind::Ordering { .. } if measurements.iter().any(|m| m.below.is_none()) => return Err("an ordering claim's measurements are `higher > lower`".into()),
+        Kind::Value { .. } | Kind::Ordering { .. } if measurements.iter().all(Measurement::is_context) => {
+            return Err(format!("a {kind_text} claim needs a measurement in `ours` (not only context)"))
+        }
+        Kind::Value { .. } if measurements.iter().any(|m| !m.is_context() && m.below.is_some()) => return Err("a value claim's measurements have no `>`".into()),
+        Kind::Ordering { .. } if measurements.iter().any(|m| !m.is_context() && m.below.is_none()) => return Err("an ordering claim's measurements are `higher > lower`".into()),
         Kind::Declared(_) if note.is_empty() => return Err(format!("a claim declared `{kind_text}` needs a note saying why")),
         _ => {}
     }
@@ -198,7 +201,7 @@ pub struct Measured {
     pub name: String,
     pub value: f64,
     pub below: Option<f64>,
-    /// `None` for a declared verdict's measurements, which are shown, not judged.
+    /// `None` for context and for a declared verdict's measurements, which are shown, not judged.
     pub outcome: Option<Outcome>,
 }
 
@@ -223,6 +226,7 @@ pub fn judge(dir: &Path, claims: Vec<Claim>) -> Result<Vec<Judged>, Vec<Problem>
             match (value, below) {
                 (Ok(value), Ok(below)) => {
                     let outcome = match (claim.kind, below) {
+                        _ if m.is_context() => None,
                         (Kind::Value { seed, margin }, None) => Some(judge_value(seed, value, margin)),
                         (Kind::Ordering { margin }, Some(lower)) => Some(judge_ordering(value, lower, margin)),
                         _ => None,
@@ -235,7 +239,7 @@ pub fn judge(dir: &Path, claims: Vec<Claim>) -> Result<Vec<Judged>, Vec<Problem>
         let verdict = match claim.kind {
             Kind::Declared(v) => v,
             _ if measured.len() < claim.measurements.len() => continue,
-            _ => combine(&measured.iter().map(|m| m.outcome.expect("a computed claim's measurements are judged")).collect::<Vec<_>>()),
+            _ => combine(&measured.iter().filter_map(|m| m.outcome).collect::<Vec<_>>()),
         };
         out.push(Judged { claim, measured, verdict });
     }
@@ -280,10 +284,7 @@ pub fn render_table(dir_name: &str, judged: &[Judged]) -> String {
     for j in judged {
         let c = &j.claim;
         let unit = if c.unit.is_empty() { String::new() } else { format!(" {}", c.unit) };
-        let seed_value = match c.kind {
-            Kind::Value { .. } => format!("{}{unit}", c.seed_value),
-            _ => c.seed_value.clone(),
-        };
+        let seed_value = if c.seed_value.parse::<f64>().is_ok() { format!("{}{unit}", c.seed_value) } else { c.seed_value.clone() };
         let ours = j
             .measured
             .iter()

@@ -10,6 +10,8 @@ pub struct Token {
     pub text: String,
     pub value: f64,
     pub decimals: u32,
+    /// 10^3, 10^6 or 10^9 for a number followed by ` K`, ` M` or ` G` (not `MiB`), else 1.
+    pub scale: f64,
 }
 
 /// The numbers in `text`. With `names_skipped`, a number glued to a letter or `_` on either
@@ -50,14 +52,28 @@ pub fn tokens(text: &str, names_skipped: bool) -> Vec<Token> {
         if names_skipped && glued {
             continue;
         }
+        let scale = match (c.get(i), c.get(i + 1), c.get(i + 2)) {
+            (Some(' '), Some(&m), next) if next.is_none_or(|ch| !ch.is_alphanumeric()) => match m {
+                'K' => 1e3,
+                'M' => 1e6,
+                'G' => 1e9,
+                _ => 1.0,
+            },
+            _ => 1.0,
+        };
         if let Ok(value) = digits.parse::<f64>() {
-            out.push(Token { text: c[start..i].iter().collect(), value, decimals: decimals.unwrap_or(0) });
+            out.push(Token { text: c[start..i].iter().collect(), value, decimals: decimals.unwrap_or(0), scale });
         }
     }
     out
 }
 
-/// Every number in the result files under a directory (but the claims file and SVG charts).
+/// A file of more lines than this is a series (per GC, per window): its numbers are charted,
+/// not quoted, and so many of them would match almost any number a write-up holds.
+pub const SERIES_LINES_MIN: usize = 1000;
+
+/// Every number in the result files under a directory (but the claims file, SVG charts and
+/// series).
 pub struct FileNumbers {
     sorted: Vec<f64>,
 }
@@ -73,7 +89,10 @@ impl FileNumbers {
                     stack.push(p);
                 } else if p.file_name().is_some_and(|n| n != CLAIMS_FILE) && p.extension().is_none_or(|x| x != "svg") {
                     if let Ok(bytes) = std::fs::read(&p) {
-                        sorted.extend(tokens(&String::from_utf8_lossy(&bytes), false).into_iter().map(|t| t.value));
+                        let text = String::from_utf8_lossy(&bytes);
+                        if text.lines().count() <= SERIES_LINES_MIN {
+                            sorted.extend(tokens(&text, false).into_iter().map(|t| t.value * t.scale));
+                        }
                     }
                 }
             }
@@ -96,7 +115,7 @@ impl FileNumbers {
     /// exactly), itself or as a ratio shown in percent.
     pub fn holds(&self, t: &Token) -> bool {
         let tolerance = if t.decimals == 0 { 1e-9 } else { 0.5 * 10f64.powi(-(t.decimals as i32)) + 1e-9 };
-        let (low, high) = (t.value - tolerance, t.value + tolerance);
+        let (low, high) = ((t.value - tolerance) * t.scale, (t.value + tolerance) * t.scale);
         self.any_in(low, high) || self.any_in(low / 100.0, high / 100.0)
     }
 }
@@ -154,6 +173,22 @@ mod tests {
         assert!(!holds("3.78"));
         assert!(!holds("1,757"));
         assert!(!holds("96"), "an integer must match exactly");
+        let millions = FileNumbers::from_values(vec![10091357.0]);
+        assert!(millions.holds(&tokens("10.09 M blocks", true)[0]));
+        assert!(!millions.holds(&tokens("10.08 M blocks", true)[0]));
+        assert!(!millions.holds(&tokens("10.09 MiB", true)[0]), "MiB is a unit, not a multiplier");
+    }
+
+    #[test]
+    fn a_series_file_lends_no_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("gc-waf.csv"), "gc,waf\n".to_string() + &(0..SERIES_LINES_MIN).map(|i| format!("{i},{}.{:03}\n", 2 + i % 6, i)).collect::<String>())
+            .unwrap();
+        std::fs::write(dir.path().join("results.csv"), "label,waf\nx,3.795\n").unwrap();
+        std::fs::write(dir.path().join(CLAIMS_FILE), "id\n4.26\n").unwrap();
+        let known = FileNumbers::read(dir.path());
+        assert!(known.holds(&tokens("3.80", true)[0]));
+        assert!(!known.holds(&tokens("4.26", true)[0]), "neither the series nor the claims file holds it");
     }
 
     #[test]

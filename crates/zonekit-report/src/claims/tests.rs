@@ -18,7 +18,7 @@ fn rows() -> Vec<[&'static str; 10]> {
             "%",
             "10 % (default)",
             "1:8 cache",
-            "captured: 100 * results.csv[label=bcache original (conventional SSD, zone/128 buckets)].hit_ratio\nbound: summary.md[policy=belady].\"hit ratio\"",
+            "captured: 100 * results.csv[label=bcache original (conventional SSD, zone/128 buckets)].hit_ratio\n(bound): summary.md[policy=belady].\"hit ratio\"",
             "Belady 68.63 %",
         ],
         ["2", "\"WAF 1\"", "Fig. 2.4", "value", "1", "WAF", "10 % (default)", "", "zns: results.csv[label=ZNS-naive (LFU)].device_waf", ""],
@@ -64,7 +64,7 @@ fn render_computes_every_verdict_and_check_then_passes() {
     assert_eq!(verdicts, [NotReproduced, Reproduced, NotReproduced, Partly, ByConstruction, NotAddressed]);
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(
-        text.contains("| 1 | \"97 %\" | l. 1045 | 97 % | 10 % (default) | 1:8 cache | captured: 41.35 (outside); bound: 68.63 (outside) | **not reproduced** | Belady 68.63 % |"),
+        text.contains("| 1 | \"97 %\" | l. 1045 | 97 % | 10 % (default) | 1:8 cache | captured: 41.35 (outside); (bound): 68.63 | **not reproduced** | Belady 68.63 % |"),
         "{text}"
     );
     assert!(text.contains("captured: 42.92 vs 42.65 (under the margin) | **partly**"));
@@ -130,6 +130,7 @@ fn malformed_claims_are_refused_by_row() {
         (6, "ten", "starts with a number"),
         (8, "", "needs a measurement"),
         (8, "x: 1 > 2", "have no `>`"),
+        (8, "(context): 1", "not only context"),
     ] {
         let mut r = rows();
         r[0][column] = value;
