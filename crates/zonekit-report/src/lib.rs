@@ -11,6 +11,7 @@
 //! ```
 
 mod chart;
+pub mod claims;
 pub mod html;
 
 pub use chart::{bar_chart, box_chart, heat_map, line_chart, Series};

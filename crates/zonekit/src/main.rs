@@ -10,6 +10,7 @@ macro_rules! usage {
 
 mod cache_cmd;
 mod cache_image;
+mod claims_cmd;
 mod demo;
 mod device_cmd;
 mod device_demo;
@@ -69,6 +70,11 @@ enum Command {
     /// One self-contained HTML page (settings, tables, inline charts) of a results directory;
     /// every experiment also writes it at its end, as DIR/report.html.
     Report(report_cmd::ReportArgs),
+    /// A seed's evaluation claims as data: `claims render DIR` writes the acceptance table
+    /// (verdicts by rule) into the write-up, `claims check DIR` fails when the write-up, the
+    /// claims and the result files disagree.
+    #[command(subcommand)]
+    Claims(claims_cmd::ClaimsCommand),
     /// The zoned file system: mkfs, ls, df, fsck, dump, put, cat.
     Fs(FsGroup),
     /// Seed 001's experiment: RocksDB's db_bench on the zoned file system, six configurations,
@@ -134,6 +140,7 @@ fn main() -> ExitCode {
         Some(Command::Sweep(args)) => replay_cmd::sweep_cmd(args),
         Some(Command::Policies) => policies(),
         Some(Command::Report(args)) => report_cmd::run(args),
+        Some(Command::Claims(cmd)) => claims_cmd::run(cmd),
         Some(Command::Experiment(args)) => experiment_cmd::run(args),
         Some(Command::Fs(group)) => {
             open::set_lock(group.lock);
