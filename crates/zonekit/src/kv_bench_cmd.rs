@@ -90,7 +90,10 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
         db_bench: args.db_bench,
         out: args.out.clone(),
     };
-    crate::report_cmd::claim_out(&args.out, "kv-bench", true)?;
+    // --report-only rewrites the report of rows already there: nothing to claim.
+    if !args.report_only {
+        crate::report_cmd::claim_out(&args.out, "kv-bench", true)?;
+    }
     let rounds = bench.repeats > 1;
     let outcome = bench.run(&mut |config, k, repeat, r| println!("{}", describe_run(config, k, rounds.then_some(repeat), r))).map_err(lab)?;
     if outcome.set_aside > 0 {

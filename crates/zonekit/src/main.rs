@@ -165,6 +165,7 @@ fn main() -> ExitCode {
                     || c.downcast_ref::<zonekit_device::DeviceError>().is_some_and(zonekit_device::DeviceError::is_not_found)
             };
             if e.chain().any(|c| c.is::<Usage>() || missing(c)) {
+                report_cmd::release_fresh_claim();
                 ExitCode::from(2)
             } else {
                 ExitCode::from(1)

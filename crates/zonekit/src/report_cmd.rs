@@ -53,6 +53,10 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
     let other = |what: &str| -> anyhow::Error {
         crate::Usage(format!("--out {}: it holds {what}; give `zonekit {identity}` a directory of its own (another --out), or remove that one", out.display())).into()
     };
+    let unwritable = |e: std::io::Error| -> anyhow::Error { crate::Usage(format!("--out {}: cannot write there ({e})", out.display())).into() };
+    // The directories the claim creates: `out` and its missing parents, the outermost last.
+    let created: Vec<PathBuf> = out.ancestors().filter(|a| !a.as_os_str().is_empty()).take_while(|a| !a.exists()).map(Path::to_path_buf).collect();
+    let mut fresh = false;
     match std::fs::read_to_string(&run) {
         Ok(text) => {
             let (before_identity, before_command) = text.trim_end().split_once('\t').unwrap_or((text.trim_end(), ""));
@@ -76,12 +80,35 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
             if let Some(f) = unclaimed {
                 return Err(other(&format!("results no claimed run wrote ({f})")));
             }
+            fresh = true;
         }
-        Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {}", run.display()))),
+        Err(e) => return Err(unwritable(e)),
     }
-    std::fs::create_dir_all(out).map_err(|e| crate::Usage(format!("--out {}: {e}", out.display())))?;
-    std::fs::write(&run, format!("{identity}\t{command}\n")).with_context(|| format!("writing {}", run.display()))?;
+    std::fs::create_dir_all(out).map_err(unwritable)?;
+    std::fs::write(&run, format!("{identity}\t{command}\n")).map_err(unwritable)?;
+    if fresh {
+        *FRESH_CLAIM.lock().unwrap() = Some((out.to_path_buf(), created));
+    }
     Ok(())
+}
+
+/// A claim this process made on a directory no run had claimed, and whether it created the
+/// directory: a request refused after it ([`release_fresh_claim`]) leaves no trace.
+static FRESH_CLAIM: std::sync::Mutex<Option<(PathBuf, Vec<PathBuf>)>> = std::sync::Mutex::new(None);
+
+/// Takes back a claim made on a directory no run had claimed (the claim file, and the
+/// directory when the claim created it and nothing else was written there): for a run refused
+/// as a bad request, so the directory is as it was before.
+pub fn release_fresh_claim() {
+    if let Some((out, created)) = FRESH_CLAIM.lock().unwrap().take() {
+        let _ = std::fs::remove_file(out.join(RUN_FILE));
+        // Only those left empty: a refused run may still have written something worth keeping.
+        for dir in created {
+            if std::fs::remove_dir(&dir).is_err() {
+                break;
+            }
+        }
+    }
 }
 
 /// At the end of an experiment: records how it was run beside its results and writes the page.

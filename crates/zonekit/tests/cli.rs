@@ -964,7 +964,7 @@ fn fs_put_of_an_endless_source_stops_at_no_space_in_bounded_memory() {
 
     let out = zonekit_limited(limit_kib, &["fs", "put", "missing.zk", "/dev/zero", "--name", "z"], d);
     let e = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.code() == Some(1) && e.contains("missing.zk"), "a missing image must be named before the source is read: {e}");
+    assert!(out.status.code() == Some(2) && e.contains("missing.zk"), "a missing image must be named before the source is read: {e}");
     let held = HeldLock::take(&d.join("e.zk"), libc::LOCK_EX);
     let out = zonekit_limited(limit_kib, &["fs", "put", "e.zk", "/dev/zero", "--name", "z"], d);
     let e = String::from_utf8_lossy(&out.stderr);

@@ -61,6 +61,8 @@ const MISSING_INPUT: &[(&str, Option<&[&str]>)] = &[
     ("cache flush", Some(&["cache", "flush", "--disk", "nope.disk", "nope.zk"])),
     ("serve ublk", Some(&["serve", "ublk", "nope.zk"])),
     ("serve nbd", Some(&["serve", "nbd", "nope.zk"])),
+    ("claims render", Some(&["claims", "render", "nope-dir"])),
+    ("claims check", Some(&["claims", "check", "nope-dir"])),
     ("ssd presets", None),
     ("ssd run", None),
 ];
