@@ -117,6 +117,12 @@ def test_tree_run_matches_the_cli(zonekit_bin):
     assert results_only(py) == results_only(cli)
     with pytest.raises(ValueError, match="workload|mix"):
         zonekit.tree_run(workload="w9")
+    # Counts as the CLI takes them: "20K" is 20,000.
+    assert results_only([json.loads(t) for t in zonekit._native.tree_run(**dict(settings, records="20K", operations="20K"))]) == results_only(py)
+    with pytest.raises(ValueError, match="records"):
+        zonekit.tree_run(records="lots")
+    with pytest.raises(ValueError, match="records"):
+        zonekit.tree_run(records=2.5)
 
 
 def test_ocssd_run_matches_the_cli(zonekit_bin):

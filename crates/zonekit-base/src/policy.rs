@@ -118,15 +118,32 @@ pub fn check_params<M>(info: &PolicyInfo<M>, params: &Params) -> Result<(), Poli
 }
 
 /// One line per policy: name, summary, and its parameters with defaults (for `--help`).
+/// The width policy help keeps to.
+const HELP_COLUMNS: usize = 100;
+
 pub fn help<M>(table: &[PolicyInfo<M>]) -> String {
     let width = table.iter().map(|p| p.name.len()).max().unwrap_or(0);
     let mut out = String::new();
     for p in table {
-        let _ = write!(out, "{:width$}  {}", p.name, p.summary);
+        let mut text = p.summary.to_string();
         if !p.params.is_empty() {
             let params: Vec<String> = p.params.iter().map(|q| format!("{}={}", q.name, q.default)).collect();
-            let _ = write!(out, " [{}]", params.join(", "));
+            let _ = write!(text, " [{}]", params.join(", "));
         }
+        // Wrapped to a terminal's 100 columns, continuation lines under the summary.
+        let mut line = format!("{:width$} ", p.name);
+        let indent = " ".repeat(width + 2);
+        for word in text.split_whitespace() {
+            if line.len() > indent.len() && line.chars().count() + 1 + word.chars().count() > HELP_COLUMNS {
+                out.push_str(line.trim_end());
+                out.push('\n');
+                line = indent.clone();
+            } else {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        out.push_str(line.trim_end());
         out.push('\n');
     }
     out

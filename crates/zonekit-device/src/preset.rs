@@ -100,7 +100,7 @@ pub const PRESETS: [Preset; 5] = [
     },
     Preset {
         name: "zn540",
-        summary: "WD Ultrastar DC ZN540 1 TB: 904 zones of 2048 MiB with 1077 MiB capacity, 14 open/active",
+        summary: "WD Ultrastar DC ZN540 1 TB: 904 zones of 2048 MiB (1077 MiB usable), 14 open/active",
         geometry: zns(2048 * MIB, 1077 * MIB, 904, Some(14), Some(14)),
         behavior: ZoneBehavior::QEMU_NVME,
         flash: ZN540_FLASH,

@@ -24,7 +24,7 @@ use crate::Progress;
 pub struct CacheRunSettings {
     /// zns, fdp:N, fdp:N:persistent or conventional [zns].
     pub interface: Option<String>,
-    /// zns or conventional: the older name of `interface`.
+    /// The older name of `interface`, refused with a pointer to it.
     pub device: Option<String>,
     /// Conventional only: trim evicted buckets (bcache's discard option).
     pub discard: bool,
@@ -286,12 +286,13 @@ impl CacheRunSettings {
     /// combination that makes no sense refused by name.
     fn device_kind(&self) -> Result<DeviceKind> {
         let parse = |spec: &str| Interface::parse(spec).map_err(|e| LabError::Usage(format!("--{e}")));
-        let interface = match (&self.interface, &self.device) {
-            (Some(_), Some(_)) => usage!("--device and --interface both name the cache device; give --interface only"),
-            (Some(spec), None) => parse(spec)?,
-            (None, Some(d)) if d == "zns" || d == "conventional" => parse(d)?,
-            (None, Some(other)) => usage!("--device {other:?}: expected zns or conventional (or --interface zns|fdp:N|conventional)"),
-            (None, None) => Interface::Zns,
+        // `device` was this setting's first name; everywhere else --device is a path.
+        if let Some(d) = &self.device {
+            usage!("--device {d:?}: the cache's device kind is --interface now (zns, fdp:N or conventional); --device names a path in every other command");
+        }
+        let interface = match &self.interface {
+            Some(spec) => parse(spec)?,
+            None => Interface::Zns,
         };
         let name = interface.name();
         let zns_settings = self.zone_mib.is_some() || self.zones_per_bucket.is_some();

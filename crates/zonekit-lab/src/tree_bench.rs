@@ -94,6 +94,21 @@ impl Mix {
 /// The run phase's key distribution: YCSB's, by the names YCSB gives them.
 pub type KeyDistribution = YcsbDist;
 
+/// A count with an optional K or M suffix (`100K`, `2.5M`), as the CLI's record and operation
+/// counts and Python's take it.
+pub fn parse_count(text: &str) -> Result<u64, String> {
+    let (number, multiplier) = match text.trim().char_indices().last() {
+        Some((i, 'K' | 'k')) => (&text[..i], 1e3),
+        Some((i, 'M' | 'm')) => (&text[..i], 1e6),
+        _ => (text, 1.0),
+    };
+    let value: f64 = number.trim().parse().map_err(|_| format!("{text:?} is not a count (e.g. 500000, 100K, 2.5M)"))?;
+    if !(value >= 0.0) || value * multiplier > 1e12 {
+        return Err(format!("{text:?} is out of range"));
+    }
+    Ok((value * multiplier).round() as u64)
+}
+
 /// `zipfian`, `uniform` or `latest`.
 pub fn parse_distribution(name: &str) -> Result<KeyDistribution> {
     YcsbDist::from_name(name).ok_or_else(|| LabError::Usage(format!("unknown distribution {name:?}: zipfian, uniform or latest")))

@@ -14,6 +14,19 @@ use zonekit_ocssd::{OcGeometry, Timing};
 use crate::policy::{ErrorSlot, RunProgress};
 use crate::run::{guarded, input, lab_error, usage};
 
+/// A record or operation count as the CLI takes it: an int, or a string with an optional K or
+/// M suffix (`"100K"`, `"2.5M"`).
+fn count_arg(name: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    let Some(v) = value else { return Ok(None) };
+    if let Ok(n) = v.extract::<u64>() {
+        return Ok(Some(n));
+    }
+    match v.extract::<String>() {
+        Ok(text) => tree_bench::parse_count(&text).map(Some).map_err(|e| usage(format!("{name}={e}"))),
+        Err(_) => Err(usage(format!("{name}: expected a count (an int, or a string such as \"100K\"), got {}", v.get_type().name().map(|n| n.to_string()).unwrap_or_default()))),
+    }
+}
+
 fn lab<T>(r: zonekit_lab::error::Result<T>) -> PyResult<T> {
     r.map_err(|e| lab_error(e, &ErrorSlot::default()))
 }
@@ -29,8 +42,8 @@ fn lab<T>(r: zonekit_lab::error::Result<T>) -> PyResult<T> {
 pub fn tree_run(
     py: Python<'_>,
     tree: &str,
-    records: Option<u64>,
-    operations: Option<u64>,
+    records: Option<Bound<'_, PyAny>>,
+    operations: Option<Bound<'_, PyAny>>,
     workload: &str,
     distribution: &str,
     seed: Option<u64>,
@@ -49,7 +62,8 @@ pub fn tree_run(
         "both" => TreeKind::ALL.to_vec(),
         name => vec![lab(TreeKind::parse(name))?],
     };
-    let records = records.unwrap_or(d.records);
+    let records = count_arg("records", records)?.unwrap_or(d.records);
+    let operations = count_arg("operations", operations)?;
     let zone_size_bytes = match zone_size_mib {
         None => d.zone_size_bytes,
         Some(mib) => mib.checked_mul(1 << 20).ok_or_else(|| usage(format!("--zone-size-mib {mib} is too large")))?,

@@ -19,19 +19,36 @@ pub use chart::{bar_chart, box_chart, heat_map, line_chart, Series};
 /// The width terminal output keeps to.
 pub const TERMINAL_COLUMNS: usize = 100;
 
-/// Formats rows as a fixed-width text table with a header.
+/// Formats rows as a fixed-width text table with a header: the first column and text cells
+/// left-aligned, numbers (a cell that starts with a digit, a sign or a dash for none)
+/// right-aligned, so a long text value does not push a short one to the far right.
 pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    let width = |s: &str| s.chars().count();
+    let mut widths: Vec<usize> = header.iter().map(|h| width(h)).collect();
     for row in rows {
         for (i, cell) in row.iter().enumerate() {
             if i < widths.len() {
-                widths[i] = widths[i].max(cell.len());
+                widths[i] = widths[i].max(width(cell));
             }
         }
     }
+    // A column is numeric when every cell in it is.
+    let numeric = |c: &str| c.is_empty() || c == "-" || c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '+' || ch == '-' || ch == '.');
+    let right: Vec<bool> = (0..widths.len()).map(|i| i > 0 && rows.iter().all(|r| r.get(i).is_none_or(|c| numeric(c)))).collect();
     let mut out = String::new();
     let line = |cells: Vec<&str>, out: &mut String| {
-        let parts: Vec<String> = cells.iter().enumerate().map(|(i, c)| if i == 0 { format!("{:<w$}", c, w = widths[i]) } else { format!("{:>w$}", c, w = widths[i]) }).collect();
+        let parts: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let pad = " ".repeat(widths[i].saturating_sub(width(c)));
+                if right[i] {
+                    format!("{pad}{c}")
+                } else {
+                    format!("{c}{pad}")
+                }
+            })
+            .collect();
         out.push_str(parts.join("  ").trim_end());
         out.push('\n');
     };

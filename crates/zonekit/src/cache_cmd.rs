@@ -42,9 +42,8 @@ pub enum CacheCommand {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// zns (bucket = zones) or conventional (buckets over an SSD's own FTL) [default: zns];
-    /// the same as --interface zns|conventional.
-    #[arg(long)]
+    /// Renamed --interface (everywhere else --device is a path): refused with a pointer to it.
+    #[arg(long, hide = true)]
     device: Option<String>,
     /// The interface the cache writes through: zns (bucket = zones, eviction = reset),
     /// fdp:N or fdp:N:persistent (an NVMe FDP SSD with N reclaim-unit handles: each bucket
@@ -360,7 +359,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
             "read latency".into(),
             if report.read_blocks == 0 { "- (no reads counted)".into() } else { format!("mean {:.0} µs, p99 {:.0} µs", report.mean_latency_us, report.latency_us_p99) },
         ],
-        vec!["placement".into(), format!("blocks inserted per class {:?}", report.inserted_per_class)],
+        vec!["blocks inserted per class".into(), report.inserted_per_class.iter().map(u64::to_string).collect::<Vec<_>>().join(" ")],
     ];
     let mut rows = rows;
     if let Some(m) = &report.metadata {

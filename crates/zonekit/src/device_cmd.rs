@@ -414,7 +414,12 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     println!("usable           {} MiB", g.usable_bytes() >> 20);
     println!("max open zones   {}", fmt_limit(g.open_zones_max));
     println!("max active zones {}", fmt_limit(g.active_zones_max));
-    println!("behavior         close-empty-to-empty={} auto-close={:?} cross-zone-reads={}", b.close_empty_to_empty, b.auto_close, b.cross_zone_reads);
+    let auto_close = match b.auto_close {
+        zonekit_device::AutoClose::Off => "off",
+        zonekit_device::AutoClose::Always => "always",
+        zonekit_device::AutoClose::IfActiveRoom => "if-active-room",
+    };
+    println!("behavior         close-empty-to-empty={} auto-close={auto_close} cross-zone-reads={}", b.close_empty_to_empty, b.cross_zone_reads);
     println!("written          {} MiB in sequential zones", (written * g.block_size_bytes as u64) >> 20);
     let states: Vec<String> = counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
     println!("zone states      {}", states.join(", "));

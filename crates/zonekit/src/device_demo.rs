@@ -126,8 +126,9 @@ fn write_file(path: &Path, contents: &str) -> Result<()> {
 }
 
 pub fn run(args: &DeviceDemoArgs) -> Result<ExitCode> {
-    println!("zonekit device demo: every preset device, emulated under its flash timing model (virtual time, QD {QUEUE_DEPTH})");
-    println!("workload: up to {} MiB of 128 KiB appends over up to 4 zones at once, {READS} random 4 KiB reads, reset of every written zone\n", TARGET_WRITE_BYTES >> 20);
+    say!("zonekit device demo: every preset device, emulated under its flash timing model (virtual time, QD {QUEUE_DEPTH})");
+    say!("workload: up to {} MiB of 128 KiB appends over up to 4 zones at once, {READS} random 4 KiB reads, reset of every written zone", TARGET_WRITE_BYTES >> 20);
+    println!();
     let mut results = Vec::new();
     for p in preset::PRESETS.iter() {
         results.push(run_preset(p).with_context(|| format!("preset {}", p.name))?);

@@ -8,6 +8,15 @@ macro_rules! usage {
     };
 }
 
+/// Prints a line of prose wrapped to the terminal's 100 columns (a leading `\n` kept).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let text = format!($($arg)*);
+        let body = text.trim_start_matches('\n');
+        print!("{}{}", "\n".repeat(text.len() - body.len()), zonekit_report::wrapped("", body, zonekit_report::TERMINAL_COLUMNS));
+    }};
+}
+
 mod cache_cmd;
 mod cache_image;
 mod claims_cmd;
@@ -35,7 +44,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "zonekit", version, about = "Toolkit for host-managed zoned flash storage (NVMe ZNS, Open-Channel SSDs)")]
+#[command(name = "zonekit", version, about = "Toolkit for host-managed zoned flash storage (NVMe ZNS, Open-Channel SSDs)", term_width = 100, max_term_width = 100)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

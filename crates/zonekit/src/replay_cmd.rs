@@ -179,7 +179,10 @@ fn print_report(r: &ReplayReport) {
         vec!["placement + victim".into(), format!("{} + {}", r.placement, r.victim)],
         vec!["interface".into(), r.interface.clone()],
         match &r.ssd {
-            None => vec!["device".into(), format!("{} zones of {:.0} MiB ({:?})", r.zones, r.zone_mib, r.capacity_mode)],
+            None => vec![
+                "device".into(),
+                format!("{} zones of {:.0} MiB ({})", r.zones, r.zone_mib, if r.capacity_mode == CapacityMode::Unbounded { "unbounded log" } else { "fixed capacity" }),
+            ],
             Some(s) => vec!["device".into(), format!("SSD: {} reclaim units of {:.0} MiB, {:.1} % spare", r.zones, r.zone_mib, s.spare * 100.0)],
         },
         vec!["GC trigger".into(), r.gc_trigger.clone()],
@@ -199,7 +202,7 @@ fn print_report(r: &ReplayReport) {
     ];
     let mut rows = rows;
     if let Some(s) = &r.ssd {
-        rows.insert(3, vec!["classes → handles".into(), format!("{:?}", s.class_to_handle)]);
+        rows.insert(3, vec!["classes → handles".into(), s.class_to_handle.iter().enumerate().map(|(c, h)| format!("{}→{h}", c + 1)).collect::<Vec<_>>().join(" ")]);
     }
     print!("{}", text_table(&["metric", "value"], &rows));
     print_warnings(&r.warnings);
@@ -386,6 +389,6 @@ pub fn run_inputs(
 fn summarize(out: &Path) -> Result<()> {
     let rows = sweep::load_results(&out.join("results.csv")).map_err(lab)?;
     print!("{}", sweep::summarize(&rows, out).map_err(lab)?);
-    println!("\nwrote {}/{{results.csv, results_with_ratios.csv, speed.csv, waf_*.svg, gc_writes_*.svg, gc_count_vs_zbopt_*.svg, gp_box_*.svg}}", out.display());
+    say!("\nwrote {}/{{results.csv, results_with_ratios.csv, speed.csv, waf_*.svg, gc_writes_*.svg, gc_count_vs_zbopt_*.svg, gp_box_*.svg}}", out.display());
     Ok(())
 }

@@ -145,9 +145,10 @@ fn presets(a: PresetsArgs) -> Result<ExitCode> {
             p.flash_of
         );
     }
-    println!("\n(II: initially isolated handles, PI: persistently isolated; `ssd run --preset NAME --logical-mib M` scales one)");
+    say!("\n(II: initially isolated handles, PI: persistently isolated; `ssd run --preset NAME --logical-mib M` scales one)");
     for p in PRESETS {
-        println!("\n{}: {}\n  sources: {}", p.name, p.summary, p.source.split_whitespace().collect::<Vec<_>>().join(" "));
+        say!("\n{}: {}", p.name, p.summary);
+        print!("{}", zonekit_report::wrapped("  sources: ", p.source, zonekit_report::TERMINAL_COLUMNS));
     }
     Ok(ExitCode::SUCCESS)
 }

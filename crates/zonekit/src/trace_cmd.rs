@@ -433,7 +433,7 @@ pub fn analyze_cmd(a: AnalyzeArgs) -> Result<ExitCode> {
     }
     print_analysis(&input.describe(), &result);
     write_analysis(&a.out, &result)?;
-    println!("\nwrote {}/{{analysis.json, write_counts.csv, lifetimes.csv, hourly_thresholds.csv, per_volume.csv, bilt_cdf.svg, bipt_cdf.svg, traffic.svg, thresholds.svg, write_counts.svg}}", a.out.display());
+    say!("\nwrote {}/{{analysis.json, write_counts.csv, lifetimes.csv, hourly_thresholds.csv, per_volume.csv, bilt_cdf.svg, bipt_cdf.svg, traffic.svg, thresholds.svg, write_counts.svg}}", a.out.display());
     crate::report_cmd::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -459,12 +459,12 @@ fn print_analysis(name: &str, a: &Analysis) {
     ];
     print!("{}", text_table(&["metric", "value"], &rows));
     let tops: Vec<String> = a.top_share_of_writes.iter().map(|(p, s)| format!("top {p} % of blocks: {:.1} % of writes", 100.0 * s)).collect();
-    println!("{}", tops.join("; "));
+    say!("{}", tops.join("; "));
     let per_day: Vec<String> = a.top_writes_per_day.iter().map(|(p, n)| format!("top {p} %: ≥ {n:.0}")).collect();
-    println!("writes a day of the least written block among the top x %: {}", per_day.join("; "));
+    say!("writes a day of the least written block among the top x %: {}", per_day.join("; "));
     let pick = [1u32, 20, 40, 50, 60, 80, 90, 99, 100];
     let counts: Vec<String> = a.write_count_at_percentile.iter().filter(|(p, _)| pick.contains(p)).map(|(p, c)| format!("{p}%:{c}")).collect();
-    println!("write count of the block at bottom x %: {}", counts.join(" "));
+    say!("write count of the block at bottom x %: {}", counts.join(" "));
     if !a.hourly_thresholds.is_empty() {
         println!("\nlogical-lifetime thresholds by hour (writes until the block is rewritten):");
         let rows: Vec<Vec<String>> = a

@@ -136,18 +136,9 @@ pub struct ExperimentArgs {
     out: PathBuf,
 }
 
-/// A count with an optional K or M suffix (`100K`, `2.5M`).
+/// A count with an optional K or M suffix (`100K`, `2.5M`): [`zonekit_lab::tree_bench::parse_count`].
 fn count(text: &str) -> Result<u64, String> {
-    let (number, multiplier) = match text.trim().char_indices().last() {
-        Some((i, 'K' | 'k')) => (&text[..i], 1e3),
-        Some((i, 'M' | 'm')) => (&text[..i], 1e6),
-        _ => (text, 1.0),
-    };
-    let value: f64 = number.trim().parse().map_err(|_| format!("{text:?} is not a count (e.g. 500000, 100K, 2.5M)"))?;
-    if !(value >= 0.0) || value * multiplier > 1e12 {
-        return Err(format!("{text:?} is out of range"));
-    }
-    Ok((value * multiplier).round() as u64)
+    zonekit_lab::tree_bench::parse_count(text)
 }
 
 pub fn run(cmd: TreeCommand) -> Result<ExitCode> {
@@ -222,7 +213,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&outcomes)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    say!(
         "{} records loaded, then {} operations of {} ({}% insert, {}% delete, {}% search), {} keys; {} sequential + {} conventional zones of {} MiB",
         base.records,
         base.operations,
@@ -242,9 +233,10 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         Some(path) => {
             println!("measured on {}: the run phase's wall and CPU time (system calls included) on it; model ms the ZN540 timing model's for the same requests", path.display())
         }
-        None => println!("on the emulated device: model ms is the ZN540 timing model's; wall and CPU ms the trees' own computation (no device I/O)"),
+        None => say!("on the emulated device: model ms is the ZN540 timing model's; wall and CPU ms the trees' own computation (no device I/O)"),
     }
-    let header = ["tree", "run reads", "run writes", "to seq zones", "model ms", "wall ms", "cpu ms", "wall ops/s", "seq occupancy", "cov occupancy", "resets", "height"];
+    // Two tables, so each fits a terminal: the run's I/O and time, then the space it left.
+    let header = ["tree", "run reads", "run writes", "to seq zones", "model ms", "wall ms", "cpu ms", "wall ops/s"];
     let rows: Vec<Vec<String>> = outcomes
         .iter()
         .map(|o| {
@@ -257,6 +249,16 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
                 format!("{:.1}", o.run.wall_s * 1e3),
                 format!("{:.1}", o.run.cpu_s * 1e3),
                 format!("{:.0}", o.run.ops_per_sec()),
+            ]
+        })
+        .collect();
+    print!("{}", zonekit_report::text_table(&header, &rows));
+    let header = ["tree", "seq occupancy", "cov occupancy", "resets", "height"];
+    let rows: Vec<Vec<String>> = outcomes
+        .iter()
+        .map(|o| {
+            vec![
+                o.spec.tree.name().to_string(),
                 format!("{:.6}", o.stats.sequential_occupancy),
                 format!("{:.6}", o.stats.conventional_occupancy),
                 o.stats.io.zone_resets.to_string(),
@@ -264,7 +266,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
             ]
         })
         .collect();
-    print!("{}", zonekit_report::text_table(&header, &rows));
+    print!("\n{}", zonekit_report::text_table(&header, &rows));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -69,7 +69,7 @@ fn run_reports_hit_ratio_waf_and_placement() {
     // 512 KiB erase units: the SSD model needs its 7 % spare to hold an open unit per write
     // point and its GC reserve beside the data, which 16 units of 2 MiB do not.
     let json = ok(
-        &[&["cache", "run", "--device", "conventional", "--bucket-kib", "128", "--erase-unit-kib", "512", "--eviction", "bcache", "--sampler", "lru", "--json"], &SMALL[..]]
+        &[&["cache", "run", "--interface", "conventional", "--bucket-kib", "128", "--erase-unit-kib", "512", "--eviction", "bcache", "--sampler", "lru", "--json"], &SMALL[..]]
             .concat(),
         dir.path(),
     );
@@ -103,7 +103,7 @@ fn a_cache_interface_that_makes_no_sense_is_refused_with_usage_status() {
     for bad in ["fdp", "fdp:0", "fdp:x", "ssd", "fdp:4:sometimes"] {
         assert!(run(&["--interface", bad]).contains("--interface"), "{bad}");
     }
-    assert!(run(&["--interface", "fdp:2", "--device", "zns"]).contains("give --interface only"));
+    assert!(run(&["--device", "zns"]).contains("--device \"zns\": the cache's device kind is --interface now"));
     assert!(run(&["--interface", "fdp:2", "--zone-mib", "1"]).contains("shape a zns cache, not the fdp:2 one"));
     assert!(run(&["--interface", "zns", "--op", "0.1"]).contains("not the zns cache"));
     assert!(run(&["--interface", "fdp:4", "--discard"]).contains("FDP SSD always trims"));
@@ -270,9 +270,9 @@ fn bad_cache_configurations_are_refused_with_usage_status() {
     let run = |extra: &[&str]| refused(&[&["cache", "run"], &SMALL[..], extra].concat(), d, 2);
     // Flags of the other device are refused, not ignored.
     assert!(run(&["--bucket-kib", "3"]).contains("not the zns cache"));
-    assert!(run(&["--device", "conventional", "--zone-mib", "1"]).contains("shape a zns cache, not the conventional one"));
-    assert!(run(&["--device", "conventional", "--erase-unit-kib", "65536"]).contains("at most the 33554432-byte cache"));
-    assert!(run(&["--device", "conventional", "--erase-unit-kib", "2048"]).contains("--erase-unit-kib 2048: SSD model: the device is too small"));
+    assert!(run(&["--interface", "conventional", "--zone-mib", "1"]).contains("shape a zns cache, not the conventional one"));
+    assert!(run(&["--interface", "conventional", "--erase-unit-kib", "65536"]).contains("at most the 33554432-byte cache"));
+    assert!(run(&["--interface", "conventional", "--erase-unit-kib", "2048"]).contains("--erase-unit-kib 2048: SSD model: the device is too small"));
     assert!(run(&["--admission", "ghost", "--ghost-blocks", "0"]).contains("at least 1"));
     assert!(run(&["--sampler", "sfr", "--sampler-bytes", "1"]).contains("no memory budget"));
     assert!(run(&["--sampler", "none", "--sampler-param", "levels=3"]).contains("takes no parameters"));
@@ -305,14 +305,14 @@ fn bad_cache_configurations_are_refused_with_usage_status() {
     assert!(e.contains("--records 20000 --data-mib 16 --layout packed") && e.contains("do not fit"), "{e}");
     assert!(refused(&["cache", "run", "--trace", "x.csv", "--layout", "packed"], d, 2).contains("cannot be used with"));
     assert!(refused(&["cache", "experiment", "--layout", "packed", "--trace", "x.csv", "--cache-mib", "64"], d, 2).contains("cannot be used with"));
-    assert!(run(&["--device", "conventional", "--bucket-kib", "300"]).contains("not a whole number of 307200-byte buckets"));
-    let e = run(&["--device", "conventional", "--bucket-kib", "78"]);
+    assert!(run(&["--interface", "conventional", "--bucket-kib", "300"]).contains("not a whole number of 307200-byte buckets"));
+    let e = run(&["--interface", "conventional", "--bucket-kib", "78"]);
     assert!(e.contains("a bucket of 79872 bytes is not a whole number of 4096-byte blocks"), "{e}");
     assert!(run(&["--sampler-bytes", "2"]).contains("holds no"));
     assert!(run(&["--sampler", "lfu"]).contains("unknown sampler policy \"lfu\""));
     assert!(run(&["--eviction", "random"]).contains("unknown eviction policy \"random\""));
     assert!(run(&["--mode", "writeonce"]).contains("expected writethrough, writeback or writearound"));
-    assert!(run(&["--device", "hdd"]).contains("expected zns or conventional"));
+    assert!(run(&["--interface", "hdd"]).contains("--interface \"hdd\""));
     assert!(refused(&["cache", "run", "--trace", "missing.csv"], d, 2).contains("no such file"));
     assert!(refused(&["cache", "run", "--trace", "x.csv", "--records", "5"], d, 2).contains("cannot be used with"));
     if let Some(trace) = zonekit_trace::fixture::shared_sample("cloudPhysicsIO.csv") {

@@ -184,3 +184,38 @@ fn an_output_directory_never_mixes_two_runs() {
     let out = sweep("greedy,cbe");
     assert!(out.contains("1 runs to do (1 already done)"), "{out}");
 }
+
+/// What a person reads fits a 100-column terminal: help, tables and prose of the everyday
+/// commands (paths kept short, as in a working directory).
+#[test]
+fn terminal_output_fits_100_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["trace", "gen", "zipf:blocks=20K,writes=100K", "--out", "t.csv"], d);
+    let commands: &[&[&str]] = &[
+        &["--help"],
+        &["replay", "--help"],
+        &["experiment", "--help"],
+        &["cache", "run", "--help"],
+        &["replay", "t.csv", "--preset", "tiny", "--out", "r"],
+        &["replay", "t.csv", "--preset", "tiny", "--interface", "fdp:4", "--zone-mib", "1", "--out", "r2"],
+        &["sweep", "--workloads", "zipf:blocks=20K,writes=100K", "--preset", "tiny", "--placements", "sepbit,bhbdp", "--victims", "greedy", "--out", "s"],
+        &["analyze", "t.csv", "--out", "a"],
+        &["cache", "run", "--records", "20000", "--cache-mib", "32", "--zone-mib", "1"],
+        &["device", "presets"],
+        &["policies"],
+        &["tree", "run", "--records", "5K"],
+        &["ocssd", "run", "t.csv"],
+        &["ssd", "presets"],
+        &["trace", "info", "t.csv"],
+    ];
+    for args in commands {
+        let out = common::zonekit(args, d);
+        assert!(out.status.success(), "zonekit {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        for stream in [&out.stdout, &out.stderr] {
+            for line in String::from_utf8_lossy(stream).lines() {
+                assert!(line.chars().count() <= 100, "`zonekit {}` prints a line of {} columns:\n{line}", args.join(" "), line.chars().count());
+            }
+        }
+    }
+}
