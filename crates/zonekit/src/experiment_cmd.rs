@@ -218,7 +218,8 @@ pub(crate) fn node_inputs(nodes: &[CbsNode], scale: f64) -> Result<Vec<SweepInpu
     let mut inputs = Vec::new();
     for n in nodes {
         let w = n.workload(scale).map_err(lab)?;
-        println!("  node {:>2}: {w} (seed {}), device {:.1} GiB", n.node, n.seed(), DEVICE_GIB * scale);
+        println!("  node {:>2}: {w} (seed {})", n.node, n.seed());
+        println!("           device {:.1} GiB", DEVICE_GIB * scale);
         inputs.push(SweepInput { label: format!("node{} {}", n.node, w.to_string().replace(',', " ")), input: Input::generated(w, n.seed()), utilization: Some(n.utilization()) });
     }
     Ok(inputs)

@@ -208,6 +208,7 @@ fn terminal_output_fits_100_columns() {
         &["ocssd", "run", "t.csv"],
         &["ssd", "presets"],
         &["trace", "info", "t.csv"],
+        &["demo", "--scale", "0.005"],
     ];
     for args in commands {
         let out = common::zonekit(args, d);
