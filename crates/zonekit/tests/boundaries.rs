@@ -101,7 +101,14 @@ fn base(leaf: &str, run: usize) -> (Vec<String>, Vec<(&'static str, &'static str
 fn leaves(d: &Path, path: &[String], out: &mut Vec<String>) {
     let help = ok(&[path.iter().map(String::as_str).collect::<Vec<_>>(), vec!["--help"]].concat(), d);
     let subs: Vec<String> = help.split("\nCommands:\n").nth(1).map_or_else(Vec::new, |rest| {
-        rest.lines().take_while(|l| !l.trim().is_empty()).filter_map(|l| l.split_whitespace().next()).filter(|s| *s != "help").map(String::from).collect()
+        // A command's line is indented two spaces; its wrapped description, more.
+        rest.lines()
+            .take_while(|l| !l.trim().is_empty())
+            .filter(|l| !l.starts_with("   "))
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|s| *s != "help")
+            .map(String::from)
+            .collect()
     });
     if subs.is_empty() {
         out.push(path.join(" "));

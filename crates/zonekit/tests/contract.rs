@@ -74,6 +74,8 @@ fn leaf_subcommands(dir: &Path) -> Vec<String> {
             .skip_while(|l| !l.starts_with("Commands:"))
             .skip(1)
             .take_while(|l| !l.trim().is_empty())
+            // A command's line is indented two spaces; its wrapped description, more.
+            .filter(|l| !l.starts_with("   "))
             .filter_map(|l| l.split_whitespace().next().map(str::to_string))
             .filter(|c| c != "help")
             .collect()
