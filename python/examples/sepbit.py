@@ -57,3 +57,14 @@ class SepBIT(zonekit.Placement):
             self.batch.append(now - self.created.pop(opened_at, opened_at))
             if len(self.batch) == 16:
                 self.ell, self.batch = sum(self.batch) / 16, []
+
+
+if __name__ == "__main__":  # python sepbit.py: this SepBIT and the Rust one on the same workload
+    settings = dict(workload="zipf:blocks=100K,alpha=0.9,writes=600K", victim="greedy", zone_mib=2)
+    rust = zonekit.replay(placement="sepbit", **settings)
+    py = zonekit.replay(placement=SepBIT(), **settings)
+    for r in (rust, py):
+        print(f"{r.placement:14} WAF {r.waf:.4f}  GC blocks {r.gc_blocks}  GC count {r.gc_count}")
+    same = (py.waf, py.gc_blocks, py.gc_count) == (rust.waf, rust.gc_blocks, rust.gc_count)
+    print("the same as Rust's SepBIT" if same else "DIFFERENT from Rust's SepBIT")
+    raise SystemExit(0 if same else 1)
