@@ -53,8 +53,10 @@ pub enum Experiment {
 #[derive(Args)]
 pub struct ExperimentArgs {
     experiment: Experiment,
-    /// Real trace(s) to include (default: ../shared/traces/cloudPhysicsIO.csv when present;
-    /// table-4.3: none, a named trace runs at the nodes' mean utilisation; granularity: refused).
+    /// Real trace(s) to include beside the generated workloads, e.g. the CloudPhysics sample
+    /// (`cloudPhysicsIO.csv`, as libCacheSim distributes it) that docs/results/seed-000.md
+    /// ran with (default: none; table-4.3 runs a named trace at the nodes' mean utilisation;
+    /// granularity refuses one).
     #[arg(long, value_delimiter = ',')]
     traces: Option<Vec<PathBuf>>,
     /// Smaller workloads, for a quick look (table-4.3: nodes 1 and 2 at 2 % of their size).
@@ -89,15 +91,6 @@ fn workloads(quick: bool) -> Vec<String> {
     ]
 }
 
-fn default_traces() -> Vec<PathBuf> {
-    let p = PathBuf::from("../shared/traces/cloudPhysicsIO.csv");
-    if p.exists() {
-        vec![p]
-    } else {
-        Vec::new()
-    }
-}
-
 pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     let node_experiment = matches!(a.experiment, Experiment::Table43 | Experiment::Granularity | Experiment::Interfaces);
     if !node_experiment && a.nodes.is_some() {
@@ -113,7 +106,8 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
         usage!("--traces: granularity scales Table 2.1's nodes, not traces");
     }
     // The node experiments run real traces only when named.
-    let traces = if node_experiment { a.traces.clone().unwrap_or_default() } else { a.traces.clone().unwrap_or_else(default_traces) };
+    // No trace unless named: a run must not depend on which files happen to lie around.
+    let traces = a.traces.clone().unwrap_or_default();
     let name = format!("{:?}", a.experiment).to_lowercase();
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("zonekit-out/experiment-{name}")));
     // The sweeps' experiments resume row by row (rows carry their settings); the others

@@ -83,8 +83,8 @@ pub struct ExperimentArgs {
     /// thesis' 7 and 8.3 GB).
     #[arg(long, default_value_t = 1.0)]
     scale: f64,
-    /// A real trace for the throughput table, replayed with its regions packed (e.g.
-    /// ../shared/traces/cloudPhysicsIO.csv).
+    /// A real trace for the throughput table, replayed with its regions packed (e.g. the
+    /// CloudPhysics sample `cloudPhysicsIO.csv`, as libCacheSim distributes it).
     #[arg(long)]
     real_trace: Option<PathBuf>,
     #[arg(long, default_value_t = 1)]
