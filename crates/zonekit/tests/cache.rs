@@ -324,3 +324,20 @@ fn bad_cache_configurations_are_refused_with_usage_status() {
     }
     assert!(refused(&["cache", "experiment", "--scale", "0"], d, 2).contains("must be in (0, 1]"));
 }
+
+/// A run whose figures are over nothing says so: a one-request trace with no read counts no
+/// read (its latency was printed all the same), and a cache that never fills evicts nothing.
+#[test]
+fn a_degenerate_cache_run_warns_and_prints_no_latency() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("one.csv"), "0,W,0,4096,1\n").unwrap();
+    let out = common::zonekit(&["cache", "run", "--trace", "one.csv", "--cache-mib", "4", "--zone-mib", "1", "--data-mib", "16"], d);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("- (no reads counted)") && !stdout.contains("mean 0 µs"), "{stdout}");
+    assert!(stderr.contains("no block was read after the warm-up") && stderr.contains("never evicted"), "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["cache", "run", "--trace", "one.csv", "--cache-mib", "4", "--zone-mib", "1", "--data-mib", "16", "--json"], d)).unwrap();
+    assert_eq!(json["warnings"].as_array().map(Vec::len), Some(2), "{json}");
+}
