@@ -154,6 +154,27 @@ impl ReplaySpec {
         self.validate_settings()?;
         placement::find(&self.placement, &self.params)?;
         victim::find(&self.victim)?;
+        self.check_threshold_is_read()
+    }
+
+    /// A GC threshold other than the default must change the run: under `free-zones` only CBE
+    /// victims read it (GC runs when free zones run short), and an SSD's device GC never does.
+    /// Policies the caller wrote may read it, so only named victims are checked.
+    fn check_threshold_is_read(&self) -> Result<()> {
+        let t = self.config.gc_threshold;
+        if t == zonekit_ftl::engine::DEFAULT_GC_THRESHOLD || self.config.capacity == CapacityMode::Unbounded {
+            return Ok(());
+        }
+        if self.interface != Interface::Zns {
+            return Err(LabError::Usage(format!("--gc-threshold {t:?}: on --interface {} the device's GC runs when free space runs short and reads no threshold", self.interface)));
+        }
+        let reads = victim::find(&self.victim).is_ok_and(|(info, _)| info.name.starts_with("cbe"));
+        if self.config.trigger == GcTrigger::FreeZones && !reads {
+            return Err(LabError::Usage(format!(
+                "--gc-threshold {t:?}: under --gc-trigger free-zones GC runs when free zones run short, and the {} victim reads no threshold (CBE victims do); use --gc-trigger gp-sealed or gp-all",
+                self.victim
+            )));
+        }
         Ok(())
     }
 
@@ -223,6 +244,7 @@ impl CustomPolicies {
         }
         if self.victim.is_none() {
             victim::find(&spec.victim)?;
+            spec.check_threshold_is_read()?;
         }
         Ok(())
     }

@@ -103,3 +103,26 @@ fn degenerate_runs_warn_and_the_advice_mends_them() {
     let r = replay(&zipf(100_000, 1_000_000), &ReplaySpec { zone_mib: Some(mib), ..spec }, &mut |_| {}).unwrap();
     assert!(r.warnings.is_empty(), "at --zone-mib {mib}: {:?}", r.warnings);
 }
+
+/// A GC threshold other than the default changes the run or is refused: under free-zones only
+/// CBE victims read it, and an SSD's device GC never does.
+#[test]
+fn a_threshold_nothing_reads_is_refused() {
+    let with = |victim: &str, trigger: GcTrigger, interface: &str| {
+        let mut spec = ReplaySpec { victim: victim.into(), interface: zonekit_lab::interface::Interface::parse(interface).unwrap(), ..on("tiny", trigger) };
+        spec.config.gc_threshold = 0.3;
+        spec.validate()
+    };
+    let e = with("greedy", GcTrigger::FreeZones, "zns").expect_err("greedy under free-zones reads no threshold");
+    assert!(e.is_usage() && e.to_string().contains("--gc-threshold 0.3"), "{e}");
+    with("cbe", GcTrigger::FreeZones, "zns").unwrap();
+    with("greedy", GcTrigger::GpSealed, "zns").unwrap();
+    assert!(with("cbe", GcTrigger::FreeZones, "fdp:4").is_err(), "an SSD's GC reads no threshold");
+    // Where it is read, it changes the run.
+    let run = |t: f64| {
+        let mut spec = on("tiny", GcTrigger::GpSealed);
+        spec.config.gc_threshold = t;
+        replay(&zipf(20_000, 200_000), &spec, &mut |_| {}).unwrap().waf
+    };
+    assert_ne!(run(0.15), run(0.3), "under gp-sealed the threshold is read");
+}

@@ -19,8 +19,10 @@ fn run_prints_both_trees() {
     args.extend(SMALL);
     let out = ok(&args, dir.path());
     assert!(out.contains("3000 records loaded, then 3000 operations of w4 (50% insert, 50% delete, 0% search), latest keys"), "{out}");
+    // Two tables (the run's I/O and time, then the space it left), a row per tree in each.
     let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("zbtree") || l.starts_with("cow")).collect();
-    assert_eq!(rows.len(), 2, "{out}");
+    assert_eq!(rows.len(), 4, "{out}");
+    assert!(out.contains("wall ops/s") && out.contains("seq occupancy"), "{out}");
     let json = ok(&[&args[..], &["--tree", "zbtree", "--json"]].concat(), dir.path());
     let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(parsed[0]["spec"]["tree"], "Zb");
