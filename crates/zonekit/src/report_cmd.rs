@@ -92,8 +92,8 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
     Ok(())
 }
 
-/// A claim this process made on a directory no run had claimed, and whether it created the
-/// directory: a request refused after it ([`release_fresh_claim`]) leaves no trace.
+/// A claim this process made on a directory no run had claimed, and the directories the claim
+/// created: a request refused after it ([`release_fresh_claim`]) leaves no trace.
 static FRESH_CLAIM: std::sync::Mutex<Option<(PathBuf, Vec<PathBuf>)>> = std::sync::Mutex::new(None);
 
 /// Takes back a claim made on a directory no run had claimed (the claim file, and the
