@@ -109,6 +109,31 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
     Ok((value * multiplier).round() as u64)
 }
 
+impl TreeSpec {
+    /// The `zonekit tree run` command that runs this spec alone (on `device` when the runs took
+    /// turns on one), every setting spelt out: a row of the experiment rerun by itself.
+    pub fn command(&self, device: Option<&str>) -> String {
+        let mut parts = vec![
+            format!("zonekit tree run --tree {}", self.tree.name()),
+            format!("--workload {}", self.mix.name()),
+            format!("--distribution {}", self.distribution.name()),
+            format!("--records {} --operations {}", self.records, self.operations),
+        ];
+        match device {
+            Some(d) => parts.push(format!("--device '{}'", d.replace('\'', "'\\''"))),
+            None => {
+                parts.push(format!("--sequential-zones {} --conventional-zones {} --zone-size-mib {}", self.sequential_zones, self.conventional_zones, self.zone_size_bytes >> 20))
+            }
+        }
+        parts.push(format!("--node-size-bytes {} --value-size-bytes {} --inner-entries-max {}", self.node_size_bytes, self.value_size_bytes, self.inner_entries_max));
+        if !self.dynamic_zone_choice {
+            parts.push("--no-dynamic-zone-choice".into());
+        }
+        parts.push(format!("--cow-rebalance {} --cow-collect {} --seed {}", self.cow_rebalance.name(), self.cow_collect.name(), self.seed));
+        parts.join(" ")
+    }
+}
+
 /// `zipfian`, `uniform` or `latest`.
 pub fn parse_distribution(name: &str) -> Result<KeyDistribution> {
     YcsbDist::from_name(name).ok_or_else(|| LabError::Usage(format!("unknown distribution {name:?}: zipfian, uniform or latest")))
@@ -1051,6 +1076,13 @@ pub fn run_experiment(exp: &TreeExperiment, backend: Backend, progress: &(dyn Fn
     }
     let device_name = backend.name().to_string();
     crate::sweep::prepare_out(&exp.out)?;
+    // Each run's own command, in the order of the rows.
+    let device = matches!(backend, Backend::Device { .. }).then_some(device_name.as_str());
+    let mut commands = String::from("section\ttree\tworkload\tdistribution\trecords\tcommand\n");
+    for (section, spec) in &specs {
+        commands.push_str(&format!("{}\t{}\t{}\t{}\t{}\t{}\n", section.name(), spec.tree.name(), spec.mix.name(), spec.distribution.name(), spec.records, spec.command(device)));
+    }
+    crate::results::write_atomically(&exp.out.join("commands.tsv"), &commands)?;
     let results_path = exp.out.join("results.csv");
     let resumed = crate::results::resume(&results_path, &RESULTS_FILE, crate::results::Reading::Run)?;
     let total = specs.len();

@@ -139,6 +139,16 @@ fn experiment_writes_tables_and_charts_and_resumes_only_same_settings() {
     let results = std::fs::read_to_string(d.join("out/results.csv")).unwrap();
     let rows = results.lines().count() - 1;
     assert_eq!(rows, 12 + 12 + 10, "{results}");
+    // Every row has its own command (commands.tsv, in the rows' order), and running the last
+    // one alone gives that row's node reads and writes.
+    let commands = std::fs::read_to_string(d.join("out/commands.tsv")).unwrap();
+    assert_eq!(commands.lines().count() - 1, rows, "{commands}");
+    let command = commands.lines().last().unwrap().rsplit_once('\t').unwrap().1;
+    let words: Vec<&str> = command.split_whitespace().skip(1).collect();
+    let alone: serde_json::Value = serde_json::from_str(&ok(&[&words[..], &["--json"]].concat(), d)).unwrap();
+    let row: Vec<&str> = results.lines().last().unwrap().split(',').collect();
+    assert_eq!(alone[0]["run"]["node_reads"].to_string(), row[column(&results, "run_node_reads")], "{command}");
+    assert_eq!(alone[0]["run"]["node_writes"].to_string(), row[column(&results, "run_node_writes")], "{command}");
     // Mark one row: a rerun under the same settings keeps it (when its check vouches for it:
     // a changed cell alone is damage, and recomputed), a rerun with another seed does not.
     let mut lines: Vec<String> = results.lines().map(str::to_string).collect();
