@@ -145,6 +145,8 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
         inputs.push((w.clone(), Input::generated(w.parse::<zonekit_trace::synth::Workload>().map_err(|e| crate::Usage(e.to_string()))?, 1)));
     }
     let mut rows = Vec::new();
+    // Each row's own `zonekit replay` command, as a sweep writes them.
+    let mut commands = String::from("workload\tplacement\tcommand\n");
     for (name, input) in &inputs {
         let mut series = Vec::new();
         for placement in [FK.name, ZBOPT.name] {
@@ -153,6 +155,7 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
             let median = |h: &Vec<u64>| gp_quantile(h, 0.5).map_or("-".to_string(), |m| format!("{m:.2}"));
             let per_class: Vec<String> = r.gp_histogram_by_class.iter().map(median).collect();
             rows.push(vec![name.clone(), placement.to_string(), format!("{:.3}", r.waf), format!("{:.2}", r.gc_gib), r.gc_count.to_string(), per_class.join(" ")]);
+            commands.push_str(&format!("{name}\t{placement}\t{}\n", spec.command(input)));
             // CDF of reclaimed-zone GP, all classes (Fig. 2.11's view).
             let total: u64 = r.gp_histogram.iter().sum::<u64>().max(1);
             let mut acc = 0;
@@ -168,7 +171,8 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
     let header = ["workload", "placement", "WAF", "GC GiB", "GC count", "median GP by class 1..7"];
     print!("{}", text_table(&header, &rows));
     std::fs::write(out.join("results.csv"), csv(&header, &rows))?;
-    println!("\nwrote {}/{{results.csv, gp_cdf_*.svg}}", out.display());
+    std::fs::write(out.join("commands.tsv"), commands)?;
+    println!("\nwrote {}/{{results.csv, commands.tsv, gp_cdf_*.svg}}", out.display());
     if rows.is_empty() {
         usage!("no workloads");
     }
