@@ -97,7 +97,7 @@ impl ReplaySpec {
     /// inputs carry no filters, and any an input does carry are named in a trailing comment.
     pub fn command(&self, input: &Input) -> String {
         use zonekit_trace::input::Source;
-        let quote = |s: &str| if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=,".contains(c)) { s.to_string() } else { format!("'{}'", s.replace('\'', "'\\''")) };
+        let quote = zonekit_report::shell_word;
         let mut parts = vec!["zonekit replay".to_string()];
         let seed = match &input.source {
             Source::Generated { workload, seed } => {

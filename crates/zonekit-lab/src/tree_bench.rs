@@ -120,7 +120,7 @@ impl TreeSpec {
             format!("--records {} --operations {}", self.records, self.operations),
         ];
         match device {
-            Some(d) => parts.push(format!("--device '{}'", d.replace('\'', "'\\''"))),
+            Some(d) => parts.push(format!("--device {}", zonekit_report::shell_word(d))),
             None => {
                 parts.push(format!("--sequential-zones {} --conventional-zones {} --zone-size-mib {}", self.sequential_zones, self.conventional_zones, self.zone_size_bytes >> 20))
             }

@@ -85,6 +85,16 @@ pub fn wrapped(prefix: &str, text: &str, width: usize) -> String {
     out
 }
 
+/// `arg` as a shell would need it typed (quoted when it holds anything but plain characters):
+/// for the command lines results record (`settings.tsv`, `commands.tsv`).
+pub fn shell_word(arg: &str) -> String {
+    if !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@".contains(c)) {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
 /// Rows as a Markdown (GitHub) table.
 pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut out = format!("| {} |\n|{}|\n", header.join(" | "), vec!["---"; header.len()].join("|"));

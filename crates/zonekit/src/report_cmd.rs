@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use zonekit_report::html::{report_dir, write_settings, REPORT_FILE, SETTINGS_FILE};
+use zonekit_report::shell_word;
 
 #[derive(Args)]
 pub struct ReportArgs {
@@ -132,13 +133,4 @@ fn write_page(dir: &Path, title: &str) -> Result<PathBuf> {
 fn recorded_command(dir: &Path) -> Option<String> {
     let text = std::fs::read_to_string(dir.join(SETTINGS_FILE)).ok()?;
     text.lines().find_map(|l| l.strip_prefix("command\t")).map(str::to_string)
-}
-
-/// `arg` as a shell would need it typed (quoted when it holds anything but plain characters).
-fn shell_word(arg: &str) -> String {
-    if !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@".contains(c)) {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
-    }
 }
