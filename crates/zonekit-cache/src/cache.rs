@@ -54,6 +54,15 @@ impl WriteMode {
             other => Err(CacheError::Config(format!("write mode {other:?}: expected writethrough, writeback or writearound"))),
         }
     }
+
+    /// The name [`Self::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteMode::Writethrough => "writethrough",
+            WriteMode::Writeback => "writeback",
+            WriteMode::Writearound => "writearound",
+        }
+    }
 }
 
 /// Which read misses enter the cache.

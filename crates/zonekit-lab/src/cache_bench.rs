@@ -1160,6 +1160,7 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
     check_experiment(exp)?;
     std::fs::create_dir_all(&exp.out).map_err(LabError::io(&exp.out))?;
     let specs = exp.specs();
+    crate::results::write_atomically(&exp.out.join("commands.tsv"), &commands_tsv(exp, &specs))?;
     let base = exp.base();
     // The references: item-level policies on the same reads with the same capacity; the
     // reads (a pass over the trace, or the synthetic draws) are gathered once for all of
@@ -1204,6 +1205,27 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
         return Err(LabError::Runs { failed, total });
     }
     Ok(summary)
+}
+
+/// `commands.tsv`: each configuration's own `zonekit cache run` command, in the order of
+/// the rows, or why no command gives it.
+pub(crate) fn commands_tsv(exp: &CacheExperiment, specs: &[(&str, String, CacheSpec)]) -> String {
+    use zonekit_trace::input::Source;
+    let trace = exp.trace.as_ref().map(|t| match &t.input.source {
+        Source::Trace { path, format: None, lenient: false } | Source::Binary(path) => Ok(path.as_path()),
+        _ => Err(format!("the input {} is not a plain trace file", t.input.describe())),
+    });
+    let mut text = String::from("section\tlabel\tcommand\n");
+    for (section, label, spec) in specs {
+        let command = match trace {
+            Some(Err(ref why)) => Err(why.clone()),
+            Some(Ok(path)) => crate::cache_run::CacheRunSettings::of_spec(spec, Some(path)),
+            None => crate::cache_run::CacheRunSettings::of_spec(spec, None),
+        };
+        let cell = command.map_or_else(|why| format!("# not one command: {why}"), |s| s.command());
+        text.push_str(&format!("{section}\t{label}\t{cell}\n"));
+    }
+    text
 }
 
 /// The summary's opening: what ran on what.

@@ -29,6 +29,10 @@ pub struct CacheRunSettings {
     /// Conventional only: trim evicted buckets (bcache's discard option).
     pub discard: bool,
     pub cache_mib: u64,
+    /// Conventional and FDP only, instead of `cache_mib`: the cache in KiB, for an SSD's
+    /// logical space that is not a whole number of MiB (the interface comparison's, beside a
+    /// zoned device's raw capacity).
+    pub cache_kib: Option<u64>,
     /// ZNS only: zone size [8] and zones a bucket [1].
     pub zone_mib: Option<u64>,
     pub zones_per_bucket: Option<u32>,
@@ -82,6 +86,7 @@ impl Default for CacheRunSettings {
             device: None,
             discard: false,
             cache_mib: 512,
+            cache_kib: None,
             zone_mib: None,
             zones_per_bucket: None,
             bucket_kib: None,
@@ -189,7 +194,11 @@ impl CacheRunSettings {
         if self.chunk_kib == 0 || self.chunk_kib % 4 != 0 {
             usage!("--chunk-kib {}: a positive whole number of 4 KiB blocks", self.chunk_kib);
         }
-        let cache_bytes = mib(self.cache_mib, "--cache-mib")?;
+        let cache_bytes = match self.cache_kib {
+            Some(_) if self.cache_mib != CacheRunSettings::default().cache_mib => usage!("--cache-kib and --cache-mib: give one"),
+            Some(k) => kib(k, "--cache-kib")?,
+            None => mib(self.cache_mib, "--cache-mib")?,
+        };
         let admission = match (self.admission.as_str(), self.ghost_blocks) {
             ("all", None) => Admission::All,
             ("all", Some(_)) => usage!("--ghost-blocks applies to --admission ghost only"),
@@ -282,6 +291,125 @@ impl CacheRunSettings {
         })
     }
 
+    /// The settings that make `spec` (a configuration of `zonekit cache experiment`), on the
+    /// YCSB-like reads or, with `trace`, on that trace file; an error names what no flag of
+    /// `zonekit cache run` can give. Checked both ways: the settings' own spec must be the
+    /// same run as `spec`.
+    pub fn of_spec(spec: &CacheSpec, trace: Option<&std::path::Path>) -> std::result::Result<CacheRunSettings, String> {
+        const MIB: u64 = 1 << 20;
+        let whole = |bytes: u64, unit: u64, what: &str| if bytes % unit == 0 { Ok(bytes / unit) } else { Err(format!("{what} of {bytes} bytes is not a whole number of {} KiB", unit / 1024)) };
+        let default = CacheRunSettings::default();
+        let mut s = match spec.cache_bytes % MIB {
+            0 => CacheRunSettings { cache_mib: spec.cache_bytes / MIB, ..default },
+            _ => CacheRunSettings { cache_kib: Some(whole(spec.cache_bytes, 1024, "the cache")?), ..default },
+        };
+        match spec.device {
+            DeviceKind::Zoned { zone_bytes, zones_per_bucket } => {
+                s.interface = Some("zns".into());
+                s.zone_mib = Some(whole(zone_bytes, MIB, "the zone")?);
+                s.zones_per_bucket = Some(zones_per_bucket);
+            }
+            DeviceKind::Conventional { bucket_bytes, op, erase_unit_bytes }
+            | DeviceKind::ConventionalDiscard { bucket_bytes, op, erase_unit_bytes }
+            | DeviceKind::Fdp { bucket_bytes, op, erase_unit_bytes, .. } => {
+                s.interface = Some(spec.device.interface().name());
+                s.discard = matches!(spec.device, DeviceKind::ConventionalDiscard { .. });
+                s.bucket_kib = Some(whole(bucket_bytes, 1024, "the bucket")?);
+                s.op = Some(op);
+                s.erase_unit_kib = Some(whole(erase_unit_bytes, 1024, "the erase unit")?);
+            }
+        }
+        s.eviction = spec.eviction.clone();
+        s.sampler = spec.sampler.clone();
+        s.sampler_params = spec.sampler_params.clone();
+        // The none and sfr samplers keep no table, so their budget is never read.
+        if !matches!(spec.sampler.as_str(), "none" | "sfr") {
+            s.sampler_bytes = Some(spec.budget.memory_bytes);
+        }
+        s.chunk_kib = whole(spec.budget.chunk_bytes, 1024, "the sampler's chunk")?;
+        let c = &spec.config;
+        s.mode = c.mode.name().into();
+        s.cutoff_kib = whole(c.sequential_cutoff_bytes, 1024, "the sequential cutoff")?;
+        if let Admission::Ghost { blocks } = c.admission {
+            s.admission = "ghost".into();
+            s.ghost_blocks = Some(blocks);
+        }
+        s.write_points = c.write_points;
+        if let Some(m) = &c.metadata {
+            s.metadata = true;
+            s.journal_buckets = (m.journal_buckets != 0).then_some(m.journal_buckets);
+            s.btree_node_kib = (m.btree_node_bytes != 0).then_some(m.btree_node_bytes / 1024);
+            s.btree_reserve = Some(m.btree_reserve_buckets);
+            s.prio_write = Some(if m.prio_whole_bucket { "whole" } else { "used" }.into());
+        }
+        let w = &spec.workload;
+        match trace {
+            Some(path) => {
+                s.trace = Some(path.to_path_buf());
+                s.warmup_fraction = Some(w.warmup_fraction);
+            }
+            None => {
+                s.records = Some(w.records);
+                s.threads = Some(w.threads);
+                s.operations = Some(w.operations);
+                s.update_fraction = Some(w.update_fraction);
+                s.clustered = !w.scrambled;
+                s.seed = Some(spec.seed);
+                s.layout = Some(w.layout.name().into());
+                s.record_bytes = Some(w.record_bytes);
+                // Packed records size the disk themselves, not always to a whole MiB.
+                s.data_mib = match w.layout {
+                    Layout::Packed => None,
+                    Layout::Strided => Some(whole(w.data_bytes, MIB, "the backing disk")?),
+                };
+                s.warmup_fraction = Some(w.warmup_fraction);
+            }
+        }
+        let back = s.spec().map_err(|e| format!("the settings are refused: {e}"))?;
+        let same = |a: &CacheSpec, b: &CacheSpec| -> bool {
+            let json = |x: &CacheSpec| {
+                let mut v = serde_json::to_value(x).expect("a spec serialises");
+                if matches!(x.sampler.as_str(), "none" | "sfr") {
+                    v["budget"]["memory_bytes"] = serde_json::Value::Null;
+                }
+                // A trace brings its own requests: of the workload only the warm-up applies.
+                if trace.is_some() {
+                    v["workload"] = serde_json::json!({ "warmup_fraction": x.workload.warmup_fraction });
+                }
+                v
+            };
+            json(a) == json(b)
+        };
+        if !same(&back, spec) {
+            return Err(format!("no flags of `zonekit cache run` give this configuration (its settings make {back:?})"));
+        }
+        Ok(s)
+    }
+
+    /// The `zonekit cache run` command for these settings, every setting given spelt out
+    /// (none left to a default that may change), each as its flag.
+    pub fn command(&self) -> String {
+        let quote = zonekit_report::shell_word;
+        let mine = serde_json::to_value(self).expect("settings serialise");
+        let mut parts = vec!["zonekit cache run".to_string()];
+        for (field, value) in mine.as_object().expect("a struct serialises to an object") {
+            if value.is_null() {
+                continue;
+            }
+            let flag = format!("--{}", field.replace('_', "-"));
+            match (field.as_str(), value) {
+                // The cache's size is one flag or the other.
+                ("cache_mib", _) if self.cache_kib.is_some() => {}
+                ("sampler_params", _) => parts.extend(self.sampler_params.iter().map(|(k, v)| format!("--sampler-param {}", quote(&format!("{k}={v}"))))),
+                (_, serde_json::Value::Bool(true)) => parts.push(flag),
+                (_, serde_json::Value::Bool(false)) => {}
+                (_, serde_json::Value::String(text)) => parts.push(format!("{flag} {}", quote(text))),
+                (_, other) => parts.push(format!("{flag} {other}")),
+            }
+        }
+        parts.join(" ")
+    }
+
     /// The cache device from `interface` (or `device`) and the settings that shape it, every
     /// combination that makes no sense refused by name.
     fn device_kind(&self) -> Result<DeviceKind> {
@@ -309,6 +437,9 @@ impl CacheRunSettings {
         let ssd = || -> Result<(u64, f64, u64)> {
             Ok((kib(self.bucket_kib.unwrap_or(1024), "--bucket-kib")?, self.op.unwrap_or(0.07), kib(self.erase_unit_kib.unwrap_or(2048), "--erase-unit-kib")?))
         };
+        if interface == Interface::Zns && self.cache_kib.is_some() {
+            usage!("--cache-kib: a zns cache is whole zones of whole MiB; give --cache-mib");
+        }
         Ok(match interface {
             Interface::Zns => {
                 let (zone_mib, zones_per_bucket) = (self.zone_mib.unwrap_or(8), self.zones_per_bucket.unwrap_or(1));
@@ -424,6 +555,8 @@ mod tests {
             (CacheRunSettings { journal_buckets: Some(4), ..CacheRunSettings::default() }, "--journal-buckets"),
             (CacheRunSettings { interface: Some("fdp:4".into()), zone_mib: Some(8), ..CacheRunSettings::default() }, "--zone-mib"),
             (CacheRunSettings { interface: Some("zns".into()), discard: true, ..CacheRunSettings::default() }, "--discard"),
+            (CacheRunSettings { cache_kib: Some(1024), ..CacheRunSettings::default() }, "--cache-kib"),
+            (CacheRunSettings { interface: Some("conventional".into()), cache_kib: Some(1024), cache_mib: 64, ..CacheRunSettings::default() }, "--cache-kib and --cache-mib"),
         ] {
             let m = settings.spec().unwrap_err().to_string();
             assert!(m.contains(flag), "{settings:?}: {m}");

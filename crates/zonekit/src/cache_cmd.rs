@@ -59,6 +59,10 @@ pub struct RunArgs {
     /// Cache size in MiB.
     #[arg(long, default_value_t = CacheRunSettings::default().cache_mib)]
     cache_mib: u64,
+    /// Conventional and FDP only, instead of --cache-mib: the cache in KiB, for an SSD's
+    /// logical space that is not whole MiB (the interface comparison's).
+    #[arg(long, conflicts_with = "cache_mib")]
+    cache_kib: Option<u64>,
     /// ZNS only: zone size in MiB [default: 8] (a bucket is --zones-per-bucket zones [1]).
     #[arg(long)]
     zone_mib: Option<u64>,
@@ -292,6 +296,7 @@ impl RunArgs {
             device: self.device.clone(),
             discard: self.discard,
             cache_mib: self.cache_mib,
+            cache_kib: self.cache_kib,
             zone_mib: self.zone_mib,
             zones_per_bucket: self.zones_per_bucket,
             bucket_kib: self.bucket_kib,
@@ -414,10 +419,12 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
         let summary = crate::experiment_run::with_runs_bar(|progress| zonekit_lab::cache_interfaces::run(&exp, progress))?;
         print!("{summary}");
         println!("\nresults: {}/cache-interfaces.csv, summary.md", out.display());
+        println!("each row's own `zonekit cache run` command: {}", out.join("commands.tsv").display());
     } else {
         let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
         print!("{summary}");
         println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", out.display());
+        println!("each row's own `zonekit cache run` command: {}", out.join("commands.tsv").display());
     }
     crate::report_cmd::finish(&out)?;
     Ok(ExitCode::SUCCESS)

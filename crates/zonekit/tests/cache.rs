@@ -210,6 +210,53 @@ fn the_experiment_writes_every_section_and_chart() {
     }
     let gc = std::fs::read_to_string(dir.path().join("ce/gc-waf.csv")).unwrap();
     assert!(gc.starts_with("label,gc,host_blocks,erase_units,copied_blocks,freed_blocks,waf") && gc.lines().count() > 1, "{gc}");
+    // Each configuration's own command gives its row: the conventional SSD (GC), ghost
+    // admission, bcache's metadata with prio writes of their entries only, clustered keys.
+    rows_rerun_alone(
+        dir.path(),
+        "ce",
+        &[
+            "bcache original (conventional SSD, zone/128 buckets, bcache LRU)",
+            "ZNS-naive (LFU) + ghost admission, 4× the reads",
+            "ZNS-naive (LFU) + bcache metadata, prio writes of their entries only",
+            "ZNS-SLRU (lfu eviction), clustered keys",
+        ],
+    );
+}
+
+/// A CSV line's cells (a cell with a comma is quoted, as `zonekit_report::csv` writes it).
+fn csv_cells(line: &str) -> Vec<String> {
+    let (mut cells, mut cell, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => cells.push(std::mem::take(&mut cell)),
+            c => cell.push(c),
+        }
+    }
+    cells.push(cell);
+    cells
+}
+
+/// Every row of `out/results.csv` has its own command in `out/commands.tsv`, and the rows
+/// labelled `labels` rerun alone by it give the row's hit ratio, device WAF and evictions.
+fn rows_rerun_alone(d: &std::path::Path, out: &str, labels: &[&str]) {
+    let results = std::fs::read_to_string(d.join(out).join("results.csv")).unwrap();
+    let commands = std::fs::read_to_string(d.join(out).join("commands.tsv")).unwrap();
+    assert_eq!(commands.lines().count(), results.lines().count(), "{commands}");
+    assert!(!commands.contains("not one command"), "{commands}");
+    let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    for label in labels {
+        let command = commands.lines().find_map(|l| l.split('\t').nth(1).filter(|l| l == label).and(l.split('\t').nth(2))).unwrap_or_else(|| panic!("no command for {label}: {commands}"));
+        let row = results.lines().map(csv_cells).find(|cells| cells[1] == *label).unwrap_or_else(|| panic!("no row {label}"));
+        let run = std::process::Command::new("sh").arg("-c").arg(format!("{} --json", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(d).output().unwrap();
+        assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
+        let alone: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(format!("{:.4}", alone["hit_ratio"].as_f64().unwrap()), row[column("hit_ratio")], "{label}: {command}");
+        assert_eq!(format!("{:.3}", alone["device_waf"].as_f64().unwrap()), row[column("device_waf")], "{label}: {command}");
+        assert_eq!(alone["evictions"].to_string(), row[column("evictions")], "{label}: {command}");
+    }
 }
 
 #[test]
@@ -224,6 +271,18 @@ fn the_interfaces_comparison_writes_every_interface_and_refuses_a_trace() {
     assert!(csv.starts_with("placement,interface,bucket_bytes,cache_bytes,raw_bytes,hit_ratio,host_waf,device_waf,total_waf"), "{csv}");
     assert_eq!(csv.lines().count(), 15, "{csv}");
     assert!(d.join("ci/report.html").exists(), "every experiment writes its report");
+    let commands = std::fs::read_to_string(d.join("ci/commands.tsv")).unwrap();
+    assert_eq!(commands.lines().count(), 15, "{commands}");
+    for label in ["ZNS-naive (LFU) on zns", "LRU sampler (LFU) on fdp:8:persistent", "ZNS-naive (LFU) on conventional+discard"] {
+        let command = commands.lines().find_map(|l| l.split('\t').nth(1).filter(|l| l == &label).and(l.split('\t').nth(2))).unwrap();
+        let (placement, interface) = label.split_once(" on ").unwrap();
+        let row = csv.lines().map(csv_cells).find(|c| c[0] == placement && c[1] == interface).unwrap();
+        let run = std::process::Command::new("sh").arg("-c").arg(format!("{} --json", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(d).output().unwrap();
+        assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
+        let alone: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(format!("{:.4}", alone["hit_ratio"].as_f64().unwrap()), row[5], "{label}: {command}");
+        assert_eq!(format!("{:.4}", alone["device_waf"].as_f64().unwrap()), row[7], "{label}: {command}");
+    }
     // The thesis' sections are another table: not into the comparison's directory.
     let e = refused(&["cache", "experiment", "--scale", "0.0078125", "--passes", "0.5", "--out", "ci"], d, 2);
     assert!(e.contains("cache experiment --interfaces"), "{e}");
@@ -248,6 +307,7 @@ fn the_experiment_runs_on_a_trace_and_refuses_what_does_not_apply() {
     for file in ["results.csv", "waf.csv", "gc-waf.csv", "summary.md", "device-waf.svg", "hit-ratio.svg", "hit-ratio-over-time.svg"] {
         assert!(d.join("te").join(file).exists(), "{file}");
     }
+    rows_rerun_alone(d, "te", &["ZNS-naive (LFU)", "ZNS-LRU (LFU), 16 KiB chunks", "bcache original + bcache metadata"]);
     let experiment = |extra: &[&str]| refused(&[&["cache", "experiment", "--out", "te2"], extra].concat(), d, 2);
     for flag in ["--scale", "--passes", "--seed"] {
         let e = experiment(&["--trace", "t.zkt", "--cache-mib", "64", flag, "1"]);
