@@ -82,6 +82,48 @@ pub struct OcssdSpec {
     pub logical_bytes_max: Option<u64>,
 }
 
+impl OcssdSpec {
+    /// The `zonekit ocssd run` command that replays this spec, every setting spelt out; an
+    /// error names what no flag gives (the running counters' sampling interval is not one:
+    /// it changes the series, not the report).
+    pub fn command(&self) -> std::result::Result<String, String> {
+        use zonekit_trace::input::Source;
+        let quote = zonekit_report::shell_word;
+        let mut parts = vec!["zonekit ocssd run".to_string()];
+        match &self.input.source {
+            Source::Generated { workload, seed } => parts.push(format!("--workload {} --seed {seed}", quote(&workload.to_string()))),
+            Source::Binary(path) | Source::Trace { path, format: None, lenient: false } => parts.push(quote(&path.display().to_string())),
+            Source::Trace { .. } => return Err(format!("the input {} has a format or leniency of its own", self.input.describe())),
+        }
+        if self.input.filters.drops_blocks() {
+            return Err(format!("the input {} is filtered", self.input.describe()));
+        }
+        parts.push(format!("--ftl {}", quote(&self.ftl)));
+        parts.extend(self.params.iter().map(|(k, v)| format!("--param {}", quote(&format!("{k}={v}")))));
+        let g = self.geometry;
+        if g.page_bytes % 1024 != 0 {
+            return Err(format!("a page of {} bytes is not whole KiB", g.page_bytes));
+        }
+        parts.push(format!(
+            "--channels {} --luns {} --blocks-per-lun {} --pages-per-block {} --page-kib {}",
+            g.channels,
+            g.luns_per_channel,
+            g.blocks_per_lun,
+            g.pages_per_block,
+            g.page_bytes / 1024
+        ));
+        parts.extend(self.compact.then(|| "--compact".to_string()));
+        parts.push(format!("--timing {}", self.timing.name()));
+        match self.logical_bytes_max {
+            Some(bytes) if bytes % (1 << 20) == 0 => parts.push(format!("--logical-mib {}", bytes >> 20)),
+            Some(bytes) if bytes % 1024 == 0 => parts.push(format!("--logical-kib {}", bytes >> 10)),
+            Some(bytes) => return Err(format!("a logical space of {bytes} bytes is not whole KiB")),
+            None => {}
+        }
+        Ok(parts.join(" "))
+    }
+}
+
 /// The running counters after some bytes were written.
 #[derive(Copy, Clone, Debug, Serialize)]
 pub struct Sample {
@@ -538,6 +580,13 @@ pub fn run_experiment(exp: &OcssdExperiment, progress: &(dyn Fn(usize, usize, &s
     }
     std::fs::create_dir_all(&exp.out).map_err(LabError::io(&exp.out))?;
     let jobs = exp.jobs()?;
+    // Each row's own command, in the rows' order.
+    let mut commands = String::from("trace\tsection\tvalue\tftl\tcommand\n");
+    for job in &jobs {
+        let command = job.spec.command().unwrap_or_else(|why| format!("# not one command: {why}"));
+        commands.push_str(&format!("{}\t{}\t{}\t{}\t{command}\n", job.trace, job.axis.section(), job.axis.value(), job.spec.ftl));
+    }
+    crate::results::write_atomically(&exp.out.join("commands.tsv"), &commands)?;
     let results: Vec<std::sync::Mutex<Option<Result<OcssdRun>>>> = jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     let done = std::sync::atomic::AtomicUsize::new(0);
     parallel::for_each(jobs.len(), exp.threads, |i| {

@@ -72,6 +72,10 @@ pub struct RunArgs {
     /// exposes); the FTL keeps the rest as spare. Refused above the FTL's own logical space.
     #[arg(long, value_name = "MIB")]
     logical_mib: Option<u64>,
+    /// The same in KiB, for a space that is not whole MiB (`ocssd experiment`'s common space,
+    /// the smallest any FTL exposes).
+    #[arg(long, value_name = "KIB", conflicts_with = "logical_mib")]
+    logical_kib: Option<u64>,
     /// Print the full report as JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -125,9 +129,13 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         usage!("--sample, --nodes and --window select blocks, not whole requests: an FTL replay needs the requests as issued");
     }
     let geometry = a.geometry.geometry()?;
-    let logical_bytes_max = match a.logical_mib {
-        Some(0) => usage!("--logical-mib 0: the host must be able to address at least one page"),
-        Some(mib) => Some(mib.checked_mul(1 << 20).ok_or_else(|| crate::Usage(format!("--logical-mib {mib}: too large")))?),
+    let (logical_flag, logical) = match (a.logical_mib, a.logical_kib) {
+        (_, Some(kib)) => ("--logical-kib", Some((kib, 1u64 << 10))),
+        (mib, None) => ("--logical-mib", mib.map(|mib| (mib, 1u64 << 20))),
+    };
+    let logical_bytes_max = match logical {
+        Some((0, _)) => usage!("{logical_flag} 0: the host must be able to address at least one page"),
+        Some((n, unit)) => Some(n.checked_mul(unit).ok_or_else(|| crate::Usage(format!("{logical_flag} {n}: too large")))?),
         None => None,
     };
     let spec = OcssdSpec {
@@ -153,7 +161,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
             )))
         }
         zonekit_lab::LabError::Ocssd { context, error } if matches!(*error, zonekit_ocssd::OcError::LogicalSpace { .. }) => {
-            anyhow::Error::new(crate::Usage(format!("--logical-mib {}: {context}: {error}", a.logical_mib.unwrap_or(0))))
+            anyhow::Error::new(crate::Usage(format!("{logical_flag} {}: {context}: {error}", logical.map_or(0, |(n, _)| n))))
         }
         e => lab(e),
     })?;
@@ -183,6 +191,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
     print!("{summary}");
     println!("\nresults: {}/results.csv, series.csv, summary.md and charts", a.out.display());
+    println!("each row's own `zonekit ocssd run` command: {}", a.out.join("commands.tsv").display());
     crate::report_cmd::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }

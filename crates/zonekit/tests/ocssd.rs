@@ -46,6 +46,29 @@ fn the_experiment_writes_tables_charts_and_wear_maps() {
     for column in ["map_update_kb", "map_entries_updated", "log_entries_updated", "logs_opened", "log_open_kb", "logical_mb", "native_logical_mb", "spare_percent"] {
         assert!(header.split(',').any(|c| c == column), "no {column} column in {header}");
     }
+    // Every row has its own `zonekit ocssd run` command, in the rows' order; rows of several
+    // sections rerun alone give their row's WAF, erases and throughput.
+    let commands = std::fs::read_to_string(dir.path().join("oc/commands.tsv")).unwrap();
+    assert_eq!(commands.lines().count(), results.lines().count(), "{commands}");
+    assert!(!commands.contains("not one command"), "{commands}");
+    let column = |name: &str| header_cells(&results).iter().position(|c| c == name).unwrap();
+    let mut rerun = 0;
+    for (row, command) in results.lines().zip(commands.lines()).skip(1) {
+        let cells: Vec<&str> = row.split(',').collect();
+        let wanted = [("main", "hsbm-gcl"), ("parallel", "dftl"), ("superblock", "sbm-gcl"), ("macdrp-split", "pm-gcc"), ("sbm-no-free", "sbm-gcl")];
+        if !wanted.contains(&(cells[0], cells[3])) {
+            continue;
+        }
+        let command = command.rsplit('\t').next().unwrap();
+        let run = std::process::Command::new("sh").arg("-c").arg(format!("{} --json", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(dir.path()).output().unwrap();
+        assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
+        let alone: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(format!("{:.3}", alone["waf"].as_f64().unwrap()), cells[column("waf")], "{command}");
+        assert_eq!(format!("{:.1}", alone["mb_per_sec"].as_f64().unwrap()), cells[column("mb_per_sec")], "{command}");
+        assert_eq!(alone["flash"]["blocks_erased"].to_string(), cells[column("blocks_erased")], "{command}");
+        rerun += 1;
+    }
+    assert!(rerun >= 5, "{rerun} rows rerun");
     // The main table runs every FTL at DFTL's 452.0 MB, its native space beside.
     let main_hsbm = results.lines().find(|l| l.starts_with("main,") && l.contains(",hsbm-gcl,")).unwrap();
     assert!(main_hsbm.contains(",452.0,527.4,15.8,"), "{main_hsbm}");
@@ -106,4 +129,9 @@ fn bad_requests_are_refused_with_usage_status() {
     assert!(err.contains("the trace reaches") && err.contains("give a larger device"), "{err}");
     assert!(refused(&["ocssd", "experiment", "--scale", "2"], d, 2).contains("must be in (0, 1]"));
     assert!(refused(&["ocssd", "experiment", "--real-trace", "nope.csv"], d, 2).contains("no such file"));
+}
+
+/// The cells of a CSV's header line.
+fn header_cells(csv: &str) -> Vec<String> {
+    csv.lines().next().unwrap().split(',').map(str::to_string).collect()
 }
