@@ -403,6 +403,7 @@ impl KvBench {
             }
         }
         let mut results = std::fs::OpenOptions::new().append(true).open(&results_path).map_err(LabError::io(&results_path))?;
+        let mut rows: Vec<Vec<String>> = resumed.rows.clone();
         // One db_bench run, or its earlier row (None: neither, with report_only); `config`
         // None = the POSIX reference.
         let mut run = |config: Option<&KvConfig>, k: f64, repeat: u32| -> Result<Option<RunResult>> {
@@ -418,6 +419,7 @@ impl KvBench {
             let r = self.run_once(config.map(|c| self.fs_uri(c)).as_deref(), (k * 1e6) as u64, &log)?;
             let cells = row(place, name, k, repeat, &r);
             results.write_all((cells.join(",") + "\n").as_bytes()).map_err(LabError::io(&results_path))?;
+            rows.push(cells);
             on_run(name, k, repeat, &r);
             Ok(Some(r))
         };
@@ -461,6 +463,10 @@ impl KvBench {
             let names: Vec<&str> = targets.iter().map(|t| t.map_or(REFERENCE, |c| c.name)).collect();
             report_rounds(&self.out, &format!("{prefix}-{k}M"), &names, self.baseline.name, &rounds)?
         };
+        drop(run);
+        if !self.report_only {
+            crate::results::write_atomically(&self.out.join("commands.tsv"), &self.commands_tsv(&rows))?;
+        }
         // Running out of space is what the experiment measures; anything else (a bad option,
         // a crash, a missing library) means the numbers are not the experiment's.
         let failed = all
@@ -469,6 +475,36 @@ impl KvBench {
             .map(|(c, k, r)| format!("{c} at {k} M keys: {}", if r.detail.is_empty() { "failed" } else { &r.detail }))
             .collect();
         Ok(KvOutcome { table, failed, set_aside: resumed.damaged })
+    }
+}
+
+impl KvBench {
+    /// `commands.tsv`: for each row of `results.csv`, in order, the `zonekit kv-bench`
+    /// command that measures it alone (one configuration at one key count, into a directory
+    /// of its own, so that the row is measured again rather than reused), or why there is
+    /// none: the POSIX reference runs beside every configuration, and a row measured on
+    /// another device than this run's (at the row's zone size) names its capacity.
+    fn commands_tsv(&self, rows: &[Vec<String>]) -> String {
+        let quote = zonekit_report::shell_word;
+        let preset_zone_bytes = geometry(&self.device, None).map(|p| p.zone_size_bytes()).ok();
+        let mut text = String::from("profile\tconfig\tmillion_keys\trepeat\tcommand\n");
+        for cells in rows {
+            let Some((profile, capacity, zone, config, k, repeat, _)) = from_row(cells) else { continue };
+            let command = if config == REFERENCE {
+                "# the POSIX reference: measured beside the configurations by any kv-bench without --no-reference".to_string()
+            } else if geometry(&self.device, Some(zone >> 20)).map(|g| data_capacity_bytes(&g)).ok() != Some(capacity) {
+                format!("# measured on a device holding {capacity} bytes of data in zones of {zone} bytes, not this run's {}", quote(&self.device))
+            } else {
+                let zone = if Some(zone) == preset_zone_bytes { String::new() } else { format!(" --zone-mib {}", zone >> 20) };
+                format!(
+                    "zonekit kv-bench --device {}{zone} --profile {profile} --configs {config} --keys {k} --no-reference --out {}",
+                    quote(&self.device),
+                    quote(&format!("{}-{config}-{k}M", self.out.display()))
+                )
+            };
+            text.push_str(&format!("{profile}\t{config}\t{k}\t{repeat}\t{command}\n"));
+        }
+        text
     }
 }
 
@@ -890,6 +926,25 @@ zonekit: appended 20 bytes, device wrote 22 bytes, WAF 1.100, zone resets 1, liv
             db_bench: "db_bench".into(),
             out: "unused".into(),
         }
+    }
+
+    #[test]
+    fn every_row_gets_the_command_that_measures_it_alone_or_why_none_does() {
+        let b = bench(1, vec![4.0], &["both"], "zenfs", None);
+        let result = RunResult { completed: true, ..RunResult::default() };
+        let place = |zone_mib: Option<u64>| {
+            let g = geometry(&b.device, zone_mib).unwrap();
+            Place { profile: "bounded", capacity_bytes: data_capacity_bytes(&g), zone_size_bytes: g.zone_size_bytes() }
+        };
+        let other = Place { capacity_bytes: 1 << 30, ..place(None) };
+        let rows = [row(place(None), "both", 4.0, 0, &result), row(place(Some(64)), "zenfs-gc", 5.5, 0, &result), row(place(None), REFERENCE, 4.0, 0, &result), row(other, "both", 4.0, 0, &result)];
+        let text = b.commands_tsv(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5, "{text}");
+        assert!(lines[1].ends_with("zonekit kv-bench --device mem:nvmevirt-zns --profile bounded --configs both --keys 4 --no-reference --out unused-both-4M"), "{text}");
+        assert!(lines[2].contains("--zone-mib 64 --profile bounded --configs zenfs-gc --keys 5.5"), "{text}");
+        assert!(lines[3].contains("# the POSIX reference"), "{text}");
+        assert!(lines[4].contains("# measured on a device holding 1073741824 bytes"), "{text}");
     }
 
     #[test]
