@@ -14,7 +14,8 @@ use serde::Serialize;
 use zonekit_report::{csv, markdown_table};
 use zonekit_ssd::RuhType;
 
-use crate::cache_bench::{check_experiment, commands_tsv, write_file, CacheExperiment, CacheReport, CacheSpec, DeviceKind};
+use crate::cache_bench::{CacheReport, CacheSpec, DeviceKind};
+use crate::cache_experiment::{check_experiment, commands_tsv, write_file, CacheExperiment};
 use crate::cache_ssd::SsdShape;
 use crate::error::{LabError, Result};
 use crate::parallel;

@@ -17,10 +17,10 @@
 //!   does not discard reused buckets by default, and seed 004's conventional baseline is that
 //!   default (the SSD learns a bucket is dead only when it is written again).
 
+use serde::Serialize;
 use zonekit_cache::{CacheDevice, CacheError};
 use zonekit_ssd::{BlockDevice, Pid, RuhType, Ssd, SsdConfig, SsdError};
 
-use crate::cache_bench::GcRound;
 use crate::error::{LabError, Result};
 
 const KIB: u64 = 1024;
@@ -219,6 +219,31 @@ impl CacheDevice for SsdBuckets {
 
     fn bytes_written(&self) -> u64 {
         self.bytes_written
+    }
+}
+
+/// One garbage collection of the conventional SSD, as the thesis' Fig. 2.4 samples it: the
+/// erase unit's live blocks copied elsewhere and the blocks it freed for host writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GcRound {
+    /// Host blocks the device had been given when it collected.
+    pub host_blocks: u64,
+    /// Erase units reclaimed: 1, or more when one host write needed several at once (their
+    /// copies are then known only together, and the row is their sum).
+    pub units: u64,
+    pub copied_blocks: u64,
+    pub freed_blocks: u64,
+}
+
+impl GcRound {
+    /// Flash writes per host write the collected space bought: (freed + copied) / freed, the
+    /// thesis' "host wrote 1 MB, GC copied 1 MB: WAF 2".
+    pub fn waf(&self) -> f64 {
+        if self.freed_blocks == 0 {
+            f64::INFINITY
+        } else {
+            (self.freed_blocks + self.copied_blocks) as f64 / self.freed_blocks as f64
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 use zonekit_base::NEVER;
 
 use crate::error::{LabError, Result};
+use crate::progress::Progress;
 use crate::stage::{Prepared, Staged};
 
 /// A block-granular engine the harness can replay a trace through. Blocks arrive as dense
@@ -25,24 +26,6 @@ pub trait BlockEngine {
     /// keeps the default.
     fn sample(&self) -> Option<SeriesPoint> {
         None
-    }
-}
-
-/// What a run tells its caller while it runs, and how the caller stops it. Any
-/// `FnMut(u64)` is one that never stops the run.
-pub trait Progress {
-    /// `writes` user writes so far (called now and then, and at the end).
-    fn update(&mut self, writes: u64);
-    /// Asked after every batch of writes: `true` stops the run with [`LabError::Cancelled`]
-    /// (a Python caller's Ctrl-C, or an exception raised inside a policy written in Python).
-    fn cancelled(&mut self) -> bool {
-        false
-    }
-}
-
-impl<F: FnMut(u64) + ?Sized> Progress for F {
-    fn update(&mut self, writes: u64) {
-        self(writes)
     }
 }
 

@@ -41,6 +41,8 @@ pub struct InterfaceRow {
     pub gc_count: u64,
     pub write_latency_us_p99: Option<f64>,
     pub device_time_s: Option<f64>,
+    /// The `zonekit replay` command that gives this row alone (`commands.tsv`).
+    pub command: String,
 }
 
 /// The columns of `interfaces.csv`.
@@ -100,6 +102,7 @@ pub fn run(spec: &InterfacesSpec, on_start: &dyn Fn(usize), on_done: &(dyn Fn() 
             gc_count: r.gc_count,
             write_latency_us_p99: r.write_latency_us_p99,
             device_time_s: r.device_time_s,
+            command: s.command(&spec.inputs[*i].input),
         });
         rows.lock().unwrap()[j] = Some(row);
         on_done();
@@ -148,8 +151,13 @@ pub fn write(out: &Path, placements: &[String], interfaces: &[String], rows: &[I
         }
     }
     let header = ["placement", "interface", "host WAF", "device WAF", "total WAF", "total WAF min–max", "total vs ZNS", "write p99 µs"];
+    let commands: String = rows.iter().map(|r| format!("{}\t{}\t{}\t{}\n", r.input, r.placement, r.interface, r.command)).collect();
+    let path = out.join("commands.tsv");
+    std::fs::write(&path, format!("input\tplacement\tinterface\tcommand\n{commands}")).map_err(LabError::io(&path))?;
     let path = out.join("summary.csv");
     std::fs::write(&path, csv(&header, &table)).map_err(LabError::io(&path))?;
+    // The terminal's table names the range by its place beside the total, to fit 100 columns.
+    let header = header.map(|h| if h == "total WAF min–max" { "min–max" } else { h });
     let path = out.join("waf.svg");
     std::fs::write(&path, bar_chart("Total WAF (host × device) by placement and interface, mean over inputs", "WAF", &waf_bars)).map_err(LabError::io(&path))?;
     if !p99_bars.is_empty() {

@@ -43,6 +43,7 @@
 //! ```
 
 pub mod cache_bench;
+pub mod cache_experiment;
 pub mod cache_interfaces;
 pub mod cache_run;
 pub mod cache_sim;
@@ -57,11 +58,13 @@ pub mod ocssd_bench;
 pub mod ocssd_fit;
 pub mod ocssd_workload;
 mod parallel;
+pub mod progress;
 pub mod replay;
 mod results;
 pub mod stage;
 pub mod sweep;
 pub mod tree_bench;
 
-pub use driver::{drive, BlockEngine, Progress, Series, SeriesPoint};
+pub use driver::{drive, BlockEngine, Series, SeriesPoint};
+pub use progress::Progress;
 pub use error::LabError;

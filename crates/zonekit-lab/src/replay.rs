@@ -14,7 +14,8 @@ use zonekit_ftl::placement::{self, Params, Placement, PolicyEnv};
 use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig, FtlError, GcTrigger};
 use zonekit_trace::input::Input;
 
-use crate::driver::{drive, BlockEngine, Progress, Series, SeriesPoint};
+use crate::driver::{drive, BlockEngine, Series, SeriesPoint};
+use crate::progress::Progress;
 use crate::error::{LabError, Result};
 use crate::interface::Interface;
 use crate::stage::{prepare_with, with_future, Prepared, Staged};

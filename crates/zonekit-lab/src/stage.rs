@@ -63,7 +63,7 @@ use zonekit_trace::binary::{BinaryStream, BlockRecord};
 use zonekit_trace::input::{Input, Source};
 use zonekit_trace::Op;
 
-use crate::driver::Progress;
+use crate::progress::Progress;
 use crate::error::{LabError, Result};
 
 /// Writes per chunk of a replay stream, and per batch the replay reads.

@@ -13,8 +13,10 @@
 mod chart;
 pub mod claims;
 pub mod html;
+mod terminal;
 
 pub use chart::{bar_chart, box_chart, heat_map, line_chart, Series};
+pub use terminal::{fitted_table, for_terminal};
 
 /// The width terminal output keeps to.
 pub const TERMINAL_COLUMNS: usize = 100;

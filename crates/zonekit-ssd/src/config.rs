@@ -209,14 +209,14 @@ impl SsdConfig {
         if self.handles.len() > u16::MAX as usize {
             return bad(format!("{} reclaim-unit handles: at most {}", self.handles.len(), u16::MAX));
         }
-        let rgif = crate::log::rgif(self.reclaim_groups);
-        if self.handles.len() as u64 > crate::log::handles_max(rgif) as u64 {
+        let rgif = rgif(self.reclaim_groups);
+        if self.handles.len() as u64 > handles_max(rgif) as u64 {
             return bad(format!(
                 "{} reclaim-unit handles in {} reclaim groups: a placement identifier keeps {} bits for the group, leaving room for {} handles",
                 self.handles.len(),
                 self.reclaim_groups,
                 rgif,
-                crate::log::handles_max(rgif)
+                handles_max(rgif)
             ));
         }
         if self.queue_depth == 0 {
@@ -251,4 +251,26 @@ impl SsdConfig {
         }
         Ok(())
     }
+}
+
+/// The Reclaim Group Identifier Format for `groups` reclaim groups: the bits of a placement
+/// identifier that name the group. 0 for one group (the PID is the placement handle); else
+/// QEMU's rule, the bit length of NRG: 2 for 2 or 3 groups, 3 for 4 to 7. That is one bit more
+/// than needed when NRG is a power of two; TP4146 leaves RGIF to the controller (the host
+/// decodes PIDs by the value it reports), and following QEMU makes every placement identifier
+/// the same number on both (RG 1, PH 3 is 0x4003 on each), so a command sequence captured on
+/// QEMU replays on the model unchanged (docs/fdp/README.md, "Our model against QEMU"). It
+/// costs the placement handle field one bit: 13 bits with 2 groups, far more handles than a
+/// device has.
+pub fn rgif(groups: u16) -> u8 {
+    if groups <= 1 {
+        0
+    } else {
+        (u16::BITS - groups.leading_zeros()) as u8
+    }
+}
+
+/// The most placement handles a PID can name under `rgif`: 2^(16 - rgif).
+pub fn handles_max(rgif: u8) -> u32 {
+    1u32 << (16 - rgif.min(16) as u32)
 }

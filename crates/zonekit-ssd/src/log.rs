@@ -7,7 +7,6 @@
 use serde::Serialize;
 
 use crate::config::RuhType;
-use crate::ssd::Ssd;
 use crate::Pid;
 
 /// Events the log keeps (the newest ones; older ones are counted, not kept). TP4146 has the
@@ -109,27 +108,7 @@ pub struct EventsLog {
     pub events: Vec<FdpEvent>,
 }
 
-/// The Reclaim Group Identifier Format for `groups` reclaim groups: the bits of a placement
-/// identifier that name the group. 0 for one group (the PID is the placement handle); else
-/// QEMU's rule, the bit length of NRG: 2 for 2 or 3 groups, 3 for 4 to 7. That is one bit more
-/// than needed when NRG is a power of two; TP4146 leaves RGIF to the controller (the host
-/// decodes PIDs by the value it reports), and following QEMU makes every placement identifier
-/// the same number on both (RG 1, PH 3 is 0x4003 on each), so a command sequence captured on
-/// QEMU replays on the model unchanged (docs/fdp/README.md, "Our model against QEMU"). It
-/// costs the placement handle field one bit: 13 bits with 2 groups, far more handles than a
-/// device has.
-pub fn rgif(groups: u16) -> u8 {
-    if groups <= 1 {
-        0
-    } else {
-        (u16::BITS - groups.leading_zeros()) as u8
-    }
-}
-
-/// The most placement handles a PID can name under `rgif`: 2^(16 - rgif).
-pub fn handles_max(rgif: u8) -> u32 {
-    1u32 << (16 - rgif.min(16) as u32)
-}
+pub use crate::config::{handles_max, rgif};
 
 impl Pid {
     /// The 16-bit placement identifier: the group in the top `rgif` bits, the handle below.
@@ -149,35 +128,6 @@ impl Pid {
             let shift = 16 - rgif.min(16) as u32;
             Pid { group: (pid as u32 >> shift) as u16, handle: (pid as u32 & ((1 << shift) - 1)) as u16 }
         }
-    }
-}
-
-impl Ssd {
-    /// FDP's log pages; `None` for a conventional SSD, which has no FDP configuration.
-    pub fn config_log(&self) -> Option<ConfigLog> {
-        let c = self.config();
-        c.is_fdp().then(|| ConfigLog {
-            rgif: rgif(c.reclaim_groups),
-            nrg: c.reclaim_groups,
-            nruh: c.handles.len() as u16,
-            runs: c.ru_blocks() * c.block_size_bytes as u64,
-            ruh_types: c.handles.clone(),
-        })
-    }
-
-    pub fn usage_log(&self) -> Option<UsageLog> {
-        self.config().is_fdp().then(|| UsageLog { attributes: self.ruh_usage().to_vec() })
-    }
-
-    pub fn stats_log(&self) -> Option<StatsLog> {
-        let c = self.counters();
-        let b = self.block_bytes();
-        self.config().is_fdp().then(|| StatsLog { hbmw: c.host_blocks * b, mbmw: c.media_blocks() * b, mbe: c.erases * self.config().ru_blocks() * b })
-    }
-
-    pub fn events_log(&self) -> Option<EventsLog> {
-        let (events, total) = self.events();
-        self.config().is_fdp().then(|| EventsLog { total, events: events.iter().copied().collect() })
     }
 }
 

@@ -34,7 +34,8 @@ use zonekit_pool::victim::{Victim, VictimCtx};
 use zonekit_pool::{ZoneInfo, ZoneUse};
 
 use crate::config::{RuhType, SsdConfig};
-use crate::log::{EventKind, FdpEvent, RuhAttribute, EVENTS_KEPT};
+use crate::config::rgif;
+use crate::log::{ConfigLog, EventKind, EventsLog, FdpEvent, RuhAttribute, StatsLog, UsageLog, EVENTS_KEPT};
 use crate::{BlockDevice, Pid, SsdError};
 
 const UNMAPPED: u32 = u32::MAX;
@@ -843,3 +844,33 @@ impl BlockDevice for Ssd {
         &self.counters
     }
 }
+
+impl Ssd {
+    /// FDP's log pages; `None` for a conventional SSD, which has no FDP configuration.
+    pub fn config_log(&self) -> Option<ConfigLog> {
+        let c = self.config();
+        c.is_fdp().then(|| ConfigLog {
+            rgif: rgif(c.reclaim_groups),
+            nrg: c.reclaim_groups,
+            nruh: c.handles.len() as u16,
+            runs: c.ru_blocks() * c.block_size_bytes as u64,
+            ruh_types: c.handles.clone(),
+        })
+    }
+
+    pub fn usage_log(&self) -> Option<UsageLog> {
+        self.config().is_fdp().then(|| UsageLog { attributes: self.ruh_usage().to_vec() })
+    }
+
+    pub fn stats_log(&self) -> Option<StatsLog> {
+        let c = self.counters();
+        let b = self.block_bytes();
+        self.config().is_fdp().then(|| StatsLog { hbmw: c.host_blocks * b, mbmw: c.media_blocks() * b, mbe: c.erases * self.config().ru_blocks() * b })
+    }
+
+    pub fn events_log(&self) -> Option<EventsLog> {
+        let (events, total) = self.events();
+        self.config().is_fdp().then(|| EventsLog { total, events: events.iter().copied().collect() })
+    }
+}
+

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::cache_bench::{run_experiment, CacheExperiment, Layout, TraceExperiment, RECORD_BYTES};
+use zonekit_lab::cache_bench::{Layout, RECORD_BYTES};
+use zonekit_lab::cache_experiment::{run_experiment, CacheExperiment, TraceExperiment};
 use zonekit_lab::cache_run::{self, CacheRunSettings};
 use zonekit_lab::cache_sim::{params_for_each, report_table, simulate, validate};
 
@@ -417,12 +418,12 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     crate::report_cmd::claim_out(&out, identity, true)?;
     if a.interfaces {
         let summary = crate::experiment_run::with_runs_bar(|progress| zonekit_lab::cache_interfaces::run(&exp, progress))?;
-        print!("{summary}");
+        print!("{}", zonekit_report::for_terminal(&summary, zonekit_report::TERMINAL_COLUMNS));
         println!("\nresults: {}/cache-interfaces.csv, summary.md", out.display());
         println!("each row's own `zonekit cache run` command: {}", out.join("commands.tsv").display());
     } else {
         let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
-        print!("{summary}");
+        print!("{}", zonekit_report::for_terminal(&summary, zonekit_report::TERMINAL_COLUMNS));
         println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", out.display());
         println!("each row's own `zonekit cache run` command: {}", out.join("commands.tsv").display());
     }

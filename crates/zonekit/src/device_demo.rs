@@ -153,7 +153,8 @@ pub fn run(args: &DeviceDemoArgs) -> Result<ExitCode> {
     let bars = |f: fn(&PresetResult) -> f64| results.iter().map(|r| (r.preset.to_string(), f(r))).collect::<Vec<_>>();
     write_file(&args.out.join("write_throughput.svg"), &bar_chart("Sequential append throughput (virtual time)", "MB/s", &bars(|r| r.write_mb_per_s)))?;
     write_file(&args.out.join("read_latency_p99.svg"), &bar_chart("Random 4 KiB read latency, p99 at QD 32", "µs", &bars(|r| r.read_p99_us)))?;
-    println!("\nwrote {}/{{devices.csv, devices.json, write_throughput.svg, read_latency_p99.svg}}", args.out.display());
+    println!("\nwrote {}/{{devices.csv, devices.json, write_throughput.svg,", args.out.display());
+    println!("      read_latency_p99.svg}}");
     crate::report_cmd::finish(&args.out)?;
     Ok(ExitCode::SUCCESS)
 }

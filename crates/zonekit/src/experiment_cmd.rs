@@ -14,7 +14,7 @@ use zonekit_ftl::GcTrigger;
 use zonekit_lab::cbs::{CbsNode, DEVICE_GIB};
 use zonekit_lab::replay::replay;
 use zonekit_lab::sweep::{self, SweepInput, C_GC_COUNT, C_GC_GIB, C_PLACEMENT, C_VS_ZBOPT, C_WAF, C_WORKLOAD};
-use zonekit_report::{bar_chart, csv, line_chart, text_table, Series, Spread};
+use zonekit_report::{bar_chart, csv, line_chart, Series, Spread};
 use zonekit_trace::input::Input;
 
 use crate::replay_cmd::{lab, run_grid, run_inputs, FtlArgs};
@@ -169,7 +169,7 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
         std::fs::write(&file, line_chart(&format!("GP of reclaimed zones — {}", short(name)), "garbage proportion", "CDF", &series, false))?;
     }
     let header = ["workload", "placement", "WAF", "GC GiB", "GC count", "median GP by class 1..7"];
-    print!("{}", text_table(&header, &rows));
+    print!("{}", zonekit_report::fitted_table(&header, &rows, zonekit_report::TERMINAL_COLUMNS));
     std::fs::write(out.join("results.csv"), csv(&header, &rows))?;
     std::fs::write(out.join("commands.tsv"), commands)?;
     println!("\nwrote {}/{{results.csv, commands.tsv, gp_cdf_*.svg}}", out.display());
@@ -233,10 +233,10 @@ fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
     let (default_nodes, default_scale): (Vec<u32>, f64) = if a.quick { (vec![1, 2], 0.02) } else { ((1..=10).collect(), 1.0) };
     let nodes = chosen_nodes(a, &default_nodes)?;
     let scale = a.scale.unwrap_or(default_scale);
-    println!(
-        "Table 4.3 of seed 000 at {}: Table 2.1's nodes on femu-zns (32 MiB zones, 7 open) of {:.0} GiB each, GC at 15 % sealed garbage, CBE.",
+    say!(
+        "Table 4.3 of seed 000 at {}: Table 2.1's nodes on femu-zns (32 MiB zones, 7 open) of {} each, GC at 15 % sealed garbage, CBE.",
         if scale == 1.0 { "the thesis' scale".to_string() } else { format!("{scale} of the thesis' scale") },
-        DEVICE_GIB * scale
+        gib_text(DEVICE_GIB * scale)
     );
     println!("Generating the nodes' workloads (address space calibrated to each node's working set):");
     let mut inputs = node_inputs(&nodes, scale)?;
@@ -262,7 +262,7 @@ fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
     }
     let header = ["placement", "WAF mean (min–max)", "thesis", "GC GiB mean (min–max)", "thesis GB", "GC count / ZB-OPT mean (min–max)", "thesis"];
     println!("\nOver {} node(s) (the thesis' GC GB are at full scale):", nodes.len());
-    print!("{}", text_table(&header, &table));
+    print!("{}", zonekit_report::fitted_table(&header, &table, zonekit_report::TERMINAL_COLUMNS));
     // The per-node comparisons the thesis states (§4.3.2–4.3.4), BHB-DP against SepBIT.
     let per_node = |column: usize| -> Vec<f64> {
         let of = |p: &str| rows.iter().filter(|r| r[C_PLACEMENT] == p).map(|r| (r[C_WORKLOAD].clone(), r[column].parse::<f64>().unwrap_or(f64::NAN))).collect::<BTreeMap<_, _>>();
@@ -328,7 +328,7 @@ fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
         }
     }
     let header = ["node", "zones per working set", "placement", "WAF", "GC count / ZB-OPT"];
-    print!("\n{}", text_table(&header, &table));
+    print!("\n{}", zonekit_report::fitted_table(&header, &table, zonekit_report::TERMINAL_COLUMNS));
     std::fs::write(out.join("granularity.csv"), csv(&header, &table))?;
     std::fs::write(out.join("granularity.svg"), line_chart("WAF as zones per working set grow (32 MiB zones)", "zones per working set", "WAF", &series, true))?;
     println!("wrote {}/{{granularity.csv, granularity.svg}}", out.display());
@@ -352,11 +352,11 @@ fn interfaces(a: &ExperimentArgs, out: &Path) -> Result<()> {
     let scale = a.scale.unwrap_or(default_scale);
     let fdp = |handles| Interface::Fdp { handles, ruh_type: RuhType::InitiallyIsolated };
     let compared = vec![Interface::Zns, fdp(2), fdp(4), fdp(8), Interface::Conventional];
-    println!(
-        "One placement, every interface: Table 2.1's nodes at {scale} of their size, femu-zns raw capacity ({:.1} GiB per node), 32 MiB zones = reclaim units, CBE victims on the host (ZNS) and in the device (FDP, conventional), timed.",
-        DEVICE_GIB * scale
+    say!(
+        "One placement, every interface: Table 2.1's nodes at {scale} of their size, femu-zns raw capacity ({} per node), 32 MiB zones = reclaim units, CBE victims on the host (ZNS) and in the device (FDP, conventional), timed.",
+        gib_text(DEVICE_GIB * scale)
     );
-    println!("GC when free space runs short on every interface (ZNS: --gc-trigger free-zones); ZNS under the thesis' trigger (gp-sealed at 15 %) beside it as zns/gp-sealed.");
+    say!("GC when free space runs short on every interface (ZNS: --gc-trigger free-zones); ZNS under the thesis' trigger (gp-sealed at 15 %) beside it as zns/gp-sealed.");
     let inputs = node_inputs(&nodes, scale)?;
     let placements: Vec<String> = THESIS_TABLE_4_3.iter().map(|t| t.0.to_string()).collect();
     let lazy = FtlArgs { gc_trigger: GcTrigger::FreeZones.name().into(), timing: true, ..thesis_ftl() };
@@ -388,7 +388,7 @@ fn interfaces(a: &ExperimentArgs, out: &Path) -> Result<()> {
     let mut names: Vec<String> = compared.iter().map(Interface::name).collect();
     names.insert(1, "zns/gp-sealed".into());
     let text = interfaces::write(out, &placements, &names, &rows).map_err(lab)?;
-    print!("\n{text}");
+    print!("\n{}", zonekit_report::for_terminal(&text, zonekit_report::TERMINAL_COLUMNS));
     println!("wrote {}/{{interfaces.csv, summary.csv, waf.svg, write_p99.svg}}", out.display());
     Ok(())
 }
@@ -415,7 +415,7 @@ fn fdp_anchor(a: &ExperimentArgs, out: &Path) -> Result<()> {
         })
         .collect();
     let header = ["device used", "placement", "published WAF", "ours", "ours vs published"];
-    print!("{}", text_table(&header, &table));
+    print!("{}", zonekit_report::fitted_table(&header, &table, zonekit_report::TERMINAL_COLUMNS));
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     std::fs::write(out.join("anchor.csv"), csv(&header, &table))?;
     let bars: Vec<(String, f64)> = rows
@@ -428,4 +428,14 @@ fn fdp_anchor(a: &ExperimentArgs, out: &Path) -> Result<()> {
     std::fs::write(out.join("anchor.svg"), bar_chart("Navy's pattern on an FDP SSD: device WAF, published and ours", "WAF", &bars))?;
     println!("wrote {}/{{anchor.csv, anchor.svg}}", out.display());
     Ok(())
+}
+
+/// A device size given in GiB, as a person reads it: whole GiB from 10, one decimal from 1,
+/// MiB below (0.002 of the thesis' 64 GiB is 131 MiB, not "0 GiB").
+fn gib_text(gib: f64) -> String {
+    match gib {
+        g if g >= 10.0 => format!("{g:.0} GiB"),
+        g if g >= 1.0 => format!("{g:.1} GiB"),
+        g => format!("{:.0} MiB", g * 1024.0),
+    }
 }

@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use zonekit_device::ZonedDevice;
-use zonekit_report::text_table;
 use zonekit_zfs::fs::{FsConfig, Zfs};
 
 use crate::Usage;
@@ -136,7 +135,7 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
             let fs = mount_read_only(&a.device)?;
             let rows: Vec<Vec<String>> =
                 fs.table().files().map(|f| vec![f.name.clone(), f.size_bytes().to_string(), f.lifetime.to_string(), f.extents.len().to_string()]).collect();
-            print!("{}", text_table(&["name", "bytes", "lifetime", "extents"], &rows));
+            print!("{}", zonekit_report::fitted_table(&["name", "bytes", "lifetime", "extents"], &rows, zonekit_report::TERMINAL_COLUMNS));
         }
         FsCommand::Df(a) => {
             let fs = mount_read_only(&a.device)?;
@@ -159,7 +158,7 @@ pub fn run(cmd: FsCommand) -> Result<ExitCode> {
                     ]
                 })
                 .collect();
-            print!("{}", text_table(&["zone", "lifetime", "state", "live MiB", "garbage MiB", "free MiB"], &rows));
+            print!("{}", zonekit_report::fitted_table(&["zone", "lifetime", "state", "live MiB", "garbage MiB", "free MiB"], &rows, zonekit_report::TERMINAL_COLUMNS));
             let s = fs.space();
             let empty = fs.zones().values().filter(|u| u.written_blocks == 0).count();
             println!(

@@ -99,7 +99,7 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
     if outcome.set_aside > 0 {
         println!("kv-bench: {} damaged rows of results.csv moved to {}, not reused", outcome.set_aside, args.out.join("results.previous.csv").display());
     }
-    print!("{}", outcome.table);
+    print!("{}", zonekit_report::for_terminal(&outcome.table, zonekit_report::TERMINAL_COLUMNS));
     if !bench.report_only {
         println!("each row's own `zonekit kv-bench` command: {}", args.out.join("commands.tsv").display());
     }

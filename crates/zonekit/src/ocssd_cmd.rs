@@ -114,7 +114,7 @@ pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
         OcssdCommand::Workload(a) => {
             crate::report_cmd::claim_out(&a.out, "ocssd workload", false)?;
             let table = zonekit_lab::ocssd_workload::characterise(a.seed, &a.out).map_err(lab)?;
-            print!("{table}");
+            print!("{}", zonekit_report::for_terminal(&table, zonekit_report::TERMINAL_COLUMNS));
             println!("\nresults: {}/workload.csv and Figs. 2.2-2.7 as SVG", a.out.display());
             Ok(ExitCode::SUCCESS)
         }
@@ -189,7 +189,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     crate::report_cmd::claim_out(&a.out, "ocssd experiment", true)?;
     let exp = OcssdExperiment { scale: a.scale, real_trace: a.real_trace.clone(), seed: a.seed, threads, out: a.out.clone() };
     let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
-    print!("{summary}");
+    print!("{}", zonekit_report::for_terminal(&summary, zonekit_report::TERMINAL_COLUMNS));
     println!("\nresults: {}/results.csv, series.csv, summary.md and charts", a.out.display());
     println!("each row's own `zonekit ocssd run` command: {}", a.out.join("commands.tsv").display());
     crate::report_cmd::finish(&a.out)?;

@@ -58,21 +58,31 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
     // The directories the claim creates: `out` and its missing parents, the outermost last.
     let created: Vec<PathBuf> = out.ancestors().filter(|a| !a.as_os_str().is_empty()).take_while(|a| !a.exists()).map(Path::to_path_buf).collect();
     let mut fresh = false;
+    // The files earlier runs wrote, while they stay.
+    let mut kept_record = String::new();
     match std::fs::read_to_string(&run) {
         Ok(text) => {
-            let (before_identity, before_command) = text.trim_end().split_once('\t').unwrap_or((text.trim_end(), ""));
+            let first = text.lines().next().unwrap_or_default();
+            let (before_identity, before_command) = first.split_once('\t').unwrap_or((first, ""));
             if before_identity != identity {
                 return Err(other(&format!("the results of `{before_command}`")));
             }
             if before_command != command && !resumable {
                 println!("{}: starting clean (it held the results of `{before_command}`)", out.display());
-                // Its files; a directory inside may be another run's, with a claim of its own.
+                // The files that run wrote, as its finish recorded them; a claim from before
+                // the record: every file but the hand-written ones. A directory inside may be
+                // another run's, with a claim of its own.
+                let written: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("wrote\t")).collect();
                 for entry in std::fs::read_dir(out).with_context(|| format!("reading {}", out.display()))? {
                     let path = entry?.path();
-                    if !path.is_dir() {
+                    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                    let theirs = if text.contains("\nwrote\t") { written.contains(&name) } else { !HAND_WRITTEN.contains(&name) };
+                    if !path.is_dir() && theirs {
                         std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
                     }
                 }
+            } else {
+                kept_record = text.lines().filter(|l| l.starts_with("wrote\t")).map(|l| format!("{l}\n")).collect();
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -86,7 +96,8 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
         Err(e) => return Err(unwritable(e)),
     }
     std::fs::create_dir_all(out).map_err(unwritable)?;
-    std::fs::write(&run, format!("{identity}\t{command}\n")).map_err(unwritable)?;
+    std::fs::write(&run, format!("{identity}\t{command}\n{kept_record}")).map_err(unwritable)?;
+    *CLAIMED_AT.lock().unwrap() = std::fs::metadata(&run).and_then(|m| m.modified()).ok();
     if fresh {
         *FRESH_CLAIM.lock().unwrap() = Some((out.to_path_buf(), created));
     }
@@ -118,8 +129,38 @@ pub fn finish(out: &Path) -> Result<()> {
     let settings = [("command".to_string(), command.clone()), ("zonekit version".to_string(), env!("CARGO_PKG_VERSION").to_string())];
     write_settings(out, &settings).with_context(|| format!("writing {}", out.join(SETTINGS_FILE).display()))?;
     let path = write_page(out, &command)?;
+    record_written(out).with_context(|| format!("recording the files written in {}", out.join(RUN_FILE).display()))?;
     println!("report: {}", path.display());
     Ok(())
+}
+
+/// Files no run writes, which starting clean keeps: a seed's claims beside its results.
+const HAND_WRITTEN: [&str; 1] = ["claims.csv"];
+
+/// When this process claimed its output directory (the claim file's time, on its file system's
+/// clock).
+static CLAIMED_AT: std::sync::Mutex<Option<std::time::SystemTime>> = std::sync::Mutex::new(None);
+
+/// Adds to the claim the files of `out` this run wrote (changed since the claim), so that a
+/// later run under other settings starting clean removes those and nothing else.
+fn record_written(out: &Path) -> std::io::Result<()> {
+    let Some(claimed) = *CLAIMED_AT.lock().unwrap() else { return Ok(()) };
+    let run = out.join(RUN_FILE);
+    let mut text = std::fs::read_to_string(&run)?;
+    let mut names: Vec<String> = Vec::new();
+    for entry in std::fs::read_dir(out)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let meta = entry.metadata()?;
+        if meta.is_file() && name != RUN_FILE && meta.modified()? >= claimed && !text.lines().any(|l| l == format!("wrote\t{name}")) {
+            names.push(name);
+        }
+    }
+    names.sort();
+    for name in names {
+        text.push_str(&format!("wrote\t{name}\n"));
+    }
+    std::fs::write(&run, text)
 }
 
 fn write_page(dir: &Path, title: &str) -> Result<PathBuf> {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use zonekit_report::{csv, line_chart, text_table, Series};
+use zonekit_report::{csv, line_chart, Series};
 use zonekit_trace::analyze::{analyze, Analysis, BlockSource};
 use zonekit_trace::binary::{annotate_next_write, BinaryTrace, BinaryWriter};
 use zonekit_trace::format::{self, Delimited, Format, ReadOptions, ReadStats};
@@ -457,7 +457,7 @@ fn print_analysis(name: &str, a: &Analysis) {
         vec!["writes never overwritten (infinite lifetime)".into(), format!("{:.1} %", 100.0 * a.infinite_lifetime_share)],
         vec!["Zipf exponent of write counts".into(), a.zipf_exponent.map_or("-".into(), |z| format!("{z:.2}"))],
     ];
-    print!("{}", text_table(&["metric", "value"], &rows));
+    print!("{}", zonekit_report::fitted_table(&["metric", "value"], &rows, zonekit_report::TERMINAL_COLUMNS));
     let tops: Vec<String> = a.top_share_of_writes.iter().map(|(p, s)| format!("top {p} % of blocks: {:.1} % of writes", 100.0 * s)).collect();
     say!("{}", tops.join("; "));
     let per_day: Vec<String> = a.top_writes_per_day.iter().map(|(p, n)| format!("top {p} %: ≥ {n:.0}")).collect();
@@ -476,7 +476,7 @@ fn print_analysis(name: &str, a: &Analysis) {
                 r
             })
             .collect();
-        print!("{}", text_table(&["hour", "writes", "P20", "P40", "P60", "P80"], &rows));
+        print!("{}", zonekit_report::fitted_table(&["hour", "writes", "P20", "P40", "P60", "P80"], &rows, zonekit_report::TERMINAL_COLUMNS));
     }
 }
 

@@ -252,7 +252,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
             ]
         })
         .collect();
-    print!("{}", zonekit_report::text_table(&header, &rows));
+    print!("{}", zonekit_report::fitted_table(&header, &rows, zonekit_report::TERMINAL_COLUMNS));
     let header = ["tree", "seq occupancy", "cov occupancy", "resets", "height"];
     let rows: Vec<Vec<String>> = outcomes
         .iter()
@@ -266,7 +266,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
             ]
         })
         .collect();
-    print!("\n{}", zonekit_report::text_table(&header, &rows));
+    print!("\n{}", zonekit_report::fitted_table(&header, &rows, zonekit_report::TERMINAL_COLUMNS));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -312,7 +312,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     if outcome.set_aside > 0 {
         println!("tree experiment: {} rows of other settings moved to {}", outcome.set_aside, previous.display());
     }
-    print!("{}", outcome.summary);
+    print!("{}", zonekit_report::for_terminal(&outcome.summary, zonekit_report::TERMINAL_COLUMNS));
     println!("\nresults: {}/results.csv, summary.md and charts", a.out.display());
     crate::report_cmd::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)

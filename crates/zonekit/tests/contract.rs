@@ -166,14 +166,21 @@ fn an_output_directory_never_mixes_two_runs() {
     let d = dir.path();
     let replay = |placement: &str| ok(&["replay", "--workload", "zipf:blocks=2000,writes=20000", "--preset", "tiny", "--placement", placement, "--out", "o"], d);
     replay("sepbit");
-    // A file only the first run had: kept when the same command runs again, gone when the
-    // settings change.
+    // The claim records what the run wrote.
+    let claim = std::fs::read_to_string(d.join("o/.zonekit-run")).unwrap();
+    assert!(claim.contains("\nwrote\treport.json\n") && claim.contains("\nwrote\treport.html\n"), "{claim}");
+    // A file only the first run wrote (its record says so): kept when the same command runs
+    // again, gone when the settings change; a file no run wrote (a seed's claims) stays.
     std::fs::write(d.join("o/first-run-only.svg"), "<svg/>").unwrap();
+    std::fs::write(d.join("o/.zonekit-run"), claim + "wrote\tfirst-run-only.svg\n").unwrap();
+    std::fs::write(d.join("o/claims.csv"), "id\n").unwrap();
+    std::fs::write(d.join("o/notes.md"), "by hand\n").unwrap();
     replay("sepbit");
     assert!(d.join("o/first-run-only.svg").exists(), "the same run again keeps its directory");
     let out = replay("warcip");
     assert!(out.contains("starting clean") && !d.join("o/first-run-only.svg").exists(), "{out}");
     assert!(d.join("o/report.json").exists());
+    assert!(d.join("o/claims.csv").exists() && d.join("o/notes.md").exists(), "files no run wrote are kept");
     let e = refused(&["analyze", "--workload", "zipf:blocks=2000,writes=20000", "--out", "o"], d, 2);
     assert!(e.contains("--out o") && e.contains("zonekit replay"), "{e}");
     std::fs::create_dir(d.join("old")).unwrap();
@@ -211,7 +218,21 @@ fn terminal_output_fits_100_columns() {
         &["ssd", "presets"],
         &["trace", "info", "t.csv"],
         &["demo", "--scale", "0.005"],
+        // The experiments' summaries, at their smallest.
+        &["tree", "experiment", "--scale", "0.001", "--out", "te"],
+        &["cache", "experiment", "--scale", "0.0078125", "--passes", "0.5", "--out", "ce"],
+        &["cache", "experiment", "--interfaces", "--scale", "0.0078125", "--passes", "0.5", "--out", "ci"],
+        &["ocssd", "experiment", "--scale", "0.01", "--out", "oe"],
+        &["ocssd", "workload", "--out", "ow"],
+        &["experiment", "interfaces", "--quick", "--out", "ei"],
+        &["experiment", "table-4.3", "--scale", "0.002", "--nodes", "1", "--out", "t43"],
+        &["device", "demo", "--out", "dd"],
     ];
+    let mut commands = commands.to_vec();
+    // Every command's help.
+    let leaves = leaf_subcommands(d);
+    let helps: Vec<Vec<&str>> = leaves.iter().map(|leaf| leaf.split(' ').chain(["--help"]).collect()).collect();
+    commands.extend(helps.iter().map(Vec::as_slice));
     for args in commands {
         let out = common::zonekit(args, d);
         assert!(out.status.success(), "zonekit {args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -221,4 +242,15 @@ fn terminal_output_fits_100_columns() {
             }
         }
     }
+    // The interface experiment's rows each have their own command: fdp:4's reruns alone to
+    // its row's WAF.
+    let rows = std::fs::read_to_string(d.join("ei/interfaces.csv")).unwrap();
+    let commands = std::fs::read_to_string(d.join("ei/commands.tsv")).unwrap();
+    assert_eq!(commands.lines().count(), rows.lines().count(), "{commands}");
+    let row: Vec<&str> = rows.lines().find(|l| l.contains(",sepbit,fdp:4,")).unwrap().split(',').collect();
+    let command = commands.lines().find(|l| l.contains("\tsepbit\tfdp:4\t")).unwrap().rsplit('\t').next().unwrap();
+    let run = std::process::Command::new("sh").arg("-c").arg(format!("{} --out rerun", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(d).output().unwrap();
+    assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("rerun/report.json")).unwrap()).unwrap();
+    assert_eq!(format!("{:.4}", report["waf"].as_f64().unwrap()), format!("{:.4}", row[5].parse::<f64>().unwrap()), "{command}");
 }

@@ -131,7 +131,8 @@ fn experiment_writes_tables_and_charts_and_resumes_only_same_settings() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let args = ["tree", "experiment", "--scale", "0.002", "--sections", "ratio,resets,conventional", "--out", "out", "--threads", "2"];
-    let summary = ok(&args, d);
+    ok(&args, d);
+    let summary = std::fs::read_to_string(d.join("out/summary.md")).unwrap();
     for needle in ["Cov:Seq ratio", "Zone resets with 1 Seq + 1 Cov zone", "Cov-Zone occupancy", "| w1 | 1:32 |"] {
         assert!(summary.contains(needle), "{needle} missing from:\n{summary}");
     }
