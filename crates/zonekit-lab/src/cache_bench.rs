@@ -19,7 +19,6 @@
 //! a block), 6.2 GiB under the 8 GiB cache, which then never evicts. Hit ratios are measured
 //! after a warm-up either way.
 
-
 use serde::Serialize;
 use zonekit_base::policy::{self, ParamReader, Params};
 use zonekit_base::Rng;

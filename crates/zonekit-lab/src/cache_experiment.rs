@@ -591,4 +591,3 @@ fn gc_summary(rounds: &[GcRound]) -> Option<String> {
         mean(&wafs[wafs.len() * 3 / 4..])
     ))
 }
-

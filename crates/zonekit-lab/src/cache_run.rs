@@ -297,7 +297,13 @@ impl CacheRunSettings {
     /// same run as `spec`.
     pub fn of_spec(spec: &CacheSpec, trace: Option<&std::path::Path>) -> std::result::Result<CacheRunSettings, String> {
         const MIB: u64 = 1 << 20;
-        let whole = |bytes: u64, unit: u64, what: &str| if bytes % unit == 0 { Ok(bytes / unit) } else { Err(format!("{what} of {bytes} bytes is not a whole number of {} KiB", unit / 1024)) };
+        let whole = |bytes: u64, unit: u64, what: &str| {
+            if bytes % unit == 0 {
+                Ok(bytes / unit)
+            } else {
+                Err(format!("{what} of {bytes} bytes is not a whole number of {} KiB", unit / 1024))
+            }
+        };
         let default = CacheRunSettings::default();
         let mut s = match spec.cache_bytes % MIB {
             0 => CacheRunSettings { cache_mib: spec.cache_bytes / MIB, ..default },

@@ -463,7 +463,6 @@ impl KvBench {
             let names: Vec<&str> = targets.iter().map(|t| t.map_or(REFERENCE, |c| c.name)).collect();
             report_rounds(&self.out, &format!("{prefix}-{k}M"), &names, self.baseline.name, &rounds)?
         };
-        drop(run);
         if !self.report_only {
             crate::results::write_atomically(&self.out.join("commands.tsv"), &self.commands_tsv(&rows))?;
         }
@@ -937,7 +936,12 @@ zonekit: appended 20 bytes, device wrote 22 bytes, WAF 1.100, zone resets 1, liv
             Place { profile: "bounded", capacity_bytes: data_capacity_bytes(&g), zone_size_bytes: g.zone_size_bytes() }
         };
         let other = Place { capacity_bytes: 1 << 30, ..place(None) };
-        let rows = [row(place(None), "both", 4.0, 0, &result), row(place(Some(64)), "zenfs-gc", 5.5, 0, &result), row(place(None), REFERENCE, 4.0, 0, &result), row(other, "both", 4.0, 0, &result)];
+        let rows = [
+            row(place(None), "both", 4.0, 0, &result),
+            row(place(Some(64)), "zenfs-gc", 5.5, 0, &result),
+            row(place(None), REFERENCE, 4.0, 0, &result),
+            row(other, "both", 4.0, 0, &result),
+        ];
         let text = b.commands_tsv(&rows);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 5, "{text}");

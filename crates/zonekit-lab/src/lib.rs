@@ -66,5 +66,5 @@ pub mod sweep;
 pub mod tree_bench;
 
 pub use driver::{drive, BlockEngine, Series, SeriesPoint};
-pub use progress::Progress;
 pub use error::LabError;
+pub use progress::Progress;

@@ -15,9 +15,9 @@ use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig, FtlError, GcTrigger};
 use zonekit_trace::input::Input;
 
 use crate::driver::{drive, BlockEngine, Series, SeriesPoint};
-use crate::progress::Progress;
 use crate::error::{LabError, Result};
 use crate::interface::Interface;
+use crate::progress::Progress;
 use crate::stage::{prepare_with, with_future, Prepared, Staged};
 
 /// The device preset replays size their device from, unless told otherwise.

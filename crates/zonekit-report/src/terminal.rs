@@ -42,7 +42,8 @@ fn render_line(line: &str, verbatim: bool, width: usize) -> String {
     }
     let indent = line.len() - trimmed.len();
     // A list item's continuation lines hang under its text.
-    let marker = trimmed.split_once(' ').map(|(m, _)| m).filter(|m| *m == "-" || *m == "*" || (m.ends_with('.') && m[..m.len() - 1].chars().all(|c| c.is_ascii_digit()) && m.len() > 1));
+    let marker =
+        trimmed.split_once(' ').map(|(m, _)| m).filter(|m| *m == "-" || *m == "*" || (m.ends_with('.') && m[..m.len() - 1].chars().all(|c| c.is_ascii_digit()) && m.len() > 1));
     match marker {
         Some(m) => wrapped(&format!("{}{m} ", " ".repeat(indent)), &trimmed[m.len() + 1..], width),
         None => wrapped(&" ".repeat(indent), trimmed, width),

@@ -33,8 +33,8 @@ use zonekit_device::Geometry;
 use zonekit_pool::victim::{Victim, VictimCtx};
 use zonekit_pool::{ZoneInfo, ZoneUse};
 
-use crate::config::{RuhType, SsdConfig};
 use crate::config::rgif;
+use crate::config::{RuhType, SsdConfig};
 use crate::log::{ConfigLog, EventKind, EventsLog, FdpEvent, RuhAttribute, StatsLog, UsageLog, EVENTS_KEPT};
 use crate::{BlockDevice, Pid, SsdError};
 
@@ -873,4 +873,3 @@ impl Ssd {
         self.config().is_fdp().then(|| EventsLog { total, events: events.iter().copied().collect() })
     }
 }
-

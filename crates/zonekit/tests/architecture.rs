@@ -144,10 +144,8 @@ fn no_module_imports_itself_through_others() {
 
 #[test]
 fn the_circle_finder_finds_a_circle() {
-    let graph: BTreeMap<String, BTreeSet<String>> = [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec!["a"]), ("d", vec!["a"])]
-        .into_iter()
-        .map(|(n, to)| (n.to_string(), to.into_iter().map(str::to_string).collect()))
-        .collect();
+    let graph: BTreeMap<String, BTreeSet<String>> =
+        [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec!["a"]), ("d", vec!["a"])].into_iter().map(|(n, to)| (n.to_string(), to.into_iter().map(str::to_string).collect())).collect();
     assert_eq!(circles(&graph), vec![vec!["a".to_string(), "b".into(), "c".into()]]);
     let known: BTreeMap<String, PathBuf> = ["", "a", "a::b", "c"].iter().map(|m| (m.to_string(), PathBuf::new())).collect();
     let found = imports("c", "use crate::a::b::Thing;\nuse crate::{a, c::X};\nlet x = crate::Top;", &known);

@@ -248,9 +248,11 @@ fn rows_rerun_alone(d: &std::path::Path, out: &str, labels: &[&str]) {
     let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
     let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
     for label in labels {
-        let command = commands.lines().find_map(|l| l.split('\t').nth(1).filter(|l| l == label).and(l.split('\t').nth(2))).unwrap_or_else(|| panic!("no command for {label}: {commands}"));
+        let command =
+            commands.lines().find_map(|l| l.split('\t').nth(1).filter(|l| l == label).and(l.split('\t').nth(2))).unwrap_or_else(|| panic!("no command for {label}: {commands}"));
         let row = results.lines().map(csv_cells).find(|cells| cells[1] == *label).unwrap_or_else(|| panic!("no row {label}"));
-        let run = std::process::Command::new("sh").arg("-c").arg(format!("{} --json", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(d).output().unwrap();
+        let run =
+            std::process::Command::new("sh").arg("-c").arg(format!("{} --json", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(d).output().unwrap();
         assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
         let alone: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
         assert_eq!(format!("{:.4}", alone["hit_ratio"].as_f64().unwrap()), row[column("hit_ratio")], "{label}: {command}");
@@ -279,7 +281,8 @@ fn the_interfaces_comparison_writes_every_interface_and_refuses_a_trace() {
         let command = commands.lines().find_map(|l| l.split('\t').nth(1).filter(|l| l == &label).and(l.split('\t').nth(2))).unwrap();
         let (placement, interface) = label.split_once(" on ").unwrap();
         let row = csv.lines().map(csv_cells).find(|c| c[0] == placement && c[1] == interface).unwrap();
-        let run = std::process::Command::new("sh").arg("-c").arg(format!("{} --json", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(d).output().unwrap();
+        let run =
+            std::process::Command::new("sh").arg("-c").arg(format!("{} --json", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(d).output().unwrap();
         assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
         let alone: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
         assert_eq!(format!("{:.4}", alone["hit_ratio"].as_f64().unwrap()), row[5], "{label}: {command}");

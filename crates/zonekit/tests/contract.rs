@@ -249,7 +249,8 @@ fn terminal_output_fits_100_columns() {
     assert_eq!(commands.lines().count(), rows.lines().count(), "{commands}");
     let row: Vec<&str> = rows.lines().find(|l| l.contains(",sepbit,fdp:4,")).unwrap().split(',').collect();
     let command = commands.lines().find(|l| l.contains("\tsepbit\tfdp:4\t")).unwrap().rsplit('\t').next().unwrap();
-    let run = std::process::Command::new("sh").arg("-c").arg(format!("{} --out rerun", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(d).output().unwrap();
+    let run =
+        std::process::Command::new("sh").arg("-c").arg(format!("{} --out rerun", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(d).output().unwrap();
     assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("rerun/report.json")).unwrap()).unwrap();
     assert_eq!(format!("{:.4}", report["waf"].as_f64().unwrap()), format!("{:.4}", row[5].parse::<f64>().unwrap()), "{command}");

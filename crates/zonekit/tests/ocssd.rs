@@ -60,7 +60,12 @@ fn the_experiment_writes_tables_charts_and_wear_maps() {
             continue;
         }
         let command = command.rsplit('\t').next().unwrap();
-        let run = std::process::Command::new("sh").arg("-c").arg(format!("{} --json", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(dir.path()).output().unwrap();
+        let run = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{} --json", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1)))
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
         assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
         let alone: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
         assert_eq!(format!("{:.3}", alone["waf"].as_f64().unwrap()), cells[column("waf")], "{command}");
