@@ -11,8 +11,8 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use zonekit_ftl::placement::{self, PolicyEnv};
-use zonekit_lab::sweep::{parse_grid, Shard};
-use zonekit_lab::tree_bench::Mix;
+use zonekit_lab::block::sweep::{parse_grid, Shard};
+use zonekit_lab::tree::bench::Mix;
 use zonekit_pool::victim;
 use zonekit_trace::blocks::{BLOCK_BITS, MAX_VOLUME};
 use zonekit_trace::synth::{Workload, YcsbDist};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use zonekit_lab::stage::{for_each_dense_batch, stage, Staged};
+use zonekit_lab::block::stage::{for_each_dense_batch, stage, Staged};
 use zonekit_trace::input::Input;
 
 /// What a replay sees of a staged trace: its counts and every write's id and time.

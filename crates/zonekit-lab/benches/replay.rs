@@ -2,7 +2,7 @@
 //! scaling run from 1 M to 100 M writes is `scripts/bench-replay`; figures in docs/benchmarks.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use zonekit_lab::replay::{replay, ReplaySpec};
+use zonekit_lab::block::replay::{replay, ReplaySpec};
 use zonekit_trace::input::Input;
 
 fn replay_zipf(c: &mut Criterion) {

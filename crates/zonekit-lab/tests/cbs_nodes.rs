@@ -1,9 +1,9 @@
-//! Seed 000's nodes as generated (`zonekit_lab::cbs`): each has Table 2.1's volumes, bytes
+//! Seed 000's nodes as generated (`zonekit_lab::block::cbs`): each has Table 2.1's volumes, bytes
 //! written and working set, and the chapter-2 statistics (§2.1.3–2.1.4): more than 40 % of
 //! blocks written once, 10–20 % of writes never overwritten, the top 1 % of blocks written
 //! fewer than 100 times a day.
 
-use zonekit_lab::cbs::{CbsNode, TABLE_2_1};
+use zonekit_lab::block::cbs::{CbsNode, TABLE_2_1};
 use zonekit_trace::analyze::analyze;
 use zonekit_trace::blocks::{SplitOptions, Splitter};
 use zonekit_trace::{BlockIo, Result};

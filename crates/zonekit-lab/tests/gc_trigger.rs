@@ -4,7 +4,7 @@
 //! share whatever the spare space.
 
 use zonekit_ftl::GcTrigger;
-use zonekit_lab::replay::{replay, ReplaySpec};
+use zonekit_lab::block::replay::{replay, ReplaySpec};
 use zonekit_trace::input::Input;
 
 fn waf(trigger: GcTrigger, utilization: f64) -> f64 {
@@ -62,7 +62,7 @@ fn free_zones_is_the_default_trigger() {
 
 #[test]
 fn an_ssd_refuses_a_garbage_trigger() {
-    let interface = zonekit_lab::interface::Interface::parse("fdp:4").unwrap();
+    let interface = zonekit_lab::harness::interface::Interface::parse("fdp:4").unwrap();
     for trigger in [GcTrigger::GpAll, GcTrigger::GpSealed] {
         let spec = ReplaySpec { interface, ..on("tiny", trigger) };
         let e = spec.validate().expect_err("an SSD collects by free space");
@@ -81,7 +81,7 @@ fn number_after(text: &str, flag: &str) -> u64 {
 /// works, and that zone size does work.
 #[test]
 fn the_advice_of_a_refused_ssd_spare_works() {
-    let interface = zonekit_lab::interface::Interface::parse("fdp:4").unwrap();
+    let interface = zonekit_lab::harness::interface::Interface::parse("fdp:4").unwrap();
     let spec = ReplaySpec { interface, ..on("femu-zns", GcTrigger::FreeZones) };
     let e = replay(&zipf(100_000, 300_000), &spec, &mut |_| {}).expect_err("a spare over 1");
     let mib = number_after(&e.to_string(), "--zone-mib");
@@ -109,7 +109,7 @@ fn degenerate_runs_warn_and_the_advice_mends_them() {
 #[test]
 fn a_threshold_nothing_reads_is_refused() {
     let with = |victim: &str, trigger: GcTrigger, interface: &str| {
-        let mut spec = ReplaySpec { victim: victim.into(), interface: zonekit_lab::interface::Interface::parse(interface).unwrap(), ..on("tiny", trigger) };
+        let mut spec = ReplaySpec { victim: victim.into(), interface: zonekit_lab::harness::interface::Interface::parse(interface).unwrap(), ..on("tiny", trigger) };
         spec.config.gc_threshold = 0.3;
         spec.validate()
     };

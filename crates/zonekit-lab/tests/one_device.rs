@@ -2,7 +2,7 @@
 //! size whatever the policy's class count (issue 10, item 6).
 
 use zonekit_ftl::placement;
-use zonekit_lab::replay::{replay, ReplaySpec};
+use zonekit_lab::block::replay::{replay, ReplaySpec};
 use zonekit_trace::input::Input;
 
 fn zones(placement: &str, preset: &str, unbounded: bool) -> u32 {

@@ -10,7 +10,7 @@ use std::io::Write;
 
 use serde_json::Value;
 use zonekit_ftl::CapacityMode;
-use zonekit_lab::replay::{replay, ReplaySpec};
+use zonekit_lab::block::replay::{replay, ReplaySpec};
 use zonekit_trace::input::Input;
 
 /// Fields that are measurements of this run, not results.

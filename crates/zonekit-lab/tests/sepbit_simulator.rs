@@ -7,7 +7,7 @@
 //! by zone index). `scripts/sepbit-compare` runs both at scale.
 
 use zonekit_ftl::{CapacityMode, FtlConfig};
-use zonekit_lab::replay::{replay, ReplaySpec};
+use zonekit_lab::block::replay::{replay, ReplaySpec};
 use zonekit_lab::LabError;
 use zonekit_trace::input::Input;
 

@@ -39,7 +39,7 @@ impl CommandCosts {
     /// [`Timing::Fitted`]: table 3.1 scaled by one factor, with a cost per write request, both
     /// fitted (non-negative least squares on relative error) to the eight cells of the thesis'
     /// table 4.2 with our command counts from the `main` rows of `zonekit ocssd experiment
-    /// --out DIR` (scale 1, seed 1; fit (c) of `zonekit_lab::ocssd_fit`, printed in
+    /// --out DIR` (scale 1, seed 1; fit (c) of `zonekit_lab::ocssd::fit`, printed in
     /// DIR/summary.md and DIR/timing-fit.csv), run on 2026-11-26 on the recalibrated
     /// LAMMPS/MACDRP generators. The experiment warns in its summary when a fresh fit moves any
     /// cost by more than 1 %: then update these.

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
-use zonekit_lab::cache_run::CacheRunSettings;
-use zonekit_lab::ocssd_bench::{self, OcssdSpec};
-use zonekit_lab::tree_bench::{self, Mix, TreeKind, TreeSpec};
+use zonekit_lab::cache::run::CacheRunSettings;
+use zonekit_lab::ocssd::bench::{self as ocssd_bench, OcssdSpec};
+use zonekit_lab::tree::bench::{self as tree_bench, Mix, TreeKind, TreeSpec};
 use zonekit_ocssd::{OcGeometry, Timing};
 
 use crate::policy::{ErrorSlot, RunProgress};
@@ -27,7 +27,7 @@ fn count_arg(name: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<Option<u64
     }
 }
 
-fn lab<T>(r: zonekit_lab::error::Result<T>) -> PyResult<T> {
+fn lab<T>(r: zonekit_lab::harness::error::Result<T>) -> PyResult<T> {
     r.map_err(|e| lab_error(e, &ErrorSlot::default()))
 }
 
@@ -154,7 +154,7 @@ pub fn ocssd_run(
 }
 
 /// `zonekit cache run --json`: one bucket-cache configuration on YCSB-like reads or a trace.
-/// `settings` is a JSON object of the CLI's flags by name (`zonekit_lab::cache_run`); an
+/// `settings` is a JSON object of the CLI's flags by name (`zonekit_lab::cache::run`); an
 /// unknown name is refused, naming the valid ones. Returns the report as JSON.
 #[pyfunction]
 pub fn cache_run(py: Python<'_>, settings: &str) -> PyResult<String> {

@@ -14,10 +14,10 @@ use pyo3::types::PyDict;
 use zonekit_base::policy::{self, Params};
 use zonekit_ftl::placement::{self, Placement};
 use zonekit_ftl::{victim, CapacityMode, GcTrigger};
-use zonekit_lab::interface::Interface;
-use zonekit_lab::replay::{replay_with, CustomPolicies, ReplaySpec};
-use zonekit_lab::sweep::{self as lab_sweep, Shard, Sweep, SweepInput};
-use zonekit_lab::{cache_sim as lab_cache_sim, LabError};
+use zonekit_lab::block::replay::{replay_with, CustomPolicies, ReplaySpec};
+use zonekit_lab::block::sweep::{self as lab_sweep, Shard, Sweep, SweepInput};
+use zonekit_lab::harness::interface::Interface;
+use zonekit_lab::{cache::sim as lab_cache_sim, LabError};
 use zonekit_trace::input::{FilterFlags, Input};
 
 use crate::policy::{ErrorSlot, PyItemCache, PyPlacement, PyVictim, RunProgress};

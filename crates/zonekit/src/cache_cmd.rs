@@ -1,17 +1,17 @@
 //! `zonekit cache`: seed 004's block cache. `run` runs one bucket-cache configuration on
 //! YCSB-like reads or a trace, `experiment` the thesis' comparisons
-//! (`zonekit_lab::cache_bench`); `sim` replays a trace or workload through the item-level
-//! policies (`zonekit_lab::cache_sim`).
+//! (`zonekit_lab::cache::bench`); `sim` replays a trace or workload through the item-level
+//! policies (`zonekit_lab::cache::sim`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::cache_bench::{Layout, RECORD_BYTES};
-use zonekit_lab::cache_experiment::{run_experiment, CacheExperiment, TraceExperiment};
-use zonekit_lab::cache_run::{self, CacheRunSettings};
-use zonekit_lab::cache_sim::{params_for_each, report_table, simulate, validate};
+use zonekit_lab::cache::bench::{Layout, RECORD_BYTES};
+use zonekit_lab::cache::experiment::{run_experiment, CacheExperiment, TraceExperiment};
+use zonekit_lab::cache::run::{self as cache_run, CacheRunSettings};
+use zonekit_lab::cache::sim::{params_for_each, report_table, simulate, validate};
 
 use crate::params::parse_params;
 use crate::replay_cmd::lab;
@@ -417,7 +417,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     }
     crate::report_cmd::claim_out(&out, identity, true)?;
     if a.interfaces {
-        let summary = crate::experiment_run::with_runs_bar(|progress| zonekit_lab::cache_interfaces::run(&exp, progress))?;
+        let summary = crate::experiment_run::with_runs_bar(|progress| zonekit_lab::cache::interfaces::run(&exp, progress))?;
         print!("{}", zonekit_report::for_terminal(&summary, zonekit_report::TERMINAL_COLUMNS));
         println!("\nresults: {}/cache-interfaces.csv, summary.md", out.display());
         println!("each row's own `zonekit cache run` command: {}", out.join("commands.tsv").display());

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use zonekit_lab::cbs::{CbsNode, DEVICE_GIB};
+use zonekit_lab::block::cbs::{CbsNode, DEVICE_GIB};
 
 use crate::experiment_cmd::{node_inputs, thesis_ftl};
 use crate::replay_cmd;

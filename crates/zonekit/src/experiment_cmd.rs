@@ -11,9 +11,9 @@ use zonekit_ftl::engine::gp_quantile;
 use zonekit_ftl::placement::{bhbdp::BHBDP, bhbdp::BHBDP_PRE, fk::FK, normal::NORMAL, sepbit::SEPBIT, warcip::WARCIP, zbopt::ZBOPT};
 use zonekit_ftl::victim::cbe::{CBE, CBE_LN, CBE_SQRT};
 use zonekit_ftl::GcTrigger;
-use zonekit_lab::cbs::{CbsNode, DEVICE_GIB};
-use zonekit_lab::replay::replay;
-use zonekit_lab::sweep::{self, SweepInput, C_GC_COUNT, C_GC_GIB, C_PLACEMENT, C_VS_ZBOPT, C_WAF, C_WORKLOAD};
+use zonekit_lab::block::cbs::{CbsNode, DEVICE_GIB};
+use zonekit_lab::block::replay::replay;
+use zonekit_lab::block::sweep::{self, SweepInput, C_GC_COUNT, C_GC_GIB, C_PLACEMENT, C_VS_ZBOPT, C_WAF, C_WORKLOAD};
 use zonekit_report::{bar_chart, csv, line_chart, Series, Spread};
 use zonekit_trace::input::Input;
 
@@ -342,8 +342,8 @@ const INTERFACES_SCALE: f64 = 0.1;
 /// `zonekit experiment interfaces`: Table 4.3's placements on every interface, at the same raw
 /// capacity (docs/results/interfaces.md).
 fn interfaces(a: &ExperimentArgs, out: &Path) -> Result<()> {
-    use zonekit_lab::interface::Interface;
-    use zonekit_lab::interfaces::{self, InterfacesSpec};
+    use zonekit_lab::block::interfaces::{self, InterfacesSpec};
+    use zonekit_lab::harness::interface::Interface;
     use zonekit_ssd::RuhType;
     // Quick: node 1 at 0.05, where the ZNS device's fixed reserve of zones still leaves the SSD
     // a spare under 1 (at 0.02 it is 1.09, which the SSD model refuses).
@@ -361,7 +361,7 @@ fn interfaces(a: &ExperimentArgs, out: &Path) -> Result<()> {
     let placements: Vec<String> = THESIS_TABLE_4_3.iter().map(|t| t.0.to_string()).collect();
     let lazy = FtlArgs { gc_trigger: GcTrigger::FreeZones.name().into(), timing: true, ..thesis_ftl() };
     let eager = FtlArgs { timing: true, ..thesis_ftl() };
-    let spec = |ftl: &FtlArgs, interfaces: Vec<Interface>, inputs: Vec<zonekit_lab::sweep::SweepInput>| InterfacesSpec {
+    let spec = |ftl: &FtlArgs, interfaces: Vec<Interface>, inputs: Vec<zonekit_lab::block::sweep::SweepInput>| InterfacesSpec {
         inputs,
         placements: placements.clone(),
         interfaces,
@@ -403,9 +403,9 @@ fn fdp_anchor(a: &ExperimentArgs, out: &Path) -> Result<()> {
     println!(
         "CacheLib's Navy on an FDP SSD (fdp-pm9d3a's shape, {} MiB of logical space, its reclaim-unit count kept): BigHash {:.0} % of the cache (assumed) rewriting random 4 KiB buckets, BlockCache writing regions in a ring; FDP puts each under a handle of its own.",
         logical * 4 / 1024,
-        zonekit_lab::interfaces::NAVY_SMALL_SHARE * 100.0
+        zonekit_lab::block::interfaces::NAVY_SMALL_SHARE * 100.0
     );
-    let (share, rows) = zonekit_lab::interfaces::navy_anchor(logical, 1).map_err(lab)?;
+    let (share, rows) = zonekit_lab::block::interfaces::navy_anchor(logical, 1).map_err(lab)?;
     println!("BigHash's share of host writes, calibrated so the conventional drive at 100 % gives the published 3.22: {:.3}\n", share);
     let table: Vec<Vec<String>> = rows
         .iter()

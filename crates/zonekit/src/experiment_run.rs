@@ -1,7 +1,7 @@
 //! What the experiment commands share: the thread count and a progress bar over runs.
 
 use anyhow::Result;
-use zonekit_lab::error::LabError;
+use zonekit_lab::harness::error::LabError;
 
 use crate::replay_cmd::lab;
 

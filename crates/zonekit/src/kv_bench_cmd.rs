@@ -1,4 +1,4 @@
-//! `zonekit kv-bench`: seed 001's experiment (`zonekit_lab::kv_bench` runs it).
+//! `zonekit kv-bench`: seed 001's experiment (`zonekit_lab::kv::bench` runs it).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::builder::PossibleValuesParser;
 use clap::Args;
-use zonekit_lab::kv_bench::{self, describe_run, KvBench, CONFIGS, PROFILES};
+use zonekit_lab::kv::bench::{self as kv_bench, describe_run, KvBench, CONFIGS, PROFILES};
 
 use crate::replay_cmd::lab;
 

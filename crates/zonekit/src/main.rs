@@ -201,6 +201,6 @@ fn policies() -> anyhow::Result<ExitCode> {
     println!("GC victim policies (--victim NAME or NAME:VALUE):\n{}", help(zonekit_ftl::victim::VICTIMS));
     println!("File-system allocation (zonekit:// option alloc=NAME):\n{}", help(zonekit_zfs::alloc::ALLOCATORS));
     println!("Open-channel FTLs (ocssd run --ftl NAME, --param k=v):\n{}", help(zonekit_ocssd::FTLS));
-    println!("Item cache policies (cache sim --policy NAME, --param k=v):\n{}", help(zonekit_lab::cache_sim::ITEM_POLICIES));
+    println!("Item cache policies (cache sim --policy NAME, --param k=v):\n{}", help(zonekit_lab::cache::sim::ITEM_POLICIES));
     Ok(ExitCode::SUCCESS)
 }

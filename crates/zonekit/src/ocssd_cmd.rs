@@ -1,4 +1,4 @@
-//! `zonekit ocssd`: seed 002's host FTLs on an open-channel SSD (`zonekit_lab::ocssd_bench`
+//! `zonekit ocssd`: seed 002's host FTLs on an open-channel SSD (`zonekit_lab::ocssd::bench`
 //! runs them).
 
 use std::path::PathBuf;
@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::ocssd_bench::{report_table, run_experiment, run_ocssd, OcssdExperiment, OcssdSpec};
+use zonekit_lab::ocssd::bench::{report_table, run_experiment, run_ocssd, OcssdExperiment, OcssdSpec};
 use zonekit_ocssd::{OcGeometry, Timing};
 
 use crate::replay_cmd::lab;
@@ -103,7 +103,7 @@ pub struct ExperimentArgs {
 impl GeometryArgs {
     /// The geometry the flags describe, each dimension checked against its flag.
     fn geometry(&self) -> Result<OcGeometry> {
-        zonekit_lab::ocssd_bench::geometry(self.channels, self.luns, self.blocks_per_lun, self.pages_per_block, self.page_kib).map_err(lab)
+        zonekit_lab::ocssd::bench::geometry(self.channels, self.luns, self.blocks_per_lun, self.pages_per_block, self.page_kib).map_err(lab)
     }
 }
 
@@ -113,7 +113,7 @@ pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
         OcssdCommand::Experiment(a) => experiment_cmd(a),
         OcssdCommand::Workload(a) => {
             crate::report_cmd::claim_out(&a.out, "ocssd workload", false)?;
-            let table = zonekit_lab::ocssd_workload::characterise(a.seed, &a.out).map_err(lab)?;
+            let table = zonekit_lab::ocssd::workload::characterise(a.seed, &a.out).map_err(lab)?;
             print!("{}", zonekit_report::for_terminal(&table, zonekit_report::TERMINAL_COLUMNS));
             println!("\nresults: {}/workload.csv and Figs. 2.2-2.7 as SVG", a.out.display());
             Ok(ExitCode::SUCCESS)

@@ -8,9 +8,9 @@ use clap::{Args, Subcommand};
 use zonekit_ftl::engine::DEFAULT_GC_THRESHOLD;
 use zonekit_ftl::placement::{self, Params};
 use zonekit_ftl::{victim, CapacityMode, FtlConfig, GcTrigger};
-use zonekit_lab::interface::Interface;
-use zonekit_lab::replay::{replay, ReplayReport, ReplaySpec, DEFAULT_PRESET, DEFAULT_UTILIZATION};
-use zonekit_lab::sweep::{self, Shard, Sweep, SweepInput};
+use zonekit_lab::block::replay::{replay, ReplayReport, ReplaySpec, DEFAULT_PRESET, DEFAULT_UTILIZATION};
+use zonekit_lab::block::sweep::{self, Shard, Sweep, SweepInput};
+use zonekit_lab::harness::interface::Interface;
 use zonekit_lab::LabError;
 use zonekit_report::{bar_chart, text_table};
 

@@ -1,12 +1,12 @@
 //! `zonekit tree`: seed 003's ZB+-tree and copy-on-write B+-tree under YCSB-style workloads
-//! (`zonekit_lab::tree_bench` runs them).
+//! (`zonekit_lab::tree::bench` runs them).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::tree_bench::{
+use zonekit_lab::tree::bench::{
     cow_collect, cow_rebalance, fits_device, parse_distribution, run_experiment, run_tree, run_tree_on, Backend, Mix, Section, TreeExperiment, TreeKind, TreeSpec,
 };
 
@@ -69,11 +69,11 @@ pub struct RunArgs {
     node_size_bytes: usize,
     /// Value bytes per record (default: fitted to the paper's load-phase figures, see
     /// docs/results/seed-003.md).
-    #[arg(long, default_value_t = zonekit_lab::tree_bench::CALIBRATED_VALUE_SIZE_BYTES)]
+    #[arg(long, default_value_t = zonekit_lab::tree::bench::CALIBRATED_VALUE_SIZE_BYTES)]
     value_size_bytes: usize,
     /// Cap on entries of interior, head and CoW inner nodes, 0 for as many as fit (default:
     /// fitted like the value size).
-    #[arg(long, default_value_t = zonekit_lab::tree_bench::CALIBRATED_INNER_ENTRIES_MAX)]
+    #[arg(long, default_value_t = zonekit_lab::tree::bench::CALIBRATED_INNER_ENTRIES_MAX)]
     inner_entries_max: usize,
     /// Fill sequential zones in order instead of the paper's hot/cold (most/least free) choice.
     #[arg(long)]
@@ -109,11 +109,11 @@ pub struct ExperimentArgs {
     seed: u64,
     /// Value bytes per record in every run (default: fitted to the paper's load-phase figures;
     /// change it to see which results depend on the fit).
-    #[arg(long, default_value_t = zonekit_lab::tree_bench::CALIBRATED_VALUE_SIZE_BYTES)]
+    #[arg(long, default_value_t = zonekit_lab::tree::bench::CALIBRATED_VALUE_SIZE_BYTES)]
     value_size_bytes: usize,
     /// Cap on entries of interior, head and CoW inner nodes in every run, 0 for as many as fit
     /// (default: fitted like the value size).
-    #[arg(long, default_value_t = zonekit_lab::tree_bench::CALIBRATED_INNER_ENTRIES_MAX)]
+    #[arg(long, default_value_t = zonekit_lab::tree::bench::CALIBRATED_INNER_ENTRIES_MAX)]
     inner_entries_max: usize,
     /// How every cow run splits and merges: bottom-up or top-down (see `tree run`). The zbtree
     /// runs do not depend on it (a rerun into the same --out reuses them).
@@ -136,9 +136,9 @@ pub struct ExperimentArgs {
     out: PathBuf,
 }
 
-/// A count with an optional K or M suffix (`100K`, `2.5M`): [`zonekit_lab::tree_bench::parse_count`].
+/// A count with an optional K or M suffix (`100K`, `2.5M`): [`zonekit_lab::tree::bench::parse_count`].
 fn count(text: &str) -> Result<u64, String> {
-    zonekit_lab::tree_bench::parse_count(text)
+    zonekit_lab::tree::bench::parse_count(text)
 }
 
 pub fn run(cmd: TreeCommand) -> Result<ExitCode> {

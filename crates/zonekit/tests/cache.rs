@@ -13,7 +13,7 @@ fn sim_prints_a_table_of_policies() {
     let out = ok(&[&["cache", "sim", "--policy", "sieve", "--cache-blocks", "450"], &ZIPF[..]].concat(), dir.path());
     assert!(out.contains("50000 requests, 50000 block requests of 4096 bytes"), "{out}");
     let row = out.lines().find(|l| l.starts_with("sieve")).unwrap_or_else(|| panic!("no sieve row in:\n{out}"));
-    // 29551 hits of 50000: the figure libCacheSim 0.3.5 gives (crates/zonekit-lab/src/cache_sim.rs).
+    // 29551 hits of 50000: the figure libCacheSim 0.3.5 gives (crates/zonekit-lab/src/cache/sim.rs).
     assert!(row.contains(" 450 ") && row.contains(" 29551 ") && row.contains("0.5910"), "{row}");
     let out = ok(&[&["cache", "sim", "--policies", "lru,fifo,s3fifo,sieve,belady", "--cache-blocks", "450", "--param", "warmup=paper"], &ZIPF[..]].concat(), dir.path());
     for policy in ["lru ", "fifo ", "s3fifo (warmup=paper) ", "sieve ", "belady "] {

@@ -39,7 +39,7 @@ pub enum LabError {
     /// A results file that does not have the shape this version writes.
     #[error("{}:{line}: {reason}", path.display())]
     Results { path: PathBuf, line: usize, reason: String },
-    /// The caller stopped the run ([`crate::progress::Progress::cancelled`]).
+    /// The caller stopped the run ([`crate::harness::progress::Progress::cancelled`]).
     #[error("the run was stopped by its caller")]
     Cancelled,
     /// Some runs of a grid failed; the others' rows were written.

@@ -1,5 +1,5 @@
 //! Replaying a trace or workload through the block FTL on an emulated device, and what it
-//! measured: the trace staged once ([`crate::stage`]: one pass into a replay stream of dense
+//! measured: the trace staged once ([`crate::block::stage`]: one pass into a replay stream of dense
 //! ids and times, or that stream from the cache; the distinct-block estimate the device is
 //! sized from; future knowledge when the placement needs it), then the replay.
 
@@ -14,11 +14,11 @@ use zonekit_ftl::placement::{self, Params, Placement, PolicyEnv};
 use zonekit_ftl::{victim, CapacityMode, Ftl, FtlConfig, FtlError, GcTrigger};
 use zonekit_trace::input::Input;
 
-use crate::driver::{drive, BlockEngine, Series, SeriesPoint};
-use crate::error::{LabError, Result};
-use crate::interface::Interface;
-use crate::progress::Progress;
-use crate::stage::{prepare_with, with_future, Prepared, Staged};
+use crate::block::driver::{drive, BlockEngine, Series, SeriesPoint};
+use crate::block::stage::{prepare_with, with_future, Prepared, Staged};
+use crate::harness::error::{LabError, Result};
+use crate::harness::interface::Interface;
+use crate::harness::progress::Progress;
 
 /// The device preset replays size their device from, unless told otherwise.
 pub const DEFAULT_PRESET: &str = "femu-zns";
@@ -48,7 +48,7 @@ pub struct ReplaySpec {
     /// e.g. to match another simulator's segment size). Not with `device`, which has its own.
     pub zone_mib: Option<u64>,
     /// ZNS (host GC), FDP or a conventional SSD (device GC) at the same raw capacity
-    /// ([`crate::interface`]).
+    /// ([`crate::harness::interface`]).
     pub interface: Interface,
     pub seed: u64,
 }
@@ -295,7 +295,7 @@ pub struct ReplayReport {
     /// The SSD model of an FDP or conventional run.
     pub ssd: Option<SsdSummary>,
     /// Seconds spent getting the trace ready (the one pass over the trace, or finding its cached
-    /// replay stream; an annotated copy for the oracles): see [`crate::stage`]. A binary trace's
+    /// replay stream; an annotated copy for the oracles): see [`crate::block::stage`]. A binary trace's
     /// first replay numbers its writes during the loop, so that time is in `wall_s`.
     pub stage_s: f64,
     /// Seconds of the replay loop itself.
@@ -718,7 +718,7 @@ impl<D: ZonedDevice> BlockEngine for Ftl<D> {
 }
 
 /// A replay through the placement's classes onto an FDP or conventional SSD model of the ZNS
-/// device's raw capacity ([`crate::interface`]): the host writes in place, the device collects.
+/// device's raw capacity ([`crate::harness::interface`]): the host writes in place, the device collects.
 fn replay_on_ssd(
     trace: Prepared,
     spec: &ReplaySpec,

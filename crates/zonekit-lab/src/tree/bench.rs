@@ -24,7 +24,7 @@ use zonekit_trace::synth::ycsb::{fnv_hash64, KeyChooser, Latest, ScrambledZipfia
 use zonekit_trace::synth::YcsbDist;
 use zonekit_zbtree::{CowCollect, CowRebalance, CowTree, Index, Payload, TreeConfig, TreeError, TreeStats, ZbTree};
 
-use crate::error::{LabError, Result};
+use crate::harness::error::{LabError, Result};
 
 /// The two trees.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
@@ -695,7 +695,7 @@ mod tests {
         assert_eq!(aside, [format!("{}\n", lines[0]).into_bytes(), damage].concat(), "the damaged rows, as they were");
         let resumed = std::fs::read_to_string(&path).unwrap();
         assert_eq!(resumed.lines().count(), lines.len(), "every row is there again: {resumed}");
-        assert!(resumed.lines().skip(1).all(|l| crate::results::seal_holds(&l.split(',').map(String::from).collect::<Vec<_>>())));
+        assert!(resumed.lines().skip(1).all(|l| crate::harness::results::seal_holds(&l.split(',').map(String::from).collect::<Vec<_>>())));
         assert!(resumed.lines().skip(3).eq(lines[3..].iter().copied()), "intact rows are reused as they were");
         // A file from before the check column is refused naming its first line, and kept.
         let old: String = lines.iter().map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n").collect();
@@ -1005,11 +1005,11 @@ fn result_row(section: Section, o: &TreeOutcome, device: &str) -> Vec<String> {
         o.run.deletes_missing.to_string(),
         o.run.zone_resets.to_string(),
     ]);
-    crate::results::sealed(row)
+    crate::harness::results::sealed(row)
 }
 
-/// The header and writer of the experiment's `results.csv`, for [`crate::results`].
-const RESULTS_FILE: crate::results::ResultsFile = crate::results::ResultsFile { header: &RESULTS_HEADER, writer: "tree experiment" };
+/// The header and writer of the experiment's `results.csv`, for [`crate::harness::results`].
+const RESULTS_FILE: crate::harness::results::ResultsFile = crate::harness::results::ResultsFile { header: &RESULTS_HEADER, writer: "tree experiment" };
 
 /// What [`run_experiment`] did besides the summary, for the caller to print.
 #[derive(Clone, Debug)]
@@ -1046,7 +1046,7 @@ impl Backend {
 
 /// Runs the experiment, writes `results.csv`, `summary.md` and the charts, and returns the
 /// summary with the counts of rows moved aside. An earlier `results.csv` is read back as every resumable results file is
-/// (`crate::results`): a row is reused only when its check holds and its settings are a run
+/// (`crate::harness::results`): a row is reused only when its check holds and its settings are a run
 /// of this experiment; damaged rows and rows of other settings are moved to
 /// `results.previous.csv`, never dropped; a file from before the check column is refused
 /// naming line 1. On a [`Backend::Device`] every run must fit the device ([`fits_device`]),
@@ -1075,16 +1075,16 @@ pub fn run_experiment(exp: &TreeExperiment, backend: Backend, progress: &(dyn Fn
         }
     }
     let device_name = backend.name().to_string();
-    crate::sweep::prepare_out(&exp.out)?;
+    crate::harness::results::prepare_out(&exp.out)?;
     // Each run's own command, in the order of the rows.
     let device = matches!(backend, Backend::Device { .. }).then_some(device_name.as_str());
     let mut commands = String::from("section\ttree\tworkload\tdistribution\trecords\tcommand\n");
     for (section, spec) in &specs {
         commands.push_str(&format!("{}\t{}\t{}\t{}\t{}\t{}\n", section.name(), spec.tree.name(), spec.mix.name(), spec.distribution.name(), spec.records, spec.command(device)));
     }
-    crate::results::write_atomically(&exp.out.join("commands.tsv"), &commands)?;
+    crate::harness::results::write_atomically(&exp.out.join("commands.tsv"), &commands)?;
     let results_path = exp.out.join("results.csv");
-    let resumed = crate::results::resume(&results_path, &RESULTS_FILE, crate::results::Reading::Run)?;
+    let resumed = crate::harness::results::resume(&results_path, &RESULTS_FILE, crate::harness::results::Reading::Run)?;
     let total = specs.len();
     let keys: Vec<Vec<String>> = specs.iter().map(|(section, spec)| settings_row(*section, spec, &device_name)).collect();
     let mut reused: Vec<Option<Vec<String>>> = vec![None; total];
@@ -1096,7 +1096,7 @@ pub fn run_experiment(exp: &TreeExperiment, backend: Backend, progress: &(dyn Fn
         }
     }
     // Aside before the file is rewritten without them (after the first run finishes).
-    crate::results::set_aside(&results_path, &RESULTS_HEADER, &other.iter().map(|l| l.as_bytes()).collect::<Vec<_>>())?;
+    crate::harness::results::set_aside(&results_path, &RESULTS_HEADER, &other.iter().map(|l| l.as_bytes()).collect::<Vec<_>>())?;
     let todo: Vec<usize> = (0..total).filter(|&i| reused[i].is_none()).collect();
     let rows = std::sync::Mutex::new(reused);
     let done = std::sync::atomic::AtomicUsize::new(total - todo.len());
@@ -1113,7 +1113,7 @@ pub fn run_experiment(exp: &TreeExperiment, backend: Backend, progress: &(dyn Fn
                 rows[i] = Some(result_row(specs[i].0, &outcome, &device_name));
                 // Written after every run, so an interrupted experiment resumes.
                 let finished: Vec<Vec<String>> = rows.iter().flatten().cloned().collect();
-                if let Err(e) = crate::results::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &finished)) {
+                if let Err(e) = crate::harness::results::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &finished)) {
                     failures.lock().expect("failures").push(format!("{label}: {e}"));
                 }
             }
@@ -1122,7 +1122,7 @@ pub fn run_experiment(exp: &TreeExperiment, backend: Backend, progress: &(dyn Fn
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total, &label);
     };
     match backend {
-        Backend::Model => crate::parallel::for_each(todo.len(), exp.threads, |n| finish(todo[n], run_tree(&specs[todo[n]].1, &mut |_, _| {}))),
+        Backend::Model => crate::harness::parallel::for_each(todo.len(), exp.threads, |n| finish(todo[n], run_tree(&specs[todo[n]].1, &mut |_, _| {}))),
         Backend::Device { mut device, .. } => {
             // One device: the runs take turns, each handing it to the next. A failed run ends
             // the experiment: the device went with it, in a state no later run should inherit.
@@ -1141,9 +1141,9 @@ pub fn run_experiment(exp: &TreeExperiment, backend: Backend, progress: &(dyn Fn
         }
     }
     let rows: Vec<Vec<String>> = rows.into_inner().expect("rows").into_iter().flatten().collect();
-    crate::results::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &rows))?;
+    crate::harness::results::write_atomically(&results_path, &zonekit_report::csv(&RESULTS_HEADER, &rows))?;
     let summary = summarize(&rows, exp.scale, &exp.out)?;
-    crate::results::write_atomically(&exp.out.join("summary.md"), &summary)?;
+    crate::harness::results::write_atomically(&exp.out.join("summary.md"), &summary)?;
     let failed = failures.into_inner().expect("failures");
     if !failed.is_empty() {
         return Err(LabError::Runs { failed, total });

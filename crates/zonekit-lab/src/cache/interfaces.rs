@@ -14,11 +14,11 @@ use serde::Serialize;
 use zonekit_report::{csv, markdown_table};
 use zonekit_ssd::RuhType;
 
-use crate::cache_bench::{CacheReport, CacheSpec, DeviceKind};
-use crate::cache_experiment::{check_experiment, commands_tsv, write_file, CacheExperiment};
-use crate::cache_ssd::SsdShape;
-use crate::error::{LabError, Result};
-use crate::parallel;
+use crate::cache::bench::{CacheReport, CacheSpec, DeviceKind};
+use crate::cache::experiment::{check_experiment, commands_tsv, write_file, CacheExperiment};
+use crate::cache::ssd::SsdShape;
+use crate::harness::error::{LabError, Result};
+use crate::harness::parallel;
 
 const BLOCK: u64 = 4096;
 const MIB: u64 = 1 << 20;
@@ -150,7 +150,7 @@ pub fn run(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &str) + Sync)
     std::fs::create_dir_all(&exp.out).map_err(LabError::io(&exp.out))?;
     let specs = specs(exp);
     let labelled: Vec<(&str, String, CacheSpec)> = specs.iter().map(|(placement, spec)| ("interfaces", format!("{placement} on {}", spec.device.name()), spec.clone())).collect();
-    crate::results::write_atomically(&exp.out.join("commands.tsv"), &commands_tsv(exp, &labelled))?;
+    crate::harness::results::write_atomically(&exp.out.join("commands.tsv"), &commands_tsv(exp, &labelled))?;
     type Slot = std::sync::Mutex<Option<Result<CacheInterfaceRow>>>;
     let results: Vec<Slot> = specs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     let done = std::sync::atomic::AtomicUsize::new(0);

@@ -10,7 +10,7 @@
 //!   changed, a row cut, bytes not UTF-8), are moved byte for byte to `results.previous.csv`,
 //!   never reported and never lost (a damaged cell — a WAF with a digit changed — used to be
 //!   reused as a result; a cut row stopped the whole resume). `sweep merge` and the summaries
-//!   refuse a damaged row, naming its line. The file is read back by `crate::results`, as
+//!   refuse a damaged row, naming its line. The file is read back by `crate::harness::results`, as
 //!   kv-bench's and the tree experiment's are.
 //! - `speed.csv`: wall-clock speed of each run (kept apart so `results.csv` is a pure
 //!   function of the grid: shards merge into the same bytes one process writes).
@@ -29,15 +29,15 @@ use zonekit_ftl::placement;
 use zonekit_report::{bar_chart, box_chart, csv, text_table};
 use zonekit_trace::input::Input;
 
-use crate::error::{LabError, Result};
-use crate::interface::Interface;
+use crate::harness::error::{LabError, Result};
+use crate::harness::interface::Interface;
 
 /// The grid axis that sets the interface (`--grid "interface=zns,fdp:4,conventional"`): ZNS
 /// rows' WAF is the host's, the SSDs' the device's (the host writes in place), each the total.
 pub const INTERFACE_AXIS: &str = "interface";
-use crate::replay::{replay_staged, ReplayReport, ReplaySpec, TempDir};
-use crate::results::{fingerprint, resume, sealed, set_aside, write_atomically, Reading, ResultsFile};
-use crate::stage::{stage_with, with_future, Staged};
+use crate::block::replay::{replay_staged, ReplayReport, ReplaySpec, TempDir};
+use crate::block::stage::{stage_with, with_future, Staged};
+use crate::harness::results::{fingerprint, prepare_out, resume, sealed, set_aside, write_atomically, Reading, ResultsFile};
 use crate::Progress;
 
 /// The columns of `results.csv`.
@@ -96,7 +96,7 @@ pub const C_VS_ZBOPT: usize = 8;
 pub const C_SETTINGS: usize = 15;
 pub const C_CHECK: usize = 16;
 
-/// The header and writer of a sweep's `results.csv`, for [`crate::results`].
+/// The header and writer of a sweep's `results.csv`, for [`crate::harness::results`].
 const RESULTS_FILE: ResultsFile = ResultsFile { header: &RESULTS_HEADER, writer: "sweep" };
 
 /// One named input of a sweep: a trace file or a generated workload.
@@ -320,7 +320,7 @@ impl Sweep {
         // large inputs needs room for the one or two being replayed, not for all of them.
         let temp = TempDir::new()?;
         let inputs: Vec<InputFiles> = (0..self.inputs.len()).map(|i| InputFiles::new(todo.iter().filter(|j| j.input == i).count())).collect();
-        crate::parallel::for_each(todo.len(), parallel, |n| {
+        crate::harness::parallel::for_each(todo.len(), parallel, |n| {
             let job = todo[n];
             let files = &inputs[job.input];
             let run = if stop.load(Ordering::Relaxed) {
@@ -480,16 +480,6 @@ fn result_row(job: &Job, r: &ReplayReport) -> Vec<String> {
         format!("{:.2}", gp_quantile(&r.gp_histogram, 0.95).unwrap_or(0.0)),
         settings,
     ])
-}
-
-/// Creates `out` and proves it writable before any run starts.
-pub(crate) fn prepare_out(out: &Path) -> Result<()> {
-    let unwritable = |e: std::io::Error| LabError::Usage(format!("--out {}: cannot write there: {e}", out.display()));
-    std::fs::create_dir_all(out).map_err(unwritable)?;
-    let probe = out.join(format!(".zonekit-probe-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(unwritable)?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
 }
 
 fn write_rows(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {

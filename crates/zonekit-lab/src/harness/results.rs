@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use zonekit_report::csv;
 
-use crate::error::{LabError, Result};
+use crate::harness::error::{LabError, Result};
 
 /// FNV-1a, 64 bits, as 16 hex digits: stable across builds and platforms.
 pub(crate) fn fingerprint(text: &str) -> String {
@@ -158,4 +158,13 @@ pub(crate) fn resume(path: &Path, file: &ResultsFile, reading: Reading) -> Resul
         Reading::Run => {}
     }
     Ok(Resumed { rows: intact.iter().map(|l| l.split(',').map(str::to_string).collect()).collect(), damaged: damaged.len() })
+}
+/// Creates `out` and proves it writable before any run starts.
+pub(crate) fn prepare_out(out: &Path) -> Result<()> {
+    let unwritable = |e: std::io::Error| LabError::Usage(format!("--out {}: cannot write there: {e}", out.display()));
+    std::fs::create_dir_all(out).map_err(unwritable)?;
+    let probe = out.join(format!(".zonekit-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(unwritable)?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }

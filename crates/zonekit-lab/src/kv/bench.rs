@@ -18,7 +18,7 @@
 //! rounds.
 //!
 //! Each row of `results.csv` ends with a check, a fingerprint of its other cells, read back as
-//! every resumable results file is (`crate::results`, shared with the sweep and the tree
+//! every resumable results file is (`crate::harness::results`, shared with the sweep and the tree
 //! experiment): a damaged row (a cell changed, a row cut) is never reused. A run moves it, byte
 //! for byte, to `results.previous.csv` and recomputes it if asked for; `report_only` refuses
 //! the file, naming the line. A file from before the check column is refused whole (move it
@@ -34,8 +34,8 @@ use std::time::Duration;
 use zonekit_report::{bar_chart, box_chart, csv, line_chart, text_table, Series, Spread};
 use zonekit_zfs::alloc::{first_fit::FIRST_FIT, lifetime::LIFETIME, zenfs::ZENFS, AllocInfo};
 
-use crate::error::{LabError, Result};
-use crate::results::{Reading, ResultsFile, Resumed};
+use crate::harness::error::{LabError, Result};
+use crate::harness::results::{Reading, ResultsFile, Resumed};
 
 /// One file-system configuration of the experiment: an allocation rule and GC on or off.
 #[derive(Debug)]
@@ -220,7 +220,7 @@ struct Place<'a> {
 
 /// A row of `results.csv`, its check last.
 fn row(place: Place, config: &str, million_keys: f64, repeat: u32, r: &RunResult) -> Vec<String> {
-    crate::results::sealed(vec![
+    crate::harness::results::sealed(vec![
         place.profile.into(),
         config.into(),
         million_keys.to_string(),
@@ -257,14 +257,14 @@ fn from_row(cells: &[String]) -> Option<Row> {
     Some((cells[0].clone(), num(12)?, num(13)?, cells[1].clone(), cells[2].parse().ok()?, cells[3].parse().ok()?, r))
 }
 
-/// The header and writer of kv-bench's `results.csv`, for [`crate::results`].
+/// The header and writer of kv-bench's `results.csv`, for [`crate::harness::results`].
 const RESULTS_FILE: ResultsFile = ResultsFile { header: &HEADER, writer: "kv-bench" };
 
-/// Reads `results.csv` back ([`crate::results::resume`]): a run moves damaged rows aside and
+/// Reads `results.csv` back ([`crate::harness::results::resume`]): a run moves damaged rows aside and
 /// starts a missing file; `report_only` refuses either, naming the damaged row's line.
 fn resume(path: &Path, report_only: bool) -> Result<Resumed> {
     let reading = if report_only { Reading::Report { by: "--report-only", rerun: "kv-bench without --report-only" } } else { Reading::Run };
-    crate::results::resume(path, &RESULTS_FILE, reading)
+    crate::harness::results::resume(path, &RESULTS_FILE, reading)
 }
 
 /// The geometry of `mem:PRESET` with zones of `zone_size_mib` if given.
@@ -464,7 +464,7 @@ impl KvBench {
             report_rounds(&self.out, &format!("{prefix}-{k}M"), &names, self.baseline.name, &rounds)?
         };
         if !self.report_only {
-            crate::results::write_atomically(&self.out.join("commands.tsv"), &self.commands_tsv(&rows))?;
+            crate::harness::results::write_atomically(&self.out.join("commands.tsv"), &self.commands_tsv(&rows))?;
         }
         // Running out of space is what the experiment measures; anything else (a bad option,
         // a crash, a missing library) means the numbers are not the experiment's.
@@ -830,7 +830,7 @@ zonekit: appended 20 bytes, device wrote 22 bytes, WAF 1.100, zone resets 1, liv
         assert_eq!(resumed.damaged, 3);
         assert_eq!(resumed.rows, vec![lines[0].split(',').map(str::to_string).collect::<Vec<_>>()]);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{}\n{}\n", HEADER.join(","), lines[0]));
-        let aside = std::fs::read(crate::results::previous_path(&path)).unwrap();
+        let aside = std::fs::read(crate::harness::results::previous_path(&path)).unwrap();
         let header_len = HEADER.join(",").len() + 1;
         assert_eq!(aside[header_len..], text[header_len + lines[0].len() + 1..], "the damaged rows, as they were");
         // Now clean: read back as it is.

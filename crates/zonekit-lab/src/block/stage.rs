@@ -63,8 +63,8 @@ use zonekit_trace::binary::{BinaryStream, BlockRecord};
 use zonekit_trace::input::{Input, Source};
 use zonekit_trace::Op;
 
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
+use crate::harness::error::{LabError, Result};
+use crate::harness::progress::Progress;
 
 /// Writes per chunk of a replay stream, and per batch the replay reads.
 const CHUNK_WRITES: usize = zonekit_trace::input::BATCH_RECORDS;

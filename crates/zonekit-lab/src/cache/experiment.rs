@@ -2,7 +2,7 @@
 //! of the thesis' figures and ours beyond them ([`CacheExperiment::specs`]), run in parallel on
 //! the YCSB-like reads or a trace, beside item-level references and static bounds, into
 //! `results.csv`, `summary.md`, the GC and WAF series, charts and each row's own `zonekit cache
-//! run` command (`commands.tsv`). One run of the cache is [`crate::cache_bench`]'s.
+//! run` command (`commands.tsv`). One run of the cache is [`crate::cache::bench`]'s.
 
 use std::path::Path;
 
@@ -11,9 +11,9 @@ use zonekit_cache::sampler::SamplerBudget;
 use zonekit_cache::{CacheConfig, MetadataConfig};
 use zonekit_report::{csv, line_chart, markdown_table, Series};
 
-use crate::cache_bench::*;
-use crate::error::{LabError, Result};
-use crate::parallel;
+use crate::cache::bench::*;
+use crate::harness::error::{LabError, Result};
+use crate::harness::parallel;
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
@@ -320,7 +320,7 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
     check_experiment(exp)?;
     std::fs::create_dir_all(&exp.out).map_err(LabError::io(&exp.out))?;
     let specs = exp.specs();
-    crate::results::write_atomically(&exp.out.join("commands.tsv"), &commands_tsv(exp, &specs))?;
+    crate::harness::results::write_atomically(&exp.out.join("commands.tsv"), &commands_tsv(exp, &specs))?;
     let base = exp.base();
     // The references: item-level policies on the same reads with the same capacity; the
     // reads (a pass over the trace, or the synthetic draws) are gathered once for all of
@@ -379,8 +379,8 @@ pub(crate) fn commands_tsv(exp: &CacheExperiment, specs: &[(&str, String, CacheS
     for (section, label, spec) in specs {
         let command = match trace {
             Some(Err(ref why)) => Err(why.clone()),
-            Some(Ok(path)) => crate::cache_run::CacheRunSettings::of_spec(spec, Some(path)),
-            None => crate::cache_run::CacheRunSettings::of_spec(spec, None),
+            Some(Ok(path)) => crate::cache::run::CacheRunSettings::of_spec(spec, Some(path)),
+            None => crate::cache::run::CacheRunSettings::of_spec(spec, None),
         };
         let cell = command.map_or_else(|why| format!("# not one command: {why}"), |s| s.command());
         text.push_str(&format!("{section}\t{label}\t{cell}\n"));

@@ -12,7 +12,7 @@
 use zonekit_trace::record::Record;
 use zonekit_trace::synth::{CloudNodeConfig, Workload};
 
-use crate::error::{LabError, Result};
+use crate::harness::error::{LabError, Result};
 
 /// One row of Table 2.1 (sampled columns).
 #[derive(Copy, Clone, Debug, PartialEq)]

@@ -11,9 +11,9 @@ use zonekit_cache::sampler::SamplerBudget;
 use zonekit_cache::{Admission, CacheConfig, MetadataConfig};
 use zonekit_trace::input::Input;
 
-use crate::cache_bench::{run_cache, run_cache_trace, write_mode, CacheReport, CacheSpec, DeviceKind, Layout, Ycsb, RECORD_BYTES};
-use crate::error::{LabError, Result};
-use crate::interface::Interface;
+use crate::cache::bench::{run_cache, run_cache_trace, write_mode, CacheReport, CacheSpec, DeviceKind, Layout, Ycsb, RECORD_BYTES};
+use crate::harness::error::{LabError, Result};
+use crate::harness::interface::Interface;
 use crate::Progress;
 
 /// Every setting of one cache run, named as `zonekit cache run`'s flags (with `_` for `-`).

@@ -1,5 +1,5 @@
 //! Seed 004's experiment: a bcache-style cache of an HDD on a ZNS SSD (bucket = zone) or on a
-//! random-write SSD model (`zonekit_ssd::Ssd` through [`crate::cache_ssd`]: 1 MiB buckets on
+//! random-write SSD model (`zonekit_ssd::Ssd` through [`crate::cache::ssd`]: 1 MiB buckets on
 //! a conventional SSD with one write point and greedy device GC, so the device's WAF is
 //! measured, or on an FDP SSD with a handle per placement class), driven by YCSB-like reads or
 //! a block trace.
@@ -30,10 +30,10 @@ use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
 use zonekit_ssd::RuhType;
 use zonekit_trace::synth::ycsb::{ScrambledZipfian, Zipfian};
 
-pub use crate::cache_ssd::GcRound;
-use crate::cache_ssd::{SsdBuckets, SsdShape};
-use crate::error::{LabError, Result};
-use crate::interface::Interface;
+pub use crate::cache::ssd::GcRound;
+use crate::cache::ssd::{SsdBuckets, SsdShape};
+use crate::harness::error::{LabError, Result};
+use crate::harness::interface::Interface;
 use crate::Progress;
 
 const KIB: u64 = 1024;
@@ -60,7 +60,7 @@ pub enum DeviceKind {
     ConventionalDiscard { bucket_bytes: u64, op: f64, erase_unit_bytes: u64 },
     /// An NVMe FDP SSD of the same shape with `handles` reclaim-unit handles (reclaim units of
     /// one erase unit): each bucket written under its class's handle, trimmed when evicted
-    /// ([`crate::cache_ssd`]).
+    /// ([`crate::cache::ssd`]).
     Fdp { bucket_bytes: u64, op: f64, erase_unit_bytes: u64, handles: u16, ruh_type: RuhType },
 }
 
@@ -839,7 +839,7 @@ pub fn write_mode(name: &str) -> Result<WriteMode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache_experiment::*;
+    use crate::cache::experiment::*;
 
     fn tiny() -> CacheExperiment {
         CacheExperiment::synthetic(0.0078125, 2.0, 1, 1, std::env::temp_dir())

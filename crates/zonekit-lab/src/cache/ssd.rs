@@ -21,7 +21,7 @@ use serde::Serialize;
 use zonekit_cache::{CacheDevice, CacheError};
 use zonekit_ssd::{BlockDevice, Pid, RuhType, Ssd, SsdConfig, SsdError};
 
-use crate::error::{LabError, Result};
+use crate::harness::error::{LabError, Result};
 
 const KIB: u64 = 1024;
 const BLOCK: u64 = zonekit_ssd::config::BLOCK_BYTES as u64;

@@ -1,7 +1,7 @@
 //! `zonekit experiment interfaces`: one placement, every interface. Each input is replayed with
 //! each placement on ZNS (host GC), on FDP SSDs of several handle counts and on a conventional
 //! SSD, all of the same raw capacity (the ZNS device's zones = the SSD's reclaim units,
-//! [`crate::interface`]), reporting host, device and total WAF, GC traffic and — when timed —
+//! [`crate::harness::interface`]), reporting host, device and total WAF, GC traffic and — when timed —
 //! the device's write latency p99. Inputs are staged once and shared by every run.
 
 use std::path::Path;
@@ -10,11 +10,11 @@ use std::sync::Mutex;
 use serde::Serialize;
 use zonekit_report::{bar_chart, csv, text_table, Spread};
 
-use crate::error::{LabError, Result};
-use crate::interface::Interface;
-use crate::replay::{replay_staged, ReplaySpec, TempDir};
-use crate::stage::stage;
-use crate::sweep::SweepInput;
+use crate::block::replay::{replay_staged, ReplaySpec, TempDir};
+use crate::block::stage::stage;
+use crate::block::sweep::SweepInput;
+use crate::harness::error::{LabError, Result};
+use crate::harness::interface::Interface;
 
 /// What the experiment runs.
 pub struct InterfacesSpec {
@@ -89,7 +89,7 @@ pub fn run(spec: &InterfacesSpec, on_start: &dyn Fn(usize), on_done: &(dyn Fn() 
     let staged = spec.inputs.iter().map(|i| stage(&i.input, temp.path())).collect::<Result<Vec<_>>>()?;
     on_start(jobs.len());
     let rows: Mutex<Vec<Option<Result<InterfaceRow>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
-    crate::parallel::for_each(jobs.len(), spec.threads, |j| {
+    crate::harness::parallel::for_each(jobs.len(), spec.threads, |j| {
         let (i, s) = &jobs[j];
         let row = replay_staged(&staged[*i], s, temp.path(), &mut |_| {}).map(|r| InterfaceRow {
             input: spec.inputs[*i].label.clone(),

@@ -24,9 +24,9 @@ use zonekit_trace::input::Input;
 use zonekit_trace::record::{Op, Record};
 use zonekit_trace::synth::{HpcPattern, Workload};
 
-use crate::error::{LabError, Result};
-use crate::ocssd_fit::{self, CommandCounts, FitError, TimingFit};
-use crate::parallel;
+use crate::harness::error::{LabError, Result};
+use crate::harness::parallel;
+use crate::ocssd::fit::{self, CommandCounts, FitError, TimingFit};
 
 const MB: f64 = 1e6;
 
@@ -493,7 +493,7 @@ fn exact_fit(blocks: u32, thesis: OcGeometry) -> OcGeometry {
 /// which is `log_open_kb` (see [`zonekit_ocssd::MapCounters`]); `logical_mb` is the space the
 /// host could address (the common space in `main`), `native_logical_mb` the FTL's own, and
 /// `spare_percent` = (physical − logical) / physical; `mb_per_sec_fitted` is the fitted timing
-/// model's throughput (see [`crate::ocssd_fit`]). New columns go at the end.
+/// model's throughput (see [`crate::ocssd::fit`]). New columns go at the end.
 pub const RESULT_COLUMNS: [&str; 35] = [
     "section",
     "value",
@@ -586,7 +586,7 @@ pub fn run_experiment(exp: &OcssdExperiment, progress: &(dyn Fn(usize, usize, &s
         let command = job.spec.command().unwrap_or_else(|why| format!("# not one command: {why}"));
         commands.push_str(&format!("{}\t{}\t{}\t{}\t{command}\n", job.trace, job.axis.section(), job.axis.value(), job.spec.ftl));
     }
-    crate::results::write_atomically(&exp.out.join("commands.tsv"), &commands)?;
+    crate::harness::results::write_atomically(&exp.out.join("commands.tsv"), &commands)?;
     let results: Vec<std::sync::Mutex<Option<Result<OcssdRun>>>> = jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     let done = std::sync::atomic::AtomicUsize::new(0);
     parallel::for_each(jobs.len(), exp.threads, |i| {
@@ -611,7 +611,7 @@ pub fn run_experiment(exp: &OcssdExperiment, progress: &(dyn Fn(usize, usize, &s
 }
 
 /// The thesis' §4.3 update traffic (KB per trace) and map sizes, for the summary; its table
-/// 4.2 is [`ocssd_fit::THESIS_TABLE_4_2`].
+/// 4.2 is [`fit::THESIS_TABLE_4_2`].
 const THESIS_UPDATE_KB: [(&str, [f64; 4]); 2] = [("lammps", [1768.0, 3674.0, 63.0, 487.0]), ("macdrp", [2065.0, 2481.0, 130.0, 571.0])];
 const THESIS_MAP_BYTES: [f64; 4] = [131072.0, 131072.0, 4096.0, 4736.0];
 
@@ -664,7 +664,7 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
         let mut row = vec![trace.clone()];
         for ftl in THESIS_FTLS {
             let ours = main.iter().find(|(j, _)| &j.trace == trace && j.spec.ftl == ftl).map_or("—".into(), |(_, r)| format!("{:.1}", r.report.mb_per_sec));
-            let thesis = ocssd_fit::THESIS_TABLE_4_2.iter().find(|c| c.trace == trace && c.ftl == ftl).map_or("—".into(), |c| format!("{:.1}", c.mb_per_sec));
+            let thesis = fit::THESIS_TABLE_4_2.iter().find(|c| c.trace == trace && c.ftl == ftl).map_or("—".into(), |c| format!("{:.1}", c.mb_per_sec));
             row.push(format!("{ours} ({thesis})"));
         }
         for ftl in ["dftl", "fast"] {
@@ -863,8 +863,8 @@ fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<Str
     }
     match &timing_fit {
         Ok(fit) => {
-            write_file(out, "timing-fit.csv", csv(&ocssd_fit::FIT_COLUMNS, &ocssd_fit::fit_rows(fit)))?;
-            text.push_str(&ocssd_fit::summary_section(fit, exp.scale));
+            write_file(out, "timing-fit.csv", csv(&fit::FIT_COLUMNS, &fit::fit_rows(fit)))?;
+            text.push_str(&fit::summary_section(fit, exp.scale));
         }
         Err(e) => text.push_str(&format!("\n## Timing model fit (issue 32)\n\nNot computed: {e}.\n")),
     }
@@ -993,16 +993,16 @@ fn sbm_no_free_section(runs: &[(&Job, OcssdRun)]) -> String {
 /// Issue 32: the timing model fitted to the thesis' table 4.2 from the main rows.
 fn fit_timing(runs: &[(&Job, OcssdRun)]) -> std::result::Result<TimingFit, FitError> {
     let (cells, missing) =
-        ocssd_fit::cells(|trace, ftl| runs.iter().find(|(j, _)| j.axis == Axis::Main && j.trace == trace && j.spec.ftl == ftl).map(|(_, r)| CommandCounts::of(&r.report)));
-    ocssd_fit::fit_table(cells, missing)
+        fit::cells(|trace, ftl| runs.iter().find(|(j, _)| j.axis == Axis::Main && j.trace == trace && j.spec.ftl == ftl).map(|(_, r)| CommandCounts::of(&r.report)));
+    fit::fit_table(cells, missing)
 }
 
-/// A row's MB/s under the fitted costs ([`ocssd_fit::FITTED_MODEL`]), from its counts, after the fact. The
+/// A row's MB/s under the fitted costs ([`fit::FITTED_MODEL`]), from its counts, after the fact. The
 /// synchronous engine's time is this linear function of the counts (to ~30 ns of transfer per
 /// page) and the FTLs' decisions do not depend on time, so it is what the engine would measure
 /// with those costs. Parallel rows have none: their time depends on overlap, not only counts.
 fn fitted_mb_per_sec(job: &Job, report: &SsdReport, fit: Option<&TimingFit>) -> String {
-    match (job.spec.timing.costs(), fit.and_then(|f| f.model(ocssd_fit::FITTED_MODEL))) {
+    match (job.spec.timing.costs(), fit.and_then(|f| f.model(fit::FITTED_MODEL))) {
         (Some(_), Some(b)) => format!("{:.1}", b.model.mb_per_sec(&CommandCounts::of(report), MB)),
         _ => String::new(),
     }

@@ -11,7 +11,7 @@ use zonekit_trace::record::Record;
 use zonekit_trace::synth::hpc::{HpcPattern, HpcProfile, BLOCK_BYTES, LAMMPS_FOOTPRINT_BYTES, PAGE_BYTES};
 use zonekit_trace::synth::Hpc;
 
-use crate::error::{LabError, Result};
+use crate::harness::error::{LabError, Result};
 
 const MIB: f64 = 1024.0 * 1024.0;
 /// Requests drawn in the zoomed view (Figs. 2.2b and 2.5b).

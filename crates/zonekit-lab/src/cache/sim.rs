@@ -18,7 +18,7 @@ use zonekit_cache::CacheError;
 use zonekit_trace::input::Input;
 use zonekit_trace::TraceError;
 
-use crate::error::{LabError, Result};
+use crate::harness::error::{LabError, Result};
 
 pub use zonekit_cache::item::ITEM_POLICIES;
 

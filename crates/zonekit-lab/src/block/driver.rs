@@ -1,13 +1,13 @@
 //! How the harness feeds a block engine: the [`BlockEngine`] trait and [`drive`], the replay
-//! loop over a staged trace (see [`crate::stage`]), with a prefetch a few writes ahead that
+//! loop over a staged trace (see [`crate::block::stage`]), with a prefetch a few writes ahead that
 //! hides the engine's memory latency.
 
 use serde::Serialize;
 use zonekit_base::NEVER;
 
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::stage::{Prepared, Staged};
+use crate::block::stage::{Prepared, Staged};
+use crate::harness::error::{LabError, Result};
+use crate::harness::progress::Progress;
 
 /// A block-granular engine the harness can replay a trace through. Blocks arrive as dense
 /// ids, 0, 1, 2, ... in order of first write, so an engine indexes its per-block state

@@ -1,0 +1,9 @@
+//! The block FTL's experiments: staging a trace, the replay loop, one replay, sweeps, seed
+//! 000's cloud nodes, one placement on every interface.
+
+pub mod cbs;
+pub mod driver;
+pub mod interfaces;
+pub mod replay;
+pub mod stage;
+pub mod sweep;

@@ -1,0 +1,3 @@
+//! Seed 001: RocksDB's db_bench on the zoned file system.
+
+pub mod bench;

@@ -1,0 +1,5 @@
+//! Seed 002: the open-channel FTLs, the thesis' workloads and its timing fit.
+
+pub mod bench;
+pub mod fit;
+pub mod workload;

@@ -1,0 +1,3 @@
+//! Seed 003: the ZB+-tree and the copy-on-write B+-tree under YCSB-style workloads.
+
+pub mod bench;
