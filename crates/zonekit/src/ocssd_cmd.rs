@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::ocssd::bench::{report_table, run_experiment, run_ocssd, OcssdExperiment, OcssdSpec};
+use zonekit_lab::ocssd::bench::{report_table, run_ocssd, OcssdSpec};
+use zonekit_lab::ocssd::experiment::{run_experiment, OcssdExperiment};
 use zonekit_ocssd::{OcGeometry, Timing};
 
 use crate::replay_cmd::lab;

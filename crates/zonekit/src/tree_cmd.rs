@@ -6,9 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::tree::bench::{
-    cow_collect, cow_rebalance, fits_device, parse_distribution, run_experiment, run_tree, run_tree_on, Backend, Mix, Section, TreeExperiment, TreeKind, TreeSpec,
-};
+use zonekit_lab::tree::bench::{cow_collect, cow_rebalance, fits_device, parse_distribution, run_tree, run_tree_on, Mix, TreeKind, TreeSpec};
+use zonekit_lab::tree::experiment::{run_experiment, Backend, Section, TreeExperiment};
 
 use crate::replay_cmd::lab;
 use crate::Usage;

@@ -1,5 +1,6 @@
 //! Seed 002: the open-channel FTLs, the thesis' workloads and its timing fit.
 
 pub mod bench;
+pub mod experiment;
 pub mod fit;
 pub mod workload;
