@@ -31,69 +31,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use zonekit_report::{bar_chart, box_chart, csv, line_chart, text_table, Series, Spread};
-use zonekit_zfs::alloc::{first_fit::FIRST_FIT, lifetime::LIFETIME, zenfs::ZENFS, AllocInfo};
-
 use crate::harness::error::{LabError, Result};
 use crate::harness::results::{Reading, ResultsFile, Resumed};
-
-/// One file-system configuration of the experiment: an allocation rule and GC on or off.
-#[derive(Debug)]
-pub struct KvConfig {
-    pub name: &'static str,
-    /// What seed 001 calls this configuration, if it ran it.
-    pub seed_name: Option<&'static str>,
-    pub summary: &'static str,
-    pub allocation: &'static AllocInfo,
-    pub gc: bool,
-}
-
-impl KvConfig {
-    /// The options of the plugin's device spec.
-    pub fn uri_options(&self) -> String {
-        format!("alloc={}&gc={}", self.allocation.name, if self.gc { "on" } else { "off" })
-    }
-}
-
-/// The configurations, in the order the experiment runs them by default.
-/// The seed's four come first; `stock` and `stock-gc` (first fit) are not the seed's.
-pub const CONFIGS: &[KvConfig] = &[
-    KvConfig { name: "zenfs", seed_name: Some("original"), summary: "stock ZenFS's lifetime-score allocation, no GC", allocation: &ZENFS, gc: false },
-    KvConfig { name: "zenfs-gc", seed_name: Some("original + GC"), summary: "stock ZenFS's allocation + GC", allocation: &ZENFS, gc: true },
-    KvConfig { name: "lifetime", seed_name: Some("hot/cold"), summary: "lifetime allocation, no GC", allocation: &LIFETIME, gc: false },
-    KvConfig { name: "both", seed_name: Some("hot/cold + GC"), summary: "lifetime allocation + GC (the seed's proposal)", allocation: &LIFETIME, gc: true },
-    KvConfig { name: "stock", seed_name: None, summary: "first fit, no GC", allocation: &FIRST_FIT, gc: false },
-    KvConfig { name: "stock-gc", seed_name: None, summary: "first fit + GC", allocation: &FIRST_FIT, gc: true },
-];
-
-/// The seed's name of a configuration (or of the reference), for tables.
-pub fn seed_name(config: &str) -> &'static str {
-    CONFIGS.iter().find(|c| c.name == config).and_then(|c| c.seed_name).unwrap_or("-")
-}
-
-/// RocksDB options the experiment runs under.
-#[derive(Debug)]
-pub struct Profile {
-    pub name: &'static str,
-    pub flags: &'static [&'static str],
-}
-
-/// `bounded` caps compaction debt so RocksDB's own space need stays near its data (see
-/// docs/results/seed-001.md); `defaults` is db_bench's defaults.
-pub const PROFILES: &[Profile] = &[
-    // Leveled compaction sized from the last level (RocksDB's default from 8.4 on), and
-    // writes slowed, then stopped, when compaction falls 1 GiB, then 4 GiB, behind
-    // (db_bench's defaults are 64 GiB and 256 GiB: on two cores the backlog, and with it
-    // the space RocksDB holds, otherwise grows to twice the data).
-    Profile {
-        name: "bounded",
-        flags: &["--level_compaction_dynamic_level_bytes=true", "--soft_pending_compaction_bytes_limit=1073741824", "--hard_pending_compaction_bytes_limit=4294967296"],
-    },
-    Profile { name: "defaults", flags: &[] },
-];
-
-/// The name of the reference rows (RocksDB's POSIX file system on tmpfs).
-pub const REFERENCE: &str = "posix-tmpfs";
+pub use crate::kv::config::{find, seed_name, KvConfig, Profile, CONFIGS, PROFILES, REFERENCE};
+use crate::kv::db_bench::opt;
+pub use crate::kv::db_bench::{describe_run, parse_db_bench_log, workload_ops_s, RunResult};
+use crate::kv::report::{report, report_rounds, round_order};
 
 /// Everything that defines one kv-bench run.
 #[derive(Debug)]
@@ -120,71 +63,6 @@ pub struct KvBench {
     pub out: PathBuf,
 }
 
-/// Finds a table row by name, or says which names exist.
-pub fn find<'a, T>(table: &'a [T], what: &str, name: &str, name_of: impl Fn(&T) -> &'static str) -> Result<&'a T> {
-    table.iter().find(|t| name_of(t) == name).ok_or_else(|| {
-        let valid: Vec<&str> = table.iter().map(&name_of).collect();
-        LabError::Usage(format!("unknown {what} {name:?}; valid: {}", valid.join(", ")))
-    })
-}
-
-/// What one db_bench run printed.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunResult {
-    pub completed: bool,
-    pub fillseq_ops_s: Option<u64>,
-    pub overwrite_ops_s: Option<u64>,
-    pub appended_bytes: Option<u64>,
-    pub device_written_bytes: Option<u64>,
-    pub zone_resets: Option<u64>,
-    /// The most bytes RocksDB's files held at once.
-    pub peak_file_bytes: Option<u64>,
-    /// Why it failed, when it did.
-    pub detail: String,
-}
-
-impl RunResult {
-    pub fn waf(&self) -> Option<f64> {
-        match (self.device_written_bytes, self.appended_bytes) {
-            (Some(w), Some(a)) if a > 0 => Some(w as f64 / a as f64),
-            _ => None,
-        }
-    }
-}
-
-fn number_after(line: &str, label: &str) -> Option<u64> {
-    let rest = &line[line.find(label)? + label.len()..];
-    rest.split_whitespace().next()?.trim_end_matches(',').parse().ok()
-}
-
-/// Reads db_bench's output (with the plugin's report line when it ran on zonekit).
-pub fn parse_db_bench_log(log: &str, exit_ok: bool) -> RunResult {
-    let mut r = RunResult { completed: exit_ok, ..RunResult::default() };
-    for line in log.lines() {
-        let ops = || line.split_whitespace().skip_while(|w| *w != "micros/op").nth(1).and_then(|w| w.parse().ok());
-        if line.starts_with("fillseq ") {
-            r.fillseq_ops_s = ops();
-        } else if line.starts_with("overwrite ") {
-            r.overwrite_ops_s = ops();
-        } else if line.starts_with("zonekit: appended") {
-            r.appended_bytes = number_after(line, "appended ");
-            r.device_written_bytes = number_after(line, "device wrote ");
-            r.zone_resets = number_after(line, "zone resets ");
-            r.peak_file_bytes = number_after(line, "peak file bytes ").and_then(|mib| mib.checked_mul(1 << 20));
-        } else if r.detail.is_empty() && (line.contains(" error: ") || line.contains("Corruption") || line.contains("No space left")) {
-            r.completed = false;
-            r.detail = line.trim().chars().take(300).collect();
-        }
-    }
-    if r.overwrite_ops_s.is_none() {
-        r.completed = false;
-        if r.detail.is_empty() {
-            r.detail = "db_bench stopped before overwrite finished".into();
-        }
-    }
-    r
-}
-
 const HEADER: [&str; 16] = [
     "profile",
     "config",
@@ -204,10 +82,6 @@ const HEADER: [&str; 16] = [
     // A fingerprint of the other cells: a damaged row is recomputed, not reused.
     "check",
 ];
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_default()
-}
 
 /// Where a row was measured: everything but the configuration and key count that a reused row
 /// must share with the request.
@@ -507,135 +381,6 @@ impl KvBench {
     }
 }
 
-/// The order of round `repeat`: as given, reversed every other round, so each configuration
-/// runs before and after each of its neighbours equally often (slow drift of the machine then
-/// does not favour the one that always runs first).
-pub fn round_order<T>(targets: &[T], repeat: u32) -> Vec<&T> {
-    let mut order: Vec<&T> = targets.iter().collect();
-    if repeat % 2 == 1 {
-        order.reverse();
-    }
-    order
-}
-
-/// Throughput of a whole `fillseq,overwrite` run: both phases write the same number of keys,
-/// so ops/s over both is the harmonic mean of the two.
-pub fn workload_ops_s(r: &RunResult) -> Option<f64> {
-    let (f, o) = (r.fillseq_ops_s? as f64, r.overwrite_ops_s? as f64);
-    (r.completed && f > 0.0 && o > 0.0).then(|| 2.0 / (1.0 / f + 1.0 / o))
-}
-
-/// One configuration's throughput relative to the baseline's in the same round.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RatioRow {
-    pub config: String,
-    pub completed_rounds: usize,
-    pub fillseq: Option<Spread>,
-    pub overwrite: Option<Spread>,
-    pub workload: Option<Spread>,
-    pub waf: Option<Spread>,
-}
-
-/// Per configuration, the ratios of its ops/s to `baseline`'s over the rounds in which both
-/// completed (a round the baseline did not complete gives no ratio).
-pub fn throughput_ratios(names: &[&str], baseline: &str, rounds: &BTreeMap<(String, u32), RunResult>) -> Vec<RatioRow> {
-    names
-        .iter()
-        .map(|name| {
-            let mine: Vec<(u32, &RunResult)> = rounds.iter().filter(|((c, _), _)| c == name).map(|((_, rep), r)| (*rep, r)).collect();
-            let ratio = |value: &dyn Fn(&RunResult) -> Option<f64>| {
-                let v: Vec<f64> = mine
-                    .iter()
-                    .filter_map(|(rep, r)| {
-                        let base = rounds.get(&(baseline.to_string(), *rep))?;
-                        if !(r.completed && base.completed) {
-                            return None;
-                        }
-                        Some(value(r)? / value(base).filter(|b| *b > 0.0)?)
-                    })
-                    .collect();
-                Spread::of(v)
-            };
-            RatioRow {
-                config: name.to_string(),
-                completed_rounds: mine.iter().filter(|(_, r)| r.completed).count(),
-                fillseq: ratio(&|r| Some(r.fillseq_ops_s? as f64)),
-                overwrite: ratio(&|r| Some(r.overwrite_ops_s? as f64)),
-                workload: ratio(&workload_ops_s),
-                waf: Spread::of(mine.iter().filter(|(_, r)| r.completed).filter_map(|(_, r)| r.waf()).collect()),
-            }
-        })
-        .collect()
-}
-
-/// The rounds' table (returned) and `PREFIX-ratios.csv` and `.svg` (written to `out`).
-fn report_rounds(out: &Path, prefix: &str, names: &[&str], baseline: &str, rounds: &BTreeMap<(String, u32), RunResult>) -> Result<String> {
-    let rows = throughput_ratios(names, baseline, rounds);
-    let spread = |s: &Option<Spread>, digits: usize| match s {
-        Some(s) => [format!("{:.digits$}", s.min), format!("{:.digits$}", s.median), format!("{:.digits$}", s.max)],
-        None => [String::new(), String::new(), String::new()],
-    };
-    let mut cells = Vec::new();
-    for r in &rows {
-        let mut line = vec![r.config.clone(), seed_name(&r.config).into(), r.completed_rounds.to_string(), r.workload.map_or(0, |s| s.count).to_string()];
-        for s in [&r.workload, &r.fillseq, &r.overwrite] {
-            line.extend(spread(s, 3));
-        }
-        line.extend(spread(&r.waf, 3));
-        cells.push(line);
-    }
-    let header = [
-        "config",
-        "seed",
-        "completed",
-        "ratios",
-        "workload_min",
-        "workload_median",
-        "workload_max",
-        "fillseq_min",
-        "fillseq_median",
-        "fillseq_max",
-        "overwrite_min",
-        "overwrite_median",
-        "overwrite_max",
-        "waf_min",
-        "waf_median",
-        "waf_max",
-    ];
-    let path = out.join(format!("{prefix}-ratios.csv"));
-    std::fs::write(&path, csv(&header, &cells)).map_err(LabError::io(&path))?;
-    let boxes: Vec<(String, [f64; 5])> = rows.iter().filter_map(|r| Some((r.config.clone(), r.workload.map(|s| [s.min, s.min, s.median, s.max, s.max])?))).collect();
-    let y_max = boxes.iter().map(|(_, b)| b[4]).fold(1.0, f64::max) * 1.15;
-    let svg = box_chart(&format!("fillseq+overwrite ops/s relative to {baseline}, same round ({prefix}; min, median, max)"), "ratio", y_max, &boxes);
-    let path_svg = out.join(format!("{prefix}-ratios.svg"));
-    std::fs::write(&path_svg, svg).map_err(LabError::io(&path_svg))?;
-    let short: Vec<Vec<String>> = cells.iter().map(|c| c[..13].iter().chain(&c[14..15]).cloned().collect()).collect();
-    let mut text = format!(
-        "\nops/s relative to {baseline} in the same round (min / median / max over rounds):\n{}",
-        text_table(
-            &[
-                "config",
-                "seed",
-                "completed",
-                "ratios",
-                "f+o min",
-                "f+o median",
-                "f+o max",
-                "fillseq min",
-                "fillseq median",
-                "fillseq max",
-                "overwrite min",
-                "overwrite median",
-                "overwrite max",
-                "WAF median"
-            ],
-            &short
-        )
-    );
-    text.push_str(&format!("results: {}/results.csv and {prefix}-ratios.{{csv,svg}}\n", out.display()));
-    Ok(text)
-}
-
 /// What [`KvBench::run`] leaves for the caller to print and judge.
 #[derive(Debug)]
 pub struct KvOutcome {
@@ -647,93 +392,13 @@ pub struct KvOutcome {
     pub set_aside: usize,
 }
 
-/// One line about a finished run, as the experiment prints it.
-/// `round` is the repeat in rounds, None in a sweep.
-pub fn describe_run(config: &str, k: f64, round: Option<u32>, r: &RunResult) -> String {
-    format!(
-        "kv-bench: {config:>11} {k:>5} M keys{}: {:<9} WAF {:<6} fillseq {:>7} ops/s, overwrite {:>7} ops/s, peak {:>5} MiB{}",
-        round.map(|n| format!(", round {n}")).unwrap_or_default(),
-        if r.completed { "completed" } else { "FAILED" },
-        opt(r.waf().map(|w| format!("{w:.3}"))),
-        opt(r.fillseq_ops_s),
-        opt(r.overwrite_ops_s),
-        opt(r.peak_file_bytes.map(|b| b >> 20)),
-        if r.completed { String::new() } else { format!(" ({})", r.detail) }
-    )
-}
-
-/// The summary table (returned) and the charts (written to `out`).
-fn report(out: &Path, prefix: &str, by_config: &BTreeMap<String, Vec<(f64, RunResult)>>, capacity: u64) -> Result<String> {
-    let posix: BTreeMap<String, &RunResult> = by_config.get(REFERENCE).map(|v| v.iter().map(|(k, r)| (k.to_string(), r)).collect()).unwrap_or_default();
-    let ratio = |ops: Option<u64>, reference: Option<u64>| match (ops, reference) {
-        (Some(a), Some(b)) if b > 0 => format!("{:.2}x", a as f64 / b as f64),
-        _ => String::new(),
-    };
-    let mut rows = Vec::new();
-    let mut max_keys = Vec::new();
-    for (config, runs) in by_config.iter().filter(|(c, _)| c.as_str() != REFERENCE) {
-        let best = runs.iter().filter(|(_, r)| r.completed).map(|(k, _)| *k).fold(0.0, f64::max);
-        max_keys.push((config.clone(), best));
-        for (k, r) in runs {
-            let reference = posix.get(&k.to_string());
-            rows.push(vec![
-                config.clone(),
-                seed_name(config).into(),
-                k.to_string(),
-                if r.completed { "yes".into() } else { "NO".into() },
-                opt(r.waf().map(|w| format!("{w:.3}"))),
-                // The seed's WAF: extra writes / the writes asked for.
-                opt(r.waf().map(|w| format!("{:.3}", w - 1.0))),
-                opt(r.peak_file_bytes.map(|b| b >> 20)),
-                opt(reference.and_then(|p| p.peak_file_bytes).map(|b| b >> 20)),
-                ratio(r.fillseq_ops_s, reference.and_then(|p| p.fillseq_ops_s)),
-                ratio(r.overwrite_ops_s, reference.and_then(|p| p.overwrite_ops_s)),
-            ]);
-        }
-    }
-    let mut text = format!(
-        "\n{}",
-        text_table(&["config", "seed", "M keys", "completed", "WAF", "extra/asked", "peak MiB", "POSIX peak MiB", "fillseq vs POSIX", "overwrite vs POSIX"], &rows)
-    );
-    text.push_str(&format!("file-system data capacity: {} MiB\n", capacity >> 20));
-    let profile = prefix;
-    let write_chart = |name: &str, svg: String| {
-        let path = out.join(format!("{prefix}-{name}.svg"));
-        std::fs::write(&path, svg).map_err(LabError::io(&path))
-    };
-    let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
-    write_chart("max-keys", bar_chart(&format!("Largest key count that completes ({profile})"), "million keys", &max_keys))?;
-    let series = |value: &dyn Fn(&RunResult) -> Option<f64>, completed_only: bool| -> Vec<Series> {
-        by_config
-            .iter()
-            .map(|(c, runs)| Series { name: c.clone(), points: runs.iter().filter(|(_, r)| r.completed || !completed_only).filter_map(|(k, r)| Some((*k, value(r)?))).collect() })
-            .filter(|s| !s.points.is_empty())
-            .collect()
-    };
-    let waf = series(&|r| r.waf(), true);
-    write_chart("waf", line_chart(&format!("Write amplification vs keys ({profile})"), "million keys", "WAF", &waf, false))?;
-    let mut space = series(&|r| r.peak_file_bytes.map(gib), false);
-    let xs: Vec<f64> = by_config.values().flat_map(|v| v.iter().map(|(k, _)| *k)).collect();
-    let (lo, hi) = xs.iter().fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
-    if lo <= hi {
-        space.push(Series { name: "FS capacity".into(), points: vec![(lo, gib(capacity)), (hi, gib(capacity))] });
-    }
-    write_chart("space", line_chart(&format!("Peak bytes in RocksDB's files ({profile})"), "million keys", "GiB", &space, false))?;
-    let throughput: Vec<(String, f64)> = by_config
-        .iter()
-        .filter_map(|(c, runs)| {
-            let (k, r) = runs.iter().rfind(|(_, r)| r.completed)?;
-            Some((format!("{c} {k}M"), r.overwrite_ops_s? as f64 / 1000.0))
-        })
-        .collect();
-    write_chart("throughput", bar_chart(&format!("overwrite kops/s at the largest completed count ({profile})"), "kops/s", &throughput))?;
-    text.push_str(&format!("results: {}/results.csv and {profile}-{{max-keys,waf,space,throughput}}.svg\n", out.display()));
-    Ok(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kv::config::*;
+    use crate::kv::db_bench::*;
+    use crate::kv::report::*;
+    use zonekit_report::Spread;
 
     const COMPLETED: &str = "\
 DB path: [/tmp/x]
