@@ -5,5 +5,6 @@ pub mod cbs;
 pub mod driver;
 pub mod interfaces;
 pub mod replay;
+pub mod spec;
 pub mod stage;
 pub mod sweep;

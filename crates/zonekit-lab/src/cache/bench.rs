@@ -23,7 +23,6 @@ use serde::Serialize;
 use zonekit_base::policy::{self, ParamReader, Params};
 use zonekit_base::Rng;
 use zonekit_cache::evict::{CacheShape, EVICTIONS};
-use zonekit_cache::item::ITEM_POLICIES;
 use zonekit_cache::sampler::{SamplerBudget, SAMPLERS};
 use zonekit_cache::{Cache, CacheConfig, CacheDevice, CacheError, Hdd, HddConfig, WriteMode, ZonedBuckets};
 use zonekit_device::{Geometry, MemDevice, StorageMode, ZoneBehavior};
@@ -36,15 +35,15 @@ use crate::harness::error::{LabError, Result};
 use crate::harness::interface::Interface;
 use crate::Progress;
 
-const KIB: u64 = 1024;
-const MIB: u64 = 1024 * KIB;
-const BLOCK: u64 = 4096;
+pub(crate) const KIB: u64 = 1024;
+pub(crate) const MIB: u64 = 1024 * KIB;
+pub(crate) const BLOCK: u64 = 4096;
 /// The thesis' record: a 16-byte key and a 1 KiB value.
 pub const RECORD_BYTES: u64 = 1040;
 /// Operations (or trace requests) between two progress reports, each of which may stop the run.
-const PROGRESS_EVERY: u64 = 65536;
+pub(crate) const PROGRESS_EVERY: u64 = 65536;
 /// The load phase writes the whole data set; beyond this it would run for minutes.
-const MAX_DATA_BYTES: u64 = 64 << 40;
+pub(crate) const MAX_DATA_BYTES: u64 = 64 << 40;
 
 /// The cache device.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize)]
@@ -144,13 +143,13 @@ impl Layout {
 }
 
 /// The record chooser a workload asks for.
-enum Chooser {
+pub(crate) enum Chooser {
     Scrambled(ScrambledZipfian),
     Clustered(Zipfian),
 }
 
 impl Chooser {
-    fn new(w: &Ycsb) -> Chooser {
+    pub(crate) fn new(w: &Ycsb) -> Chooser {
         if w.scrambled {
             Chooser::Scrambled(ScrambledZipfian::new(0, w.records - 1))
         } else {
@@ -158,7 +157,7 @@ impl Chooser {
         }
     }
 
-    fn next(&mut self, rng: &mut Rng) -> u64 {
+    pub(crate) fn next(&mut self, rng: &mut Rng) -> u64 {
         match self {
             Chooser::Scrambled(z) => z.next(rng),
             Chooser::Clustered(z) => z.next(rng),
@@ -319,7 +318,7 @@ impl AnyDevice {
     }
 }
 
-fn cache_error(context: &str) -> impl Fn(CacheError) -> LabError + '_ {
+pub(crate) fn cache_error(context: &str) -> impl Fn(CacheError) -> LabError + '_ {
     move |e| LabError::Cache { context: context.to_string(), error: Box::new(e) }
 }
 
@@ -426,7 +425,7 @@ pub fn build_cache(spec: &CacheSpec) -> Result<Cache<AnyDevice>> {
 }
 
 /// The block holding record `i`, and how many blocks the record spans.
-fn record_blocks(w: &Ycsb, i: u64) -> (u64, u64) {
+pub(crate) fn record_blocks(w: &Ycsb, i: u64) -> (u64, u64) {
     let stride = match w.layout {
         Layout::Strided => w.data_bytes / w.records,
         Layout::Packed => w.record_bytes,
@@ -524,7 +523,7 @@ pub fn run_cache(label: &str, spec: &CacheSpec, progress: &mut dyn Progress) -> 
 }
 
 /// The report of a run; `counted` are the read counters at the end of the warm-up.
-fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64, u64, u64, u64)) -> CacheReport {
+pub(crate) fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64, u64, u64, u64)) -> CacheReport {
     let s = cache.stats();
     let (blocks, hits) = (s.read_blocks - counted.0, s.read_block_hits - counted.1);
     let (requests, request_hits) = (s.read_requests - counted.2, s.read_request_hits - counted.3);
@@ -560,74 +559,8 @@ fn report(label: &str, spec: &CacheSpec, cache: &Cache<AnyDevice>, counted: (u64
     .warn_degenerate()
 }
 
-/// Replays a block trace through the cache (no load phase). The backing disk is
-/// `backing_bytes` (a trace beyond it is refused before anything runs) or sized to the
-/// trace's highest address; `spec.workload`'s YCSB fields are not used but its
-/// `warmup_fraction`: the first that share of the trace's requests warm the cache and are
-/// not counted.
-pub fn run_cache_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::input::Input, backing_bytes: Option<u64>, progress: &mut dyn Progress) -> Result<CacheReport> {
-    let scan = scan_trace(input)?;
-    let data_bytes = trace_backing_bytes(input, &scan, backing_bytes)?;
-    let spec = CacheSpec { workload: Ycsb { data_bytes, ..spec.workload }, ..spec.clone() };
-    Ok(replay_trace(label, &spec, input, &scan, progress)?.0)
-}
-
-/// The backing disk for a trace: `backing_bytes`, which must hold every request, or the
-/// trace's reach.
-pub fn trace_backing_bytes(input: &zonekit_trace::input::Input, scan: &TraceScan, backing_bytes: Option<u64>) -> Result<u64> {
-    let reached = scan.end_bytes;
-    match backing_bytes {
-        Some(b) if reached > b => Err(LabError::Usage(format!("{}: the trace reaches byte {reached}, beyond the {b}-byte backing device", input.describe()))),
-        Some(b) => Ok(b),
-        None if reached == 0 => Err(LabError::Usage(format!("{}: the trace has no request of at least one byte", input.describe()))),
-        None => Ok(reached),
-    }
-}
-
-/// Replays the trace `scan` describes through the cache `spec` builds (its
-/// `workload.data_bytes` is the backing disk), counting hits after the warm-up share of the
-/// requests; samples every fiftieth of the requests.
-pub fn replay_trace(label: &str, spec: &CacheSpec, input: &zonekit_trace::input::Input, scan: &TraceScan, progress: &mut dyn Progress) -> Result<(CacheReport, Vec<CacheSample>)> {
-    check_warmup(spec.workload.warmup_fraction)?;
-    let mut cache = build_cache(spec)?;
-    let err = cache_error(label);
-    let warmup = (scan.requests as f64 * spec.workload.warmup_fraction) as u64;
-    let mut sampler = Samples::new(scan.requests, &cache);
-    let mut counted = (0, 0, 0, 0);
-    let mut buf = Vec::new();
-    for (i, r) in trace_requests(input)?.enumerate() {
-        let r = r?;
-        if i as u64 == warmup {
-            counted = read_counters(&cache);
-        }
-        // A request longer than a piece goes to the cache as consecutive pieces (which its
-        // sequential-stream detection sees as one run): a length field of terabytes is then
-        // not one buffer of terabytes.
-        for first in (0..r.blocks).step_by(TRACE_PIECE_BLOCKS as usize) {
-            let n = (r.blocks - first).min(TRACE_PIECE_BLOCKS);
-            buf.resize((n * BLOCK) as usize, 0);
-            match r.op {
-                zonekit_trace::Op::Read => cache.read_as(r.task, r.lba + first, &mut buf).map_err(&err)?,
-                zonekit_trace::Op::Write => cache.write_as(r.task, r.lba + first, &buf).map_err(&err)?,
-            }
-        }
-        sampler.after(i as u64, &cache);
-        if i as u64 % PROGRESS_EVERY == 0 {
-            progress.update(i as u64);
-            if progress.cancelled() {
-                return Err(LabError::Cancelled);
-            }
-        }
-    }
-    if warmup >= scan.requests {
-        counted = read_counters(&cache);
-    }
-    cache.check_invariants().map_err(&err)?;
-    Ok((report(label, spec, &cache, counted), sampler.series))
-}
-
 /// The read counters a report subtracts to leave out the warm-up.
-fn read_counters(cache: &Cache<AnyDevice>) -> (u64, u64, u64, u64) {
+pub(crate) fn read_counters(cache: &Cache<AnyDevice>) -> (u64, u64, u64, u64) {
     let s = cache.stats();
     (s.read_blocks, s.read_block_hits, s.read_requests, s.read_request_hits)
 }
@@ -640,24 +573,24 @@ pub(crate) fn check_warmup(warmup_fraction: f64) -> Result<()> {
 }
 
 /// Fifty samples of the hit ratio and the device's WAF over a run of `operations`.
-struct Samples {
+pub(crate) struct Samples {
     every: u64,
     operations: u64,
     last_reads: u64,
     last_hits: u64,
     last_host: u64,
     last_gc: u64,
-    series: Vec<CacheSample>,
+    pub(crate) series: Vec<CacheSample>,
 }
 
 impl Samples {
-    fn new(operations: u64, cache: &Cache<AnyDevice>) -> Samples {
+    pub(crate) fn new(operations: u64, cache: &Cache<AnyDevice>) -> Samples {
         let (last_host, last_gc) = cache.device().flash_writes();
         Samples { every: (operations / 50).max(1), operations, last_reads: 0, last_hits: 0, last_host, last_gc, series: Vec::new() }
     }
 
     /// After operation `op` (0-based); returns whether it took a sample.
-    fn after(&mut self, op: u64, cache: &Cache<AnyDevice>) -> bool {
+    pub(crate) fn after(&mut self, op: u64, cache: &Cache<AnyDevice>) -> bool {
         if (op + 1) % self.every != 0 {
             return false;
         }
@@ -677,398 +610,10 @@ impl Samples {
     }
 }
 
-/// One request of a replayed trace, in 4 KiB blocks.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct TraceRequest {
-    /// The issuing thread (the trace's volume), which picks the write point.
-    pub task: u32,
-    pub op: zonekit_trace::Op,
-    pub lba: u64,
-    pub blocks: u64,
-}
-
-/// What one pass over a trace finds: its requests and how far it reaches.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct TraceScan {
-    /// Requests of at least one byte (the ones replayed and counted for the warm-up).
-    pub requests: u64,
-    pub read_requests: u64,
-    /// The end of the highest block any request touches, in bytes.
-    pub end_bytes: u64,
-}
-
-/// The trace's requests of at least one byte, in 4 KiB blocks. A binary trace (`.zkt`, what
-/// `serve nbd --trace-out` writes) gives the requests its blocks were cut from
-/// ([`zonekit_trace::input::Input::requests`]). Volumes share one address space, as one
-/// backing disk would.
-pub fn trace_requests(input: &zonekit_trace::input::Input) -> Result<Box<dyn Iterator<Item = Result<TraceRequest>> + '_>> {
-    // A request past this is refused by name before anything runs, not wrapped.
-    let too_far = move |i: u64, offset: u64, len: u64| {
-        LabError::Usage(format!("{}: request {i} ({len} bytes at offset {offset}) reaches beyond any disk this model holds ({MAX_DATA_BYTES} bytes)", input.describe()))
-    };
-    let to_blocks = move |i: u64, task: u32, op, offset: u64, len: u64| -> Result<TraceRequest> {
-        let end = offset.checked_add(len).filter(|&e| e <= MAX_DATA_BYTES).ok_or_else(|| too_far(i, offset, len))?;
-        let lba = offset / BLOCK;
-        Ok(TraceRequest { task, op, lba, blocks: end.div_ceil(BLOCK) - lba })
-    };
-    let requests = input.requests().map_err(LabError::input(input))?;
-    Ok(Box::new(requests.enumerate().filter(|(_, r)| r.as_ref().map_or(true, |r| r.len_bytes > 0)).map(move |(i, r)| {
-        let r = r.map_err(LabError::input(input))?;
-        to_blocks(i as u64 + 1, r.volume, r.op, r.offset_bytes, r.len_bytes)
-    })))
-}
-
-/// One pass over the trace: how many requests, how many reads, how far it reaches.
-pub fn scan_trace(input: &zonekit_trace::input::Input) -> Result<TraceScan> {
-    let mut scan = TraceScan::default();
-    for r in trace_requests(input)? {
-        let r = r?;
-        scan.requests += 1;
-        scan.read_requests += (r.op == zonekit_trace::Op::Read) as u64;
-        scan.end_bytes = scan.end_bytes.max((r.lba + r.blocks) * BLOCK);
-    }
-    Ok(scan)
-}
-
-/// The most blocks of one trace request handed to the cache at once (16 MiB).
-const TRACE_PIECE_BLOCKS: u64 = 4096;
-
-/// Every block the read phase of `w` reads, in order (the same draws `run_cache` makes;
-/// updates are skipped), with the operation that reads it.
-fn for_each_read_block(w: &Ycsb, seed: u64, mut f: impl FnMut(u64, u64)) {
-    let mut zipf = Chooser::new(w);
-    let mut rng = Rng::new(seed);
-    for op in 0..w.operations {
-        let record = zipf.next(&mut rng);
-        if w.update_fraction > 0.0 && rng.chance(w.update_fraction) {
-            continue;
-        }
-        let (block, blocks) = record_blocks(w, record);
-        (block..block + blocks).for_each(|b| f(op, b));
-    }
-}
-
-/// The blocks a run reads, in order, and how many of the first are read during its warm-up:
-/// what the item-level references and the static bounds are computed on.
-#[derive(Clone, Debug, Default)]
-pub struct ReadStream {
-    pub blocks: Vec<u64>,
-    pub warmup_blocks: usize,
-}
-
-impl ReadStream {
-    /// The read phase of `w`: blocks of the operations before its warm-up share are warm-up.
-    pub fn of_workload(w: &Ycsb, seed: u64) -> ReadStream {
-        let warmup_ops = (w.operations as f64 * w.warmup_fraction) as u64;
-        let mut stream = ReadStream { blocks: Vec::with_capacity(w.operations as usize), warmup_blocks: 0 };
-        for_each_read_block(w, seed, |op, block| {
-            stream.blocks.push(block);
-            stream.warmup_blocks += (op < warmup_ops) as usize;
-        });
-        stream
-    }
-
-    /// Every block of the trace's read requests (the sequential cutoff, which the bucket cache
-    /// applies, is not: these are item-level references); blocks of the first
-    /// `warmup_fraction` of its requests (reads and writes) are warm-up, as in
-    /// [`replay_trace`].
-    pub fn of_trace(input: &zonekit_trace::input::Input, scan: &TraceScan, warmup_fraction: f64) -> Result<ReadStream> {
-        let warmup = (scan.requests as f64 * warmup_fraction) as u64;
-        let mut stream = ReadStream::default();
-        for (i, r) in trace_requests(input)?.enumerate() {
-            let r = r?;
-            if r.op == zonekit_trace::Op::Read {
-                stream.blocks.extend(r.lba..r.lba + r.blocks);
-                if (i as u64) < warmup {
-                    stream.warmup_blocks = stream.blocks.len();
-                }
-            }
-        }
-        Ok(stream)
-    }
-}
-
-/// The hit ratio of an item-level policy (`belady` for the bound) on a read stream, with the
-/// cache's capacity in blocks, counted after the stream's warm-up.
-pub fn item_hit_ratio(policy_name: &str, stream: &ReadStream, cache_bytes: u64) -> Result<f64> {
-    let (info, params) = policy::find(ITEM_POLICIES, "item policy", policy_name)?;
-    let capacity = (cache_bytes / BLOCK) as usize;
-    let mut cache = (info.make)(&ParamReader::new(info, &params)?, capacity).map_err(|e| LabError::Usage(e.to_string()))?;
-    let blocks = &stream.blocks;
-    // Next access of each request, for the oracle.
-    let mut next = vec![u64::MAX; blocks.len()];
-    let mut seen = std::collections::HashMap::new();
-    for i in (0..blocks.len()).rev() {
-        if let Some(&j) = seen.get(&blocks[i]) {
-            next[i] = j as u64;
-        }
-        seen.insert(blocks[i], i);
-    }
-    let warmup = stream.warmup_blocks;
-    let mut hits = 0u64;
-    for (i, &block) in blocks.iter().enumerate() {
-        if cache.access(block, next[i]) && i >= warmup {
-            hits += 1;
-        }
-    }
-    Ok(hits as f64 / (blocks.len() - warmup).max(1) as f64)
-}
-
-/// The share of reads a static cache of `cache_bytes` could serve if it held the hottest
-/// `unit_bytes` units of the data set (the read stream's own counts, warm-up included): how
-/// much an address unit's history says about its blocks. At 4 KiB it is the best a block
-/// cache could do without the future; at a sampler's chunk it bounds what chunk-level
-/// placement can know.
-pub fn static_bound(stream: &ReadStream, cache_bytes: u64, unit_bytes: u64) -> f64 {
-    let mut counts: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    for &b in &stream.blocks {
-        *counts.entry(b * BLOCK / unit_bytes).or_default() += 1;
-    }
-    let mut sorted: Vec<u64> = counts.into_values().collect();
-    sorted.sort_unstable_by(|a, b| b.cmp(a));
-    // Units of the cache's size: blocks fill it one by one, larger units whole.
-    let units = (cache_bytes / unit_bytes.max(BLOCK)).max(1) as usize;
-    sorted.iter().take(units).sum::<u64>() as f64 / stream.blocks.len().max(1) as f64
-}
-
 /// Parses a write mode for the CLI.
 pub fn write_mode(name: &str) -> Result<WriteMode> {
     WriteMode::parse(name).map_err(|e| LabError::Usage(e.to_string()))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cache::experiment::*;
-
-    fn tiny() -> CacheExperiment {
-        CacheExperiment::synthetic(0.0078125, 2.0, 1, 1, std::env::temp_dir())
-    }
-
-    #[test]
-    fn the_thesis_configurations_run_and_report_sane_counters() {
-        let exp = tiny();
-        for (section, label, spec) in exp.specs().into_iter().filter(|(s, _, _)| *s == "fig5.1").take(3) {
-            let (r, series) = run_cache(&label, &spec, &mut |_| {}).unwrap_or_else(|e| panic!("{section} {label}: {e}"));
-            assert!(r.hit_ratio > 0.0 && r.hit_ratio < 1.0, "{label}: {}", r.hit_ratio);
-            assert!(r.evictions > 0, "{label}: the cache never cycled");
-            assert_eq!(series.len(), 50, "{label}");
-            match spec.device {
-                DeviceKind::Zoned { .. } => assert_eq!(r.device_waf, 1.0),
-                DeviceKind::Conventional { erase_unit_bytes, .. } | DeviceKind::ConventionalDiscard { erase_unit_bytes, .. } | DeviceKind::Fdp { erase_unit_bytes, .. } => {
-                    assert!(r.device_waf > 1.2, "{label}: WAF {}", r.device_waf);
-                    // The rounds account for every copy the FTL made, and each for its units.
-                    assert!(!r.gc_rounds.is_empty(), "{label}: no GC");
-                    let copied: u64 = r.gc_rounds.iter().map(|g| g.copied_blocks).sum();
-                    let waf = (r.cache_blocks_written + copied) as f64 / r.cache_blocks_written as f64;
-                    assert!((waf - r.device_waf).abs() < 1e-9, "{label}: rounds say {waf}, the FTL {}", r.device_waf);
-                    for g in &r.gc_rounds {
-                        assert_eq!(g.copied_blocks + g.freed_blocks, g.units * erase_unit_bytes / BLOCK, "{g:?}");
-                        assert!(g.waf() >= 1.0, "{g:?}");
-                    }
-                }
-            }
-        }
-    }
-
-    /// A binary trace: `blocks` one-block reads at scattered addresses, then the same again;
-    /// the first request is two blocks long (one request in the trace's block records).
-    fn read_twice_trace(path: &std::path::Path, blocks: u64) -> zonekit_trace::input::Input {
-        use zonekit_trace::{BlockIo, Op};
-        let mut w = zonekit_trace::binary::BinaryWriter::create(path, 4096, "test").unwrap();
-        let read = |block: u64, starts_request: bool| BlockIo { time_us: 0, volume: 0, block, op: Op::Read, starts_request };
-        for _ in 0..2 {
-            for i in 0..blocks {
-                let block = i * 7 + 1;
-                w.push(&read(block, true)).unwrap();
-                if i == 0 {
-                    w.push(&read(block + 1, false)).unwrap();
-                }
-            }
-        }
-        w.finish().unwrap();
-        zonekit_trace::input::Input::path(path, None, false)
-    }
-
-    fn trace_spec(warmup_fraction: f64) -> CacheSpec {
-        let base = tiny().base();
-        CacheSpec {
-            device: DeviceKind::Zoned { zone_bytes: MIB, zones_per_bucket: 1 },
-            cache_bytes: 4 * MIB,
-            workload: Ycsb { warmup_fraction, ..base.workload },
-            config: CacheConfig { write_points: 1, ..base.config },
-            ..base
-        }
-    }
-
-    #[test]
-    fn a_binary_trace_replays_by_request_and_the_warmup_is_not_counted() {
-        let dir = tempfile::tempdir().unwrap();
-        let input = read_twice_trace(&dir.path().join("t.zkt"), 400);
-        let scan = scan_trace(&input).unwrap();
-        // The two-block request is one request; the trace reaches block 399 × 7 + 1.
-        assert_eq!((scan.requests, scan.read_requests, scan.end_bytes), (800, 800, (399 * 7 + 2) * BLOCK));
-        // The cache holds all 401 blocks: every read of the second pass hits.
-        let all = run_cache_trace("t", &trace_spec(0.0), &input, Some(64 * MIB), &mut |_| {}).unwrap();
-        assert_eq!((all.read_blocks, all.evictions), (802, 0));
-        assert!((all.hit_ratio - 401.0 / 802.0).abs() < 1e-12, "{}", all.hit_ratio);
-        let warm = run_cache_trace("t", &trace_spec(0.5), &input, Some(64 * MIB), &mut |_| {}).unwrap();
-        assert_eq!((warm.read_blocks, warm.hit_ratio), (401, 1.0));
-        // A warm-up of 3/4 counts the last 200 requests only.
-        let later = run_cache_trace("t", &trace_spec(0.75), &input, Some(64 * MIB), &mut |_| {}).unwrap();
-        assert_eq!((later.read_blocks, later.hit_ratio), (200, 1.0));
-        let e = run_cache_trace("t", &trace_spec(1.0), &input, Some(64 * MIB), &mut |_| {}).unwrap_err().to_string();
-        assert!(e.contains("--warmup-fraction 1"), "{e}");
-    }
-
-    #[test]
-    fn the_trace_experiment_runs_every_configuration_on_the_trace() {
-        let dir = tempfile::tempdir().unwrap();
-        // 3,000 scattered blocks read twice: a 64 MiB cache holds them all, so after a warm-up
-        // of half the requests every configuration and every reference hits every read.
-        let input = read_twice_trace(&dir.path().join("t.zkt"), 3000);
-        let mut exp = tiny();
-        exp.out = dir.path().join("out");
-        exp.warmup_fraction = Some(0.5);
-        exp.trace = Some(TraceExperiment::new(input, 64 * MIB, MIB).unwrap());
-        let specs = exp.specs();
-        assert!(specs.iter().all(|(s, _, _)| !SYNTHETIC_ONLY_SECTIONS.contains(s)));
-        assert!(specs.iter().any(|(s, _, spec)| *s == "fig5.1" && spec.device == DeviceKind::Conventional { bucket_bytes: 8 * KIB, op: 0.07, erase_unit_bytes: 128 * KIB }));
-        let summary = run_experiment(&exp, &|_, _, _| {}).unwrap();
-        assert!(summary.contains("6000 requests (6000 reads)") && !summary.contains("## clustered") && !summary.contains("## admission"), "{summary}");
-        let csv = std::fs::read_to_string(exp.out.join("results.csv")).unwrap();
-        assert_eq!(csv.lines().count(), specs.len() + 1);
-        let hit = RESULT_COLUMNS.iter().position(|c| *c == "hit_ratio").unwrap();
-        for line in csv.lines().skip(1) {
-            // From the end: the labels hold commas.
-            assert_eq!(line.rsplit(',').nth(RESULT_COLUMNS.len() - 1 - hit), Some("1.0000"), "{line}");
-        }
-        for policy in ["belady", "lru", "s3fifo", "sieve"] {
-            assert!(summary.lines().any(|l| l.starts_with(&format!("| {policy} ")) && l.contains("100.00 %")), "{policy}: {summary}");
-        }
-    }
-
-    #[test]
-    fn packed_records_share_blocks_and_strided_ones_do_not() {
-        let w = Ycsb { records: 1000, record_bytes: 1040, data_bytes: 1000 * 10240, layout: Layout::Packed, ..tiny().base().workload };
-        // Bytes 0..1040, 3120..4160 (across the first block's end), 4160..5200.
-        assert_eq!([record_blocks(&w, 0), record_blocks(&w, 3), record_blocks(&w, 4)], [(0, 1), (0, 2), (1, 1)]);
-        let strided = Ycsb { layout: Layout::Strided, ..w };
-        assert_eq!([record_blocks(&strided, 0), record_blocks(&strided, 3), record_blocks(&strided, 4)], [(0, 1), (7, 1), (10, 1)]);
-        // Packed, they need only their footprint; a byte less is refused by name.
-        Ycsb { data_bytes: 1_040_000, ..w }.validate().unwrap();
-        let e = Ycsb { data_bytes: 1_039_999, ..w }.validate().unwrap_err().to_string();
-        assert!(e.contains("--layout packed"), "{e}");
-    }
-
-    #[test]
-    fn record_bytes_1024_packs_exactly_four_records_a_block() {
-        let w = Ycsb { records: 1000, record_bytes: 1024, data_bytes: 1000 * 1024, layout: Layout::Packed, ..tiny().base().workload };
-        w.validate().unwrap();
-        for i in 0..1000 {
-            // Record i is block i / 4 alone: four to a block, none across two.
-            assert_eq!(record_blocks(&w, i), (i / 4, 1), "record {i}");
-        }
-        // The experiment's data set is then the records' bytes exactly.
-        let exp = CacheExperiment { layout: Layout::Packed, record_bytes: 1024, ..tiny() };
-        let base = exp.base();
-        assert_eq!((base.workload.record_bytes, base.workload.data_bytes), (1024, base.workload.records * 1024));
-        assert!(describe_setup(&exp, &base).contains("packed back to back, 4 to a block"));
-        // Strided, a record keeps its stride and is read from the block holding it.
-        let strided = Ycsb { layout: Layout::Strided, data_bytes: 1000 * 10240, ..w };
-        assert_eq!([record_blocks(&strided, 0), record_blocks(&strided, 1)], [(0, 1), (2, 1)]);
-    }
-
-    #[test]
-    fn record_bytes_out_of_range_are_refused_by_name() {
-        let w = Ycsb { records: 1000, data_bytes: 1000 * 10240, layout: Layout::Packed, ..tiny().base().workload };
-        for bytes in [0, BLOCK + 1, u64::MAX] {
-            for layout in [Layout::Packed, Layout::Strided] {
-                let e = Ycsb { record_bytes: bytes, layout, ..w }.validate().unwrap_err().to_string();
-                assert!(e.contains(&format!("--record-bytes {bytes}:")) && e.contains("1 to 4096 bytes"), "{e}");
-            }
-            let e = check_experiment(&CacheExperiment { record_bytes: bytes, layout: Layout::Packed, ..tiny() }).unwrap_err().to_string();
-            assert!(e.contains(&format!("--record-bytes {bytes}:")), "{e}");
-        }
-        Ycsb { record_bytes: BLOCK, ..w }.validate().unwrap();
-        // Strided, a record larger than its stride is refused with the flags that set both.
-        let e = Ycsb { record_bytes: 4096, data_bytes: 1000 * 4000, layout: Layout::Strided, ..w }.validate().unwrap_err().to_string();
-        assert!(e.contains("--layout strided --record-bytes 4096") && e.contains("do not fit"), "{e}");
-    }
-
-    #[test]
-    fn packed_records_fit_the_cache_and_nothing_is_evicted() {
-        let mut exp = tiny();
-        exp.layout = Layout::Packed;
-        let base = exp.base();
-        // 50,000 records of 1040 bytes (12,696 blocks, 49.6 MiB) under the 64 MiB cache.
-        assert_eq!((base.workload.records, base.workload.data_bytes, base.cache_bytes), (50_000, 52_002_816, 64 * MIB));
-        assert_eq!(base.budget, tiny().base().budget);
-        for (_, label, spec) in exp.specs().into_iter().filter(|(s, _, _)| *s == "fig5.1").take(2) {
-            let (r, _) = run_cache(&label, &spec, &mut |_| {}).unwrap();
-            assert_eq!(r.evictions, 0, "{label}");
-            // Only first reads miss: of 100,000 reads of 50,000 records, the second half
-            // misses on the records it reads first, a few percent.
-            assert!(r.hit_ratio > 0.9 && r.hit_ratio < 1.0, "{label}: {}", r.hit_ratio);
-        }
-    }
-
-    #[test]
-    fn every_configuration_keeps_the_same_write_points() {
-        for write_points in [1, 8] {
-            let exp = CacheExperiment { write_points, ..tiny() };
-            for (section, label, spec) in exp.specs() {
-                assert_eq!(spec.config.write_points, write_points, "{section} {label}");
-            }
-        }
-        let e = check_experiment(&CacheExperiment { write_points: 16, ..tiny() }).unwrap_err().to_string();
-        assert!(e.contains("--write-points 16") && e.contains("66 zones"), "{e}");
-    }
-
-    #[test]
-    fn bcache_metadata_takes_buckets_and_writes_on_both_devices() {
-        let exp = tiny();
-        let specs = exp.specs();
-        // The metadata section has its own runs; nothing else models metadata.
-        assert!(specs.iter().all(|(section, _, spec)| (*section == "metadata") == spec.config.metadata.is_some()));
-        let without = |label: &str| specs.iter().find(|(_, l, _)| l == label).unwrap().2.clone();
-        for (label, plain) in [
-            ("bcache original + bcache metadata", without("bcache original (conventional SSD, zone/128 buckets, bcache LRU)")),
-            ("ZNS-naive (LFU) + bcache metadata", without("ZNS-naive (LFU)")),
-        ] {
-            let spec = &specs.iter().find(|(_, l, _)| l == label).unwrap().2;
-            let (r, _) = run_cache(label, spec, &mut |_| {}).unwrap();
-            let (p, _) = run_cache(label, &plain, &mut |_| {}).unwrap();
-            let m = r.metadata.clone().unwrap();
-            assert!(p.metadata.is_none());
-            assert!(m.buckets_max >= 4 && m.btree_blocks_written > 0 && m.prio_writes > 0, "{label}: {m:?}");
-            // Metadata is written to the device: its writes are beyond the data's.
-            let device_blocks = match &spec.device {
-                DeviceKind::Zoned { .. } => {
-                    assert_eq!(r.device_waf, 1.0, "{label}");
-                    None
-                }
-                _ => Some(()),
-            };
-            if device_blocks.is_some() {
-                assert!(r.device_waf > 1.0, "{label}");
-            }
-            // Fewer buckets hold data: the cache hits less.
-            assert!(r.hit_ratio < p.hit_ratio, "{label}: {} with metadata, {} without", r.hit_ratio, p.hit_ratio);
-            // Deterministic.
-            let (again, _) = run_cache(label, spec, &mut |_| {}).unwrap();
-            assert_eq!((again.hit_ratio, again.metadata), (r.hit_ratio, Some(m)));
-        }
-    }
-
-    #[test]
-    fn belady_bounds_the_item_policies() {
-        let stream = ReadStream::of_workload(&tiny().base().workload, 1);
-        let cache = tiny().base().cache_bytes;
-        let opt = item_hit_ratio("belady", &stream, cache).unwrap();
-        for policy in ["lru", "fifo", "s3fifo", "sieve"] {
-            let h = item_hit_ratio(policy, &stream, cache).unwrap();
-            assert!(h <= opt + 1e-9 && h > 0.0, "{policy}: {h} vs OPT {opt}");
-        }
-    }
-}
+mod tests;

@@ -12,13 +12,12 @@ use zonekit_cache::{CacheConfig, MetadataConfig};
 use zonekit_report::{csv, line_chart, markdown_table, Series};
 
 use crate::cache::bench::*;
+use crate::cache::reads::*;
+use crate::cache::trace::*;
 use crate::harness::error::{LabError, Result};
 use crate::harness::parallel;
 
-const KIB: u64 = 1024;
-const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
-const BLOCK: u64 = 4096;
 
 /// A trace to run the experiment on instead of the YCSB-like reads.
 #[derive(Clone, Debug)]

@@ -4,6 +4,8 @@
 pub mod bench;
 pub mod experiment;
 pub mod interfaces;
+pub mod reads;
 pub mod run;
 pub mod sim;
 pub mod ssd;
+pub mod trace;

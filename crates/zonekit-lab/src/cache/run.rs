@@ -11,7 +11,8 @@ use zonekit_cache::sampler::SamplerBudget;
 use zonekit_cache::{Admission, CacheConfig, MetadataConfig};
 use zonekit_trace::input::Input;
 
-use crate::cache::bench::{run_cache, run_cache_trace, write_mode, CacheReport, CacheSpec, DeviceKind, Layout, Ycsb, RECORD_BYTES};
+use crate::cache::bench::{run_cache, write_mode, CacheReport, CacheSpec, DeviceKind, Layout, Ycsb, RECORD_BYTES};
+use crate::cache::trace::run_cache_trace;
 use crate::harness::error::{LabError, Result};
 use crate::harness::interface::Interface;
 use crate::Progress;
