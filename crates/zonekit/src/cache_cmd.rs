@@ -13,9 +13,9 @@ use zonekit_lab::cache::experiment::{run_experiment, CacheExperiment, TraceExper
 use zonekit_lab::cache::run::{self as cache_run, CacheRunSettings};
 use zonekit_lab::cache::sim::{params_for_each, report_table, simulate, validate};
 
+use crate::args::InputArgs;
+use crate::lab;
 use crate::params::parse_params;
-use crate::replay_cmd::lab;
-use crate::trace_cmd::InputArgs;
 
 #[derive(Subcommand)]
 pub enum CacheCommand {
@@ -273,9 +273,9 @@ fn sim_cmd(a: SimArgs) -> Result<ExitCode> {
     for (policy, params) in policies.iter().zip(&params) {
         reports.push(simulate(&input, policy, params, a.cache_blocks).map_err(lab)?);
     }
-    crate::trace_cmd::report_skipped(&input);
+    crate::args::report_skipped(&input);
     if reports[0].trace_requests == 0 {
-        return Err(crate::trace_cmd::nothing_left(&input, "requests"));
+        return Err(crate::args::nothing_left(&input, "requests"));
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
@@ -386,7 +386,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         ]);
     }
     print!("{}", zonekit_report::text_table(&["", ""], &rows));
-    crate::replay_cmd::print_warnings(&report.warnings);
+    crate::sweep_run::print_warnings(&report.warnings);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -415,7 +415,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
         let input = zonekit_trace::input::Input::path(path, None, false);
         exp.trace = Some(TraceExperiment::new(input, cache_bytes, zone_bytes).map_err(lab)?);
     }
-    crate::report_cmd::claim_out(&out, identity, true)?;
+    crate::out_dir::claim_out(&out, identity, true)?;
     if a.interfaces {
         let summary = crate::experiment_run::with_runs_bar(|progress| zonekit_lab::cache::interfaces::run(&exp, progress))?;
         print!("{}", zonekit_report::for_terminal(&summary, zonekit_report::TERMINAL_COLUMNS));
@@ -427,6 +427,6 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
         println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", out.display());
         println!("each row's own `zonekit cache run` command: {}", out.join("commands.tsv").display());
     }
-    crate::report_cmd::finish(&out)?;
+    crate::out_dir::finish(&out)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -17,8 +17,8 @@ use anyhow::Result;
 use clap::Args;
 use zonekit_lab::block::cbs::{CbsNode, DEVICE_GIB};
 
-use crate::experiment_cmd::{node_inputs, thesis_ftl};
-use crate::replay_cmd;
+use crate::args::thesis_ftl;
+use crate::sweep_run::node_inputs;
 
 /// Table 2.1's node the demo replays.
 pub const NODE: u32 = 1;
@@ -55,7 +55,7 @@ impl Default for DemoArgs {
 pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     let out =
         args.out.clone().unwrap_or_else(|| PathBuf::from(if args.scale == SCALE { "zonekit-out/demo".to_string() } else { format!("zonekit-out/demo-scale-{}", args.scale) }));
-    let node = CbsNode::find(NODE).map_err(replay_cmd::lab)?;
+    let node = CbsNode::find(NODE).map_err(crate::lab)?;
     let zones = node.wss_gib * args.scale / ZONE_GIB;
     say!("zonekit: the block FTL on an emulated ZNS device (femu-zns: 32 MiB zones, 7 open; GC at 15 % sealed garbage; CBE victims), as seed 000 replays a cloud node");
     say!("workload: node {NODE} of the thesis' Table 2.1 at {} of its size (a multi-tenant Tencent CBS node, generated to its published statistics):", args.scale);
@@ -65,10 +65,10 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     println!();
     // The demo always recomputes (a stale file from an older build would mislead), and a
     // directory of another scale's demo starts clean.
-    crate::report_cmd::claim_out(&out, "demo", false)?;
+    crate::out_dir::claim_out(&out, "demo", false)?;
     let _ = std::fs::remove_file(out.join("results.csv"));
     let cbe = zonekit_ftl::victim::cbe::CBE.name.to_string();
-    replay_cmd::run_inputs(inputs, &placements, &[cbe], None, &thesis_ftl(), 1, args.jobs, None, &out)?;
+    crate::sweep_run::run_inputs(inputs, &placements, &[cbe], None, &thesis_ftl(), 1, args.jobs, None, &out)?;
     say!("\nWAF = (user + GC writes) / user writes, and GC count relative to the ZB-OPT oracle: lower is better. GP, the garbage proportion of the zones GC reclaimed: higher is better (less live data to copy).");
     say!(
         "fk and zbopt know every block's next write: they bound what any placement can reach on this workload. Granularity: the working set spans {zones:.0} zones of 32 MiB on a {:.1} GiB device (the thesis: ~2,000 zones, 100 GB).",
@@ -77,6 +77,6 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     if zones < LOCK_IN_ZONES {
         say!("Below ~{LOCK_IN_ZONES:.0} zones per working set BHB-DP's class-1 threshold can lock in, and BHB-DP then trails BHB-DP_pre, unlike the thesis: a property of the granularity, not of the policies (docs/results/seed-000.md).");
     }
-    crate::report_cmd::finish(&out)?;
+    crate::out_dir::finish(&out)?;
     Ok(ExitCode::SUCCESS)
 }

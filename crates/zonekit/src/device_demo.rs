@@ -140,7 +140,7 @@ pub fn run(args: &DeviceDemoArgs) -> Result<ExitCode> {
             r.preset, r.streams, r.written_mib, r.write_mb_per_s, r.read_kiops, r.read_p50_us, r.read_p99_us, r.reset_mean_ms
         );
     }
-    crate::report_cmd::claim_out(&args.out, "device demo", false)?;
+    crate::out_dir::claim_out(&args.out, "device demo", false)?;
     let mut csv = String::from("preset,streams,written_mib,write_mb_per_s,read_kiops,read_p50_us,read_p99_us,reset_mean_ms,zones_reset\n");
     for r in &results {
         csv.push_str(&format!(
@@ -155,6 +155,6 @@ pub fn run(args: &DeviceDemoArgs) -> Result<ExitCode> {
     write_file(&args.out.join("read_latency_p99.svg"), &bar_chart("Random 4 KiB read latency, p99 at QD 32", "µs", &bars(|r| r.read_p99_us)))?;
     println!("\nwrote {}/{{devices.csv, devices.json, write_throughput.svg,", args.out.display());
     println!("      read_latency_p99.svg}}");
-    crate::report_cmd::finish(&args.out)?;
+    crate::out_dir::finish(&args.out)?;
     Ok(ExitCode::SUCCESS)
 }

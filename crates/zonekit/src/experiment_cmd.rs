@@ -17,7 +17,9 @@ use zonekit_lab::block::sweep::{self, SweepInput, C_GC_COUNT, C_GC_GIB, C_PLACEM
 use zonekit_report::{bar_chart, csv, line_chart, Series, Spread};
 use zonekit_trace::input::Input;
 
-use crate::replay_cmd::{lab, run_grid, run_inputs, FtlArgs};
+use crate::args::{thesis_ftl, FtlArgs};
+use crate::lab;
+use crate::sweep_run::{node_inputs, run_grid, run_inputs};
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
 pub enum Experiment {
@@ -113,7 +115,7 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     // The sweeps' experiments resume row by row (rows carry their settings); the others
     // write their tables whole.
     let resumable = matches!(a.experiment, Experiment::Table43 | Experiment::Granularity | Experiment::Table32 | Experiment::BhbdpSensitivity);
-    crate::report_cmd::claim_out(&out, &format!("experiment {}", a.experiment.to_possible_value().expect("every experiment is named").get_name()), resumable)?;
+    crate::out_dir::claim_out(&out, &format!("experiment {}", a.experiment.to_possible_value().expect("every experiment is named").get_name()), resumable)?;
     let all = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     // Every seed-000 table at the thesis' device and GC rule, as Table 4.3 is.
     let ftl = thesis_ftl;
@@ -132,7 +134,7 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
         Experiment::Interfaces => interfaces(&a, &out)?,
         Experiment::FdpAnchor => fdp_anchor(&a, &out)?,
     }
-    crate::report_cmd::finish(&out)?;
+    crate::out_dir::finish(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -199,28 +201,9 @@ const THESIS_TABLE_4_3: [(&str, f64, f64, f64); 7] = [
     (ZBOPT.name, 1.017, 7.3, 1.0),
 ];
 
-/// The thesis' device and GC (Table 4.2, §4.2.1): 32 MiB zones, 7 open, GC at 15 % garbage as
-/// the SepBIT prototype it builds on collects (sealed zones' garbage, in a loop).
-pub(crate) fn thesis_ftl() -> FtlArgs {
-    FtlArgs { preset: "femu-zns".into(), gc_trigger: GcTrigger::GpSealed.name().into(), gc_threshold: 0.15, ..FtlArgs::default() }
-}
-
 fn chosen_nodes(a: &ExperimentArgs, default: &[u32]) -> Result<Vec<CbsNode>> {
     let numbers = a.nodes.clone().unwrap_or_else(|| default.to_vec());
     numbers.iter().map(|&n| CbsNode::find(n).map_err(lab)).collect()
-}
-
-/// Each node as a sweep input on its own device: the thesis' 100 GB × `scale`, which its
-/// working set fills as in the thesis.
-pub(crate) fn node_inputs(nodes: &[CbsNode], scale: f64) -> Result<Vec<SweepInput>> {
-    let mut inputs = Vec::new();
-    for n in nodes {
-        let w = n.workload(scale).map_err(lab)?;
-        println!("  node {:>2}: {w} (seed {})", n.node, n.seed());
-        println!("           device {:.1} GiB", DEVICE_GIB * scale);
-        inputs.push(SweepInput { label: format!("node{} {}", n.node, w.to_string().replace(',', " ")), input: Input::generated(w, n.seed()), utilization: Some(n.utilization()) });
-    }
-    Ok(inputs)
 }
 
 fn node_label(workload: &str) -> String {

@@ -8,7 +8,7 @@ use clap::builder::PossibleValuesParser;
 use clap::Args;
 use zonekit_lab::kv::bench::{self as kv_bench, describe_run, KvBench, CONFIGS, PROFILES};
 
-use crate::replay_cmd::lab;
+use crate::lab;
 
 #[derive(Args)]
 pub struct KvBenchArgs {
@@ -92,7 +92,7 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
     };
     // --report-only rewrites the report of rows already there: nothing to claim.
     if !args.report_only {
-        crate::report_cmd::claim_out(&args.out, "kv-bench", true)?;
+        crate::out_dir::claim_out(&args.out, "kv-bench", true)?;
     }
     let rounds = bench.repeats > 1;
     let outcome = bench.run(&mut |config, k, repeat, r| println!("{}", describe_run(config, k, rounds.then_some(repeat), r))).map_err(lab)?;
@@ -103,7 +103,7 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
     if !bench.report_only {
         println!("each row's own `zonekit kv-bench` command: {}", args.out.join("commands.tsv").display());
     }
-    crate::report_cmd::finish(&args.out)?;
+    crate::out_dir::finish(&args.out)?;
     if !outcome.failed.is_empty() {
         anyhow::bail!("{} runs failed for another reason than space (see their logs in the output directory):\n  {}", outcome.failed.len(), outcome.failed.join("\n  "));
     }

@@ -17,6 +17,7 @@ macro_rules! say {
     }};
 }
 
+mod args;
 mod cache_cmd;
 mod cache_image;
 mod claims_cmd;
@@ -29,12 +30,14 @@ mod fs_cmd;
 mod kv_bench_cmd;
 mod ocssd_cmd;
 mod open;
+mod out_dir;
 mod params;
 mod progress;
 mod replay_cmd;
 mod report_cmd;
 mod serve_cmd;
 mod ssd_cmd;
+mod sweep_run;
 mod trace_cmd;
 mod tree_cmd;
 mod tree_image;
@@ -42,6 +45,7 @@ mod tree_image;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use zonekit_lab::LabError;
 
 #[derive(Parser)]
 #[command(name = "zonekit", version, about = "Toolkit for host-managed zoned flash storage (NVMe ZNS, Open-Channel SSDs)", term_width = 100, max_term_width = 100)]
@@ -174,7 +178,7 @@ fn main() -> ExitCode {
                     || c.downcast_ref::<zonekit_device::DeviceError>().is_some_and(zonekit_device::DeviceError::is_not_found)
             };
             if e.chain().any(|c| c.is::<Usage>() || missing(c)) {
-                report_cmd::release_fresh_claim();
+                out_dir::release_fresh_claim();
                 ExitCode::from(2)
             } else {
                 ExitCode::from(1)
@@ -203,4 +207,13 @@ fn policies() -> anyhow::Result<ExitCode> {
     println!("Open-channel FTLs (ocssd run --ftl NAME, --param k=v):\n{}", help(zonekit_ocssd::FTLS));
     println!("Item cache policies (cache sim --policy NAME, --param k=v):\n{}", help(zonekit_lab::cache::sim::ITEM_POLICIES));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Turns a harness error into the CLI's: usage errors exit with status 2, failed runs with 1.
+pub fn lab(e: LabError) -> anyhow::Error {
+    if e.is_usage() {
+        Usage(e.to_string()).into()
+    } else {
+        e.into()
+    }
 }

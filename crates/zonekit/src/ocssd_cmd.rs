@@ -10,8 +10,8 @@ use zonekit_lab::ocssd::bench::{report_table, run_ocssd, OcssdSpec};
 use zonekit_lab::ocssd::experiment::{run_experiment, OcssdExperiment};
 use zonekit_ocssd::{OcGeometry, Timing};
 
-use crate::replay_cmd::lab;
-use crate::trace_cmd::InputArgs;
+use crate::args::InputArgs;
+use crate::lab;
 
 #[derive(Subcommand)]
 pub enum OcssdCommand {
@@ -113,7 +113,7 @@ pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
         OcssdCommand::Run(a) => run_cmd(*a),
         OcssdCommand::Experiment(a) => experiment_cmd(a),
         OcssdCommand::Workload(a) => {
-            crate::report_cmd::claim_out(&a.out, "ocssd workload", false)?;
+            crate::out_dir::claim_out(&a.out, "ocssd workload", false)?;
             let table = zonekit_lab::ocssd::workload::characterise(a.seed, &a.out).map_err(lab)?;
             print!("{}", zonekit_report::for_terminal(&table, zonekit_report::TERMINAL_COLUMNS));
             println!("\nresults: {}/workload.csv and Figs. 2.2-2.7 as SVG", a.out.display());
@@ -167,9 +167,9 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         e => lab(e),
     })?;
     bar.finish_and_clear();
-    crate::trace_cmd::report_skipped(&spec.input);
+    crate::args::report_skipped(&spec.input);
     if run.request_mb_per_sec.is_empty() {
-        return Err(crate::trace_cmd::nothing_left(&spec.input, "requests"));
+        return Err(crate::args::nothing_left(&spec.input, "requests"));
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&run.report)?);
@@ -187,13 +187,13 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
             usage!("--real-trace {}: no such file", path.display());
         }
     }
-    crate::report_cmd::claim_out(&a.out, "ocssd experiment", true)?;
+    crate::out_dir::claim_out(&a.out, "ocssd experiment", true)?;
     let exp = OcssdExperiment { scale: a.scale, real_trace: a.real_trace.clone(), seed: a.seed, threads, out: a.out.clone() };
     let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
     print!("{}", zonekit_report::for_terminal(&summary, zonekit_report::TERMINAL_COLUMNS));
     println!("\nresults: {}/results.csv, series.csv, summary.md and charts", a.out.display());
     println!("each row's own `zonekit ocssd run` command: {}", a.out.join("commands.tsv").display());
-    crate::report_cmd::finish(&a.out)?;
+    crate::out_dir::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }
 

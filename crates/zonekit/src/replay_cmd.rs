@@ -1,114 +1,21 @@
 //! `zonekit replay` and `zonekit sweep`: the block FTL on traces and workloads.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_ftl::engine::DEFAULT_GC_THRESHOLD;
-use zonekit_ftl::placement::{self, Params};
-use zonekit_ftl::{victim, CapacityMode, FtlConfig, GcTrigger};
-use zonekit_lab::block::replay::{replay, ReplayReport, ReplaySpec, DEFAULT_PRESET, DEFAULT_UTILIZATION};
-use zonekit_lab::block::sweep::{self, Shard, Sweep, SweepInput};
-use zonekit_lab::harness::interface::Interface;
-use zonekit_lab::LabError;
+use zonekit_ftl::placement::{self};
+use zonekit_ftl::{victim, CapacityMode};
+use zonekit_lab::block::replay::{replay, ReplayReport};
+use zonekit_lab::block::sweep::{self, Shard};
 use zonekit_report::{bar_chart, text_table};
 
-use crate::progress::Progress;
-use crate::trace_cmd::InputArgs;
+use crate::args::{FtlArgs, InputArgs};
+use crate::lab;
+use crate::sweep_run::{print_warnings, progress_bar, run_grid, summarize};
+
 use crate::Usage;
-
-/// Device and FTL settings shared by replay and sweep.
-#[derive(Args, Clone, Debug)]
-pub struct FtlArgs {
-    /// Device preset (zone size, open limit, flash timing): tiny, ocssd-thesis, femu-zns, zn540, nvmevirt-zns.
-    #[arg(long, default_value = DEFAULT_PRESET)]
-    pub preset: String,
-    /// Size the device so the working set fills this share of it (over-provisioning = 1 − u).
-    #[arg(long, default_value_t = DEFAULT_UTILIZATION, conflicts_with_all = ["unbounded", "preset_size"])]
-    pub utilization: f64,
-    /// Use the preset's own size instead of sizing by --utilization.
-    #[arg(long)]
-    pub preset_size: bool,
-    /// The SepBIT simulator's unbounded log instead of a fixed capacity.
-    #[arg(long)]
-    pub unbounded: bool,
-    /// Garbage proportion that triggers GC under gp-sealed and gp-all, the least a zone a
-    /// garbage-triggered GC takes must hold, and the share CBE victims must exceed.
-    #[arg(long, default_value_t = DEFAULT_GC_THRESHOLD)]
-    pub gc_threshold: f64,
-    /// When a fixed-capacity ZNS device collects: free-zones (only when free zones run short,
-    /// so --utilization sets the over-provisioning GC works with; what an SSD's own GC does),
-    /// gp-sealed (the SepBIT prototype and seed 000: sealed garbage at or over the threshold) or
-    /// gp-all (all garbage, open zones' included, over the threshold). A GC the garbage calls
-    /// for takes only zones at or over the threshold. The unbounded log has its own rule; an
-    /// FDP or conventional SSD collects when its free space runs short (free-zones only).
-    #[arg(long, default_value = "free-zones", value_parser = ["free-zones", "gp-sealed", "gp-all"], conflicts_with = "unbounded")]
-    pub gc_trigger: String,
-    /// Charge operations to the preset's flash timing model (reports device time).
-    #[arg(long)]
-    pub timing: bool,
-    /// Replay onto an existing device at its own size: an emulated image (`zonekit device
-    /// create`) or a /dev zoned device, every sequential zone empty (`zonekit device reset --all`).
-    /// Its data is overwritten.
-    #[arg(long, conflicts_with_all = ["preset", "utilization", "preset_size", "timing"])]
-    pub device: Option<PathBuf>,
-    /// Zone size (= capacity) in MiB instead of the preset's, a power of two: e.g. 32 to match
-    /// the SepBIT simulator's --setSegmentSize 33554432.
-    #[arg(long, conflicts_with = "device")]
-    pub zone_mib: Option<u64>,
-    /// What the flash is reached through, at the same raw capacity: zns (the FTL's host GC),
-    /// fdp:N or fdp:N:persistent (an FDP SSD with N initially or persistently isolated
-    /// handles: each placement class is written under a handle, the device collects) or
-    /// conventional (an SSD that takes no hint). On an SSD the host writes in place.
-    #[arg(long, default_value = "zns", value_parser = parse_interface)]
-    pub interface: Interface,
-}
-
-fn parse_interface(s: &str) -> std::result::Result<Interface, String> {
-    Interface::parse(s)
-}
-
-impl Default for FtlArgs {
-    /// The same defaults as the flags (the harness' constants).
-    fn default() -> Self {
-        FtlArgs {
-            preset: DEFAULT_PRESET.into(),
-            utilization: DEFAULT_UTILIZATION,
-            preset_size: false,
-            unbounded: false,
-            gc_threshold: DEFAULT_GC_THRESHOLD,
-            gc_trigger: GcTrigger::default().name().into(),
-            timing: false,
-            device: None,
-            zone_mib: None,
-            interface: Interface::Zns,
-        }
-    }
-}
-
-impl FtlArgs {
-    pub fn spec(&self, placement: &str, victim: &str, params: Params, seed: u64) -> ReplaySpec {
-        ReplaySpec {
-            placement: placement.to_string(),
-            params,
-            victim: victim.to_string(),
-            config: FtlConfig {
-                gc_threshold: self.gc_threshold,
-                capacity: if self.unbounded { CapacityMode::Unbounded } else { CapacityMode::Fixed },
-                trigger: GcTrigger::from_name(&self.gc_trigger).expect("clap checked the name"),
-                store_data: false,
-            },
-            preset: self.preset.clone(),
-            utilization: (!self.unbounded && !self.preset_size && self.device.is_none()).then_some(self.utilization),
-            timing: self.timing,
-            device: self.device.clone(),
-            zone_mib: self.zone_mib,
-            interface: self.interface,
-            seed,
-        }
-    }
-}
 
 #[derive(Args)]
 pub struct ReplayArgs {
@@ -129,25 +36,17 @@ pub struct ReplayArgs {
     out: PathBuf,
 }
 
-fn progress_bar(total: Option<u64>, what: &str) -> Progress {
-    match total {
-        Some(n) => Progress::bar(n, "runs"),
-        None => Progress::counter("block writes"),
-    }
-    .with_message(what)
-}
-
 pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
     let input = a.input.input()?;
     let spec = a.ftl.spec(&a.placement, &a.victim, crate::params::parse_params("--param", &a.params)?, a.input.seed);
     spec.validate().map_err(lab)?;
-    crate::report_cmd::claim_out(&a.out, "replay", false)?;
+    crate::out_dir::claim_out(&a.out, "replay", false)?;
     let bar = progress_bar(None, &format!("replaying {} + {}", a.placement, a.victim));
     let report = replay(&input, &spec, &mut |n| bar.set_position(n)).map_err(lab)?;
     bar.finish_and_clear();
-    crate::trace_cmd::report_skipped(&input);
+    crate::args::report_skipped(&input);
     if report.user_blocks == 0 {
-        return Err(crate::trace_cmd::nothing_left(&input, "writes to replay"));
+        return Err(crate::args::nothing_left(&input, "writes to replay"));
     }
     print_report(&report);
     std::fs::create_dir_all(&a.out).map_err(|e| Usage(format!("--out {}: {e}", a.out.display())))?;
@@ -162,7 +61,7 @@ pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
     std::fs::write(a.out.join("class_traffic.svg"), bar_chart("Writes per class (user + GC)", "GB", &classes))?;
     std::fs::write(a.out.join("reclaimed_gp.svg"), gp_chart(&report))?;
     println!("\nwrote {}/{{report.json, class_traffic.svg, reclaimed_gp.svg}}", a.out.display());
-    crate::report_cmd::finish(&a.out)?;
+    crate::out_dir::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -206,24 +105,6 @@ fn print_report(r: &ReplayReport) {
     }
     print!("{}", text_table(&["metric", "value"], &rows));
     print_warnings(&r.warnings);
-}
-
-/// Each warning of a report, wrapped to the terminal, on standard error.
-pub fn print_warnings(warnings: &[String]) {
-    for w in warnings {
-        eprint!("{}", zonekit_report::wrapped("warning: ", w, zonekit_report::TERMINAL_COLUMNS));
-    }
-}
-
-// ---- sweep -------------------------------------------------------------------------------
-
-/// Turns a harness error into the CLI's: usage errors exit with status 2, failed runs with 1.
-pub fn lab(e: LabError) -> anyhow::Error {
-    if e.is_usage() {
-        Usage(e.to_string()).into()
-    } else {
-        e.into()
-    }
 }
 
 #[derive(Args)]
@@ -283,11 +164,11 @@ pub struct SweepArgs {
 
 pub fn sweep_cmd(c: SweepCmd) -> Result<ExitCode> {
     if let Some(SweepSub::Merge { dirs, out }) = c.command {
-        crate::report_cmd::claim_out(&out, "sweep", true)?;
+        crate::out_dir::claim_out(&out, "sweep", true)?;
         sweep::merge(&out, &dirs).map_err(lab)?;
         println!("merged {} shards into {}/results.csv", dirs.len(), out.display());
         summarize(&out)?;
-        crate::report_cmd::finish(&out)?;
+        crate::out_dir::finish(&out)?;
         return Ok(ExitCode::SUCCESS);
     }
     let a = c.args;
@@ -298,97 +179,11 @@ pub fn sweep_cmd(c: SweepCmd) -> Result<ExitCode> {
     let placements = if a.placements.is_empty() { placement::compared().map(|p| p.name.to_string()).collect() } else { a.placements.clone() };
     // A shard's directory is a sweep's too: its rows carry their settings, a resume sets
     // aside those of other settings.
-    crate::report_cmd::claim_out(&a.out, "sweep", true)?;
+    crate::out_dir::claim_out(&a.out, "sweep", true)?;
     run_grid(&a.workloads, &a.traces, &placements, &a.victims, a.grid.as_deref(), &a.ftl, a.seed, a.jobs, shard, &a.out)?;
     // A shard's page would show a slice: the merged directory gets the report.
     if shard.is_none() {
-        crate::report_cmd::finish(&a.out)?;
+        crate::out_dir::finish(&a.out)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Replays every workload and trace with every placement and victim (and grid point), writes
-/// `results.csv`, prints the tables and writes the charts (a shard leaves those to `merge`).
-#[allow(clippy::too_many_arguments)]
-pub fn run_grid(
-    workloads: &[String],
-    traces: &[PathBuf],
-    placements: &[String],
-    victims: &[String],
-    grid_spec: Option<&str>,
-    ftl: &FtlArgs,
-    seed: u64,
-    parallel: usize,
-    shard: Option<Shard>,
-    out: &Path,
-) -> Result<()> {
-    let mut inputs = Vec::new();
-    for t in traces {
-        inputs.push(SweepInput::trace(t).map_err(lab)?);
-    }
-    for w in workloads {
-        inputs.push(SweepInput::workload(w, seed).map_err(lab)?);
-    }
-    run_inputs(inputs, placements, victims, grid_spec, ftl, seed, parallel, shard, out)
-}
-
-/// [`run_grid`] over inputs made by the caller (each may bring its own device size).
-#[allow(clippy::too_many_arguments)]
-pub fn run_inputs(
-    inputs: Vec<SweepInput>,
-    placements: &[String],
-    victims: &[String],
-    grid_spec: Option<&str>,
-    ftl: &FtlArgs,
-    seed: u64,
-    parallel: usize,
-    shard: Option<Shard>,
-    out: &Path,
-) -> Result<()> {
-    let grid = sweep::parse_grid(grid_spec.unwrap_or("")).map_err(lab)?;
-    let base = ftl.spec(placement::bhbdp::BHBDP.name, victim::cbe::CBE.name, Params::new(), seed);
-    let sweep = Sweep { inputs, placements: placements.to_vec(), victims: victims.to_vec(), grid, base };
-    let bar = std::sync::Mutex::new(None::<Progress>);
-    let results = out.join("results.csv");
-    let on_start = |todo: usize, done: usize| {
-        if todo == 0 {
-            println!("all {done} runs already in {}", results.display());
-        } else {
-            println!("{todo} runs to do ({done} already done), {} at a time", parallel.min(todo));
-            *bar.lock().unwrap() = Some(progress_bar(Some(todo as u64), "sweep"));
-        }
-    };
-    let on_done = || {
-        if let Some(b) = bar.lock().unwrap().as_ref() {
-            b.inc(1);
-        }
-    };
-    // Ctrl-C ends the process; every finished row is already on disk for the resume.
-    let never = std::sync::atomic::AtomicBool::new(false);
-    let outcome = sweep.run(out, parallel, shard, &on_start, &on_done, &never);
-    if let Some(b) = bar.lock().unwrap().take() {
-        b.finish_and_clear();
-    }
-    let outcome = outcome.map_err(lab)?;
-    if outcome.damaged > 0 {
-        println!("{} damaged rows of results.csv moved to {}, recomputed", outcome.damaged, out.join("results.previous.csv").display());
-    }
-    if outcome.set_aside > 0 {
-        println!("{} rows of other settings or grids moved to {}", outcome.set_aside, out.join("results.previous.csv").display());
-    }
-    match shard {
-        Some(s) => println!("shard {}/{}: {} rows in {} (combine the shards with `zonekit sweep merge`)", s.index, s.count, outcome.rows, results.display()),
-        None => summarize(out)?,
-    }
-    println!("every row's own `zonekit replay` command: {}", out.join("commands.tsv").display());
-    print_warnings(&outcome.warnings);
-    Ok(())
-}
-
-/// Prints the tables of a sweep's results and writes its charts.
-fn summarize(out: &Path) -> Result<()> {
-    let rows = sweep::load_results(&out.join("results.csv")).map_err(lab)?;
-    print!("{}", sweep::summarize(&rows, out).map_err(lab)?);
-    say!("\nwrote {}/{{results.csv, results_with_ratios.csv, speed.csv, waf_*.svg, gc_writes_*.svg, gc_count_vs_zbopt_*.svg, gp_box_*.svg}}", out.display());
-    Ok(())
 }

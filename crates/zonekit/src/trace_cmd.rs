@@ -9,115 +9,13 @@ use clap::{Args, Subcommand};
 use zonekit_report::{csv, line_chart, Series};
 use zonekit_trace::analyze::{analyze, Analysis, BlockSource};
 use zonekit_trace::binary::{annotate_next_write, BinaryTrace, BinaryWriter};
-use zonekit_trace::format::{self, Delimited, Format, ReadOptions, ReadStats};
-use zonekit_trace::input::{FilterFlags, Input, Source};
+use zonekit_trace::format::{self, ReadOptions, ReadStats};
+use zonekit_trace::input::{Input, Source};
 use zonekit_trace::synth::Workload;
 use zonekit_trace::{BlockIo, Op};
 
+use crate::args::{nothing_left, report_skipped, skipped_lines, InputArgs};
 use crate::progress::Progress as Bar;
-
-/// Where blocks come from: a trace file or a generated workload, with sampling and sharding.
-#[derive(Args, Clone, Debug)]
-pub struct InputArgs {
-    /// Trace file (a .zkt binary trace, or a text/vscsi trace, compressed or not).
-    #[arg(conflicts_with = "workload")]
-    pub trace: Option<PathBuf>,
-    /// Trace format (default: detected): alibaba, tencent, msr, umass, systor, cloudphysics-csv,
-    /// vscsi, disksim, or delimited with --columns.
-    #[arg(long, conflicts_with = "workload")]
-    pub format: Option<String>,
-    /// Column mapping for --format delimited, e.g. "time=0:s offset=1:sector size=2:sector op=3:0/1 volume=4".
-    #[arg(long, conflicts_with = "workload")]
-    pub columns: Option<String>,
-    /// Field delimiter for --format delimited (default ","; "ws" for whitespace).
-    #[arg(long, conflicts_with = "workload")]
-    pub delimiter: Option<String>,
-    /// The delimited file has a header line.
-    #[arg(long, conflicts_with = "workload")]
-    pub header: bool,
-    /// Skip malformed records instead of stopping at the first; how many were skipped, by
-    /// field, is reported on stderr at the end.
-    #[arg(long, conflicts_with = "workload")]
-    pub lenient: bool,
-    /// Generate the workload instead of reading a trace, e.g. "zipf:blocks=1M,alpha=0.9,writes=10M".
-    #[arg(long)]
-    pub workload: Option<String>,
-    /// Seed of the generated workload.
-    #[arg(long, default_value_t = 1, conflicts_with = "trace")]
-    pub seed: u64,
-    /// SHARDS spatial sampling P/T: keep blocks with hash mod P < T (seed 000: 10/1).
-    #[arg(long)]
-    pub sample: Option<String>,
-    /// Shard a cluster trace over this many storage nodes (consistent hashing) ...
-    #[arg(long, requires = "node")]
-    pub nodes: Option<u32>,
-    /// ... and keep this node's share.
-    #[arg(long, requires = "nodes")]
-    pub node: Option<u32>,
-    /// Placement unit of node sharding: each volume is spread over nodes in chunks of this size.
-    #[arg(long, default_value_t = FilterFlags::default().chunk_mib)]
-    pub chunk_mib: u64,
-    /// Keep only records in this time window, START:END seconds after the first record.
-    #[arg(long)]
-    pub window: Option<String>,
-    /// Keep only these volumes.
-    #[arg(long, value_delimiter = ',')]
-    pub volume: Option<Vec<u32>>,
-    /// Block size in bytes.
-    #[arg(long, default_value_t = FilterFlags::default().block_size)]
-    pub block_size: u64,
-}
-
-impl InputArgs {
-    pub fn format(&self) -> Result<Option<Format>> {
-        if self.format.as_deref() != Some("delimited") {
-            // Honoured by the delimited format only: elsewhere they would be ignored.
-            let given = [("--columns", self.columns.is_some()), ("--delimiter", self.delimiter.is_some()), ("--header", self.header)];
-            if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
-                usage!("{flag} applies to --format delimited only");
-            }
-        }
-        match self.format.as_deref() {
-            None => Ok(None),
-            Some("delimited") => {
-                let columns = self.columns.as_deref().context("--format delimited needs --columns")?;
-                let delimiter = match self.delimiter.as_deref() {
-                    None => Some(','),
-                    Some("ws") => None,
-                    Some(d) if d.chars().count() == 1 => d.chars().next(),
-                    Some(d) => usage!("--delimiter {d:?}: one character, or \"ws\""),
-                };
-                Ok(Some(Format::Delimited(Delimited::parse(columns, delimiter, self.header).map_err(|e| crate::Usage(e.to_string()))?)))
-            }
-            Some(name) => Ok(Some(name.parse::<Format>().map_err(|e| crate::Usage(e.to_string()))?)),
-        }
-    }
-
-    pub fn input(&self) -> Result<Input> {
-        let mut input = match (&self.trace, &self.workload) {
-            (Some(path), None) => {
-                if !path.exists() {
-                    usage!("{}: no such file", path.display());
-                }
-                Input::path(path, self.format()?, self.lenient)
-            }
-            (None, Some(spec)) => Input::generated(spec.parse::<Workload>().map_err(|e| crate::Usage(e.to_string()))?, self.seed),
-            (None, None) => usage!("name a trace file or a --workload"),
-            (Some(_), Some(_)) => unreachable!("clap refuses both"),
-        };
-        let filters = FilterFlags {
-            sample: self.sample.clone(),
-            nodes: self.nodes,
-            node: self.node,
-            chunk_mib: self.chunk_mib,
-            window: self.window.clone(),
-            volume: self.volume.clone(),
-            block_size: self.block_size,
-        };
-        filters.apply(&mut input).map_err(|e| crate::Usage(e.to_string()))?;
-        Ok(input)
-    }
-}
 
 #[derive(Subcommand)]
 pub enum TraceCommand {
@@ -245,44 +143,6 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
         println!("{line}");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What a lenient reading skipped, by field, with the first few examples.
-fn skipped_lines(stats: &ReadStats) -> Vec<String> {
-    if stats.skipped_total() == 0 {
-        return Vec::new();
-    }
-    let by_field: Vec<String> = stats.skipped.iter().map(|(field, n)| format!("{n} bad {field}")).collect();
-    let mut lines = vec![format!("skipped          {} malformed records ({})", stats.skipped_total(), by_field.join(", "))];
-    lines.extend(stats.skipped_examples.iter().map(|e| format!("                 e.g. {e}")));
-    lines
-}
-
-/// For a command that read `input`: the records its lenient reading skipped, on stderr.
-pub(crate) fn report_skipped(input: &Input) {
-    for line in input.read_log.last().map(|s| skipped_lines(&s)).unwrap_or_default() {
-        eprintln!("{line}");
-    }
-}
-
-/// A run over no records prints zeros that read like results: it is refused instead.
-pub(crate) fn nothing_left(input: &Input, what: &str) -> anyhow::Error {
-    let f = &input.filters;
-    let mut flags = Vec::new();
-    if let Some(v) = &f.split.volumes {
-        flags.push(format!("--volume {}", v.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")));
-    }
-    if f.relative_window_us.is_some() {
-        flags.push("--window".into());
-    }
-    if f.sample.is_some() {
-        flags.push("--sample".into());
-    }
-    if f.node.is_some() {
-        flags.push("--nodes/--node".into());
-    }
-    let after = if flags.is_empty() { String::new() } else { format!(" after the filters ({})", flags.join(" ")) };
-    anyhow::anyhow!("{}: no {what}{after}: nothing to report", input.describe())
 }
 
 fn too_big(path: &Path, record: u64) -> String {
@@ -423,7 +283,7 @@ impl BlockSource for Progress<'_> {
 
 pub fn analyze_cmd(a: AnalyzeArgs) -> Result<ExitCode> {
     let input = a.input.input()?;
-    crate::report_cmd::claim_out(&a.out, "analyze", false)?;
+    crate::out_dir::claim_out(&a.out, "analyze", false)?;
     let bar = progress("analysing (4 passes)");
     let result = analyze(&Progress { input: &input, bar: bar.clone() }, a.input.block_size)?;
     bar.finish_and_clear();
@@ -434,7 +294,7 @@ pub fn analyze_cmd(a: AnalyzeArgs) -> Result<ExitCode> {
     print_analysis(&input.describe(), &result);
     write_analysis(&a.out, &result)?;
     say!("\nwrote {}/{{analysis.json, write_counts.csv, lifetimes.csv, hourly_thresholds.csv, per_volume.csv, bilt_cdf.svg, bipt_cdf.svg, traffic.svg, thresholds.svg, write_counts.svg}}", a.out.display());
-    crate::report_cmd::finish(&a.out)?;
+    crate::out_dir::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }
 

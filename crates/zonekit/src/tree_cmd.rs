@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use zonekit_lab::tree::bench::{cow_collect, cow_rebalance, fits_device, parse_distribution, run_tree, run_tree_on, Mix, TreeKind, TreeSpec};
 use zonekit_lab::tree::experiment::{run_experiment, Backend, Section, TreeExperiment};
 
-use crate::replay_cmd::lab;
+use crate::lab;
 use crate::Usage;
 
 #[derive(Subcommand)]
@@ -291,7 +291,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
         threads,
         out: a.out.clone(),
     };
-    crate::report_cmd::claim_out(&a.out, "tree experiment", true)?;
+    crate::out_dir::claim_out(&a.out, "tree experiment", true)?;
     let backend = match &a.device {
         Some(path) => Backend::Device { name: path.display().to_string(), device: crate::open::open_read_write(path)?.device },
         None => Backend::Model,
@@ -313,6 +313,6 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     }
     print!("{}", zonekit_report::for_terminal(&outcome.summary, zonekit_report::TERMINAL_COLUMNS));
     println!("\nresults: {}/results.csv, summary.md and charts", a.out.display());
-    crate::report_cmd::finish(&a.out)?;
+    crate::out_dir::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }

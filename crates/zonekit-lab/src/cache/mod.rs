@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod experiment;
+pub mod image;
 pub mod interfaces;
 pub mod reads;
 pub mod run;

@@ -36,6 +36,17 @@ pub enum LabError {
     /// The OS error is part of the message (not a `source()`), so error chains print it once.
     #[error("{}: {error}", path.display())]
     Io { path: PathBuf, error: std::io::Error },
+    /// A step of a run failed: what it was doing (shown), and why (its source, shown after it
+    /// by a caller that prints the chain, and where a missing file can be told apart).
+    #[error("{context}")]
+    Step {
+        context: String,
+        #[source]
+        error: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// A run's own check found the result wrong (data lost, a state that must not be).
+    #[error("{0}")]
+    Failed(String),
     /// A results file that does not have the shape this version writes.
     #[error("{}:{line}: {reason}", path.display())]
     Results { path: PathBuf, line: usize, reason: String },
@@ -68,6 +79,11 @@ impl LabError {
 
     pub(crate) fn input(input: &zonekit_trace::input::Input) -> impl Fn(TraceError) -> LabError + '_ {
         move |error| LabError::Input { input: input.describe(), error: Box::new(error) }
+    }
+
+    /// Wraps an error with what the run was doing when it came.
+    pub(crate) fn step<E: std::error::Error + Send + Sync + 'static>(context: impl FnOnce() -> String) -> impl FnOnce(E) -> LabError {
+        move |error| LabError::Step { context: context(), error: Box::new(error) }
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> LabError {
