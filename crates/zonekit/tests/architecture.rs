@@ -164,3 +164,41 @@ fn no_file_over_800_lines_but_the_named_algorithms() {
     long.sort();
     assert!(long.is_empty(), "files past their length (split them, or name the algorithm in ARCHITECTURE.md and LONG_FILES):\n{}", long.join("\n"));
 }
+
+/// STYLE.md's rule that a new policy is one file and one table row, checked against the code:
+/// every `PolicyInfo` row a policy file defines is in its family's table (the family's
+/// `mod.rs`), so no policy can exist that the commands, sweeps and Python do not see.
+#[test]
+fn every_policy_row_is_in_its_familys_table() {
+    let root = workspace().join("crates");
+    let families = ["zonekit-ftl/src/placement", "zonekit-pool/src/victim", "zonekit-cache/src/evict", "zonekit-cache/src/sampler", "zonekit-ocssd/src/ftl"];
+    let mut missing = Vec::new();
+    let mut rows = 0;
+    for family in families {
+        let dir = root.join(family);
+        let table = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let file = path.file_stem().unwrap().to_string_lossy().into_owned();
+            if file == "mod" || path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = code(&path);
+            for line in text.lines() {
+                let Some(rest) = line.trim_start().strip_prefix("pub const ") else { continue };
+                let Some((name, ty)) = rest.split_once(':') else { continue };
+                // `PolicyInfo<M>` or a family's alias of it (`SamplerInfo`).
+                let ty = ty.split('=').next().unwrap_or_default().trim();
+                if !(ty.starts_with("PolicyInfo") || ty.ends_with("Info")) {
+                    continue;
+                }
+                rows += 1;
+                if !table.contains(&format!("{file}::{name}")) {
+                    missing.push(format!("{family}/{file}.rs: {name} is in no table of {family}/mod.rs"));
+                }
+            }
+        }
+    }
+    assert!(rows >= 20, "only {rows} policy rows found in policy files: has a family moved?");
+    assert!(missing.is_empty(), "policies no command can reach:\n{}", missing.join("\n"));
+}
