@@ -14,12 +14,35 @@ pub struct Token {
     pub scale: f64,
 }
 
-/// The numbers in `text`. With `names_skipped`, a number glued to a letter or `_` on either
-/// side (`fig5`, `W4`, `2MB`) is a name and left out.
-pub fn tokens(text: &str, names_skipped: bool) -> Vec<Token> {
+/// How a text's numbers are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// A write-up: a number glued to a letter or `_` on either side (`fig5`, `W4`, `2MB`) is a
+    /// name, and one that follows a reference word (`claim 17`, `Fig. 4.1`, `Table 2`, `§4`,
+    /// `l. 498`, `node 4`, `seed 2`, and the rest of a list or range of them: `Figs. 5.1-5.3`)
+    /// points somewhere: both are left out.
+    Prose,
+    /// A result file: every number, `1,497` as one thousand four hundred and ninety-seven.
+    File,
+    /// A CSV file: every number, a comma always between cells.
+    Csv,
+}
+
+/// Words after which a number in prose is a reference, not a measured value (lower case, with
+/// the space or mark that ends them).
+const REFERENCE_WORDS: [&str; 22] = [
+    "claim ", "claims ", "fig. ", "figs. ", "figure ", "figures ", "table ", "tables ", "§", "§§", "l. ", "ll. ", "line ", "lines ", "issue ", "issues ", "seed ", "seeds ",
+    "node ", "nodes ", "eq. ", "chapter ",
+];
+
+/// The numbers in `text`, read as `reading` says.
+pub fn tokens(text: &str, reading: Reading) -> Vec<Token> {
+    let names_skipped = reading == Reading::Prose;
     let c: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
+    // Where the last reference number ended, to carry a list or range of them (`Figs. 5.1-5.3`).
+    let mut reference_end: Option<usize> = None;
     let is_name_char = |ch: char| ch.is_alphabetic() || ch == '_';
     while i < c.len() {
         if !c[i].is_ascii_digit() || (i > 0 && (c[i - 1].is_ascii_digit() || c[i - 1] == '.')) {
@@ -34,6 +57,7 @@ pub fn tokens(text: &str, names_skipped: bool) -> Vec<Token> {
                 digits.push(c[i]);
                 decimals = decimals.map(|d| d + 1);
             } else if c[i] == ','
+                && reading != Reading::Csv
                 && decimals.is_none()
                 && i + 3 < c.len() + 1
                 && c.get(i + 1..i + 4).is_some_and(|s| s.iter().all(char::is_ascii_digit))
@@ -51,6 +75,18 @@ pub fn tokens(text: &str, names_skipped: bool) -> Vec<Token> {
         let glued = (start > 0 && is_name_char(c[start - 1])) || c.get(i).is_some_and(|ch| is_name_char(*ch));
         if names_skipped && glued {
             continue;
+        }
+        if names_skipped {
+            let before: String = c[start.saturating_sub(10)..start].iter().collect::<String>().to_lowercase();
+            let after_reference = REFERENCE_WORDS.iter().any(|w| before.ends_with(w));
+            let continues_list = reference_end.is_some_and(|end| {
+                let gap: String = c[end..start].iter().collect();
+                ["-", "–", ", ", " and ", "/", " – ", " to "].contains(&gap.as_str())
+            });
+            if after_reference || continues_list {
+                reference_end = Some(i);
+                continue;
+            }
         }
         let scale = match (c.get(i), c.get(i + 1), c.get(i + 2)) {
             (Some(' '), Some(&m), next) if next.is_none_or(|ch| !ch.is_alphanumeric()) => match m {
@@ -91,7 +127,8 @@ impl FileNumbers {
                     if let Ok(bytes) = std::fs::read(&p) {
                         let text = String::from_utf8_lossy(&bytes);
                         if text.lines().count() <= SERIES_LINES_MIN {
-                            sorted.extend(tokens(&text, false).into_iter().map(|t| t.value * t.scale));
+                            let reading = if p.extension().is_some_and(|x| x == "csv") { Reading::Csv } else { Reading::File };
+                            sorted.extend(tokens(&text, reading).into_iter().map(|t| t.value * t.scale));
                         }
                     }
                 }
@@ -112,17 +149,21 @@ impl FileNumbers {
     }
 
     /// Whether a file holds `t`: a number that rounds to it at its decimals (an integer
-    /// exactly), itself or as a ratio shown in percent.
+    /// exactly), itself or as a ratio shown in percent; a number written with a multiplier
+    /// (`4 M keys`) also when a file holds it in those units (a `million_keys` column's 4).
     pub fn holds(&self, t: &Token) -> bool {
         let tolerance = if t.decimals == 0 { 1e-9 } else { 0.5 * 10f64.powi(-(t.decimals as i32)) + 1e-9 };
-        let (low, high) = ((t.value - tolerance) * t.scale, (t.value + tolerance) * t.scale);
-        self.any_in(low, high) || self.any_in(low / 100.0, high / 100.0)
+        let held = |scale: f64| {
+            let (low, high) = ((t.value - tolerance) * scale, (t.value + tolerance) * scale);
+            self.any_in(low, high) || self.any_in(low / 100.0, high / 100.0)
+        };
+        held(t.scale) || (t.scale != 1.0 && held(1.0))
     }
 }
 
 /// The numbers of `text` no result file holds.
 pub fn unmatched(text: &str, known: &FileNumbers) -> Vec<String> {
-    tokens(text, true).into_iter().filter(|t| !known.holds(t)).map(|t| t.text).collect()
+    tokens(text, Reading::Prose).into_iter().filter(|t| !known.holds(t)).map(|t| t.text).collect()
 }
 
 /// The numbers in the write-up's tables (outside code blocks and the rendered block) no result
@@ -150,20 +191,31 @@ mod tests {
     use super::*;
 
     fn texts(s: &str) -> Vec<String> {
-        tokens(s, true).into_iter().map(|t| t.text).collect()
+        tokens(s, Reading::Prose).into_iter().map(|t| t.text).collect()
+    }
+
+    #[test]
+    fn references_are_not_values_and_csv_commas_split_cells() {
+        assert_eq!(texts("claim 17 and Fig. 16 give 3.2; Figs. 5.1-5.3 and §4.2.4, l. 498, node 4 at 7.5"), ["3.2", "7.5"]);
+        assert_eq!(texts("Tables 2.2 and 3.2 hold 41.3"), ["41.3"]);
+        let csv: Vec<f64> = tokens("a,1,497,2\n", Reading::Csv).into_iter().map(|t| t.value).collect();
+        assert_eq!(csv, [1.0, 497.0, 2.0]);
+        assert_eq!(tokens("1,497 blocks", Reading::File)[0].value, 1497.0);
+        let millions = FileNumbers::from_values(vec![4.0]);
+        assert!(millions.holds(&tokens("4 M keys", Reading::Prose)[0]), "a key count in millions, held in a millions column");
     }
 
     #[test]
     fn numbers_are_read_with_separators_and_names_are_skipped() {
         assert_eq!(texts("| 41.35 % | 2,825 | −0.33 | fig5.1 W4 2MB L1 | 1:8 | 1,2 |"), ["41.35", "2,825", "0.33", "1", "8", "1", "2"]);
-        assert_eq!(tokens("x 3.80 y", true)[0].decimals, 2);
-        assert_eq!(tokens("1,602,300.5", true)[0].value, 1602300.5);
+        assert_eq!(tokens("x 3.80 y", Reading::Prose)[0].decimals, 2);
+        assert_eq!(tokens("1,602,300.5", Reading::Prose)[0].value, 1602300.5);
     }
 
     #[test]
     fn a_number_is_held_when_a_file_rounds_to_it_or_its_percent_does() {
         let known = FileNumbers::from_values(vec![0.4135, 3.795, 1756.0, 97.0]);
-        let holds = |s: &str| known.holds(&tokens(s, true)[0]);
+        let holds = |s: &str| known.holds(&tokens(s, Reading::Prose)[0]);
         assert!(holds("41.35"));
         assert!(holds("3.80"));
         assert!(holds("3.8"));
@@ -174,9 +226,9 @@ mod tests {
         assert!(!holds("1,757"));
         assert!(!holds("96"), "an integer must match exactly");
         let millions = FileNumbers::from_values(vec![10091357.0]);
-        assert!(millions.holds(&tokens("10.09 M blocks", true)[0]));
-        assert!(!millions.holds(&tokens("10.08 M blocks", true)[0]));
-        assert!(!millions.holds(&tokens("10.09 MiB", true)[0]), "MiB is a unit, not a multiplier");
+        assert!(millions.holds(&tokens("10.09 M blocks", Reading::Prose)[0]));
+        assert!(!millions.holds(&tokens("10.08 M blocks", Reading::Prose)[0]));
+        assert!(!millions.holds(&tokens("10.09 MiB", Reading::Prose)[0]), "MiB is a unit, not a multiplier");
     }
 
     #[test]
@@ -187,8 +239,8 @@ mod tests {
         std::fs::write(dir.path().join("results.csv"), "label,waf\nx,3.795\n").unwrap();
         std::fs::write(dir.path().join(CLAIMS_FILE), "id\n4.26\n").unwrap();
         let known = FileNumbers::read(dir.path());
-        assert!(known.holds(&tokens("3.80", true)[0]));
-        assert!(!known.holds(&tokens("4.26", true)[0]), "neither the series nor the claims file holds it");
+        assert!(known.holds(&tokens("3.80", Reading::Prose)[0]));
+        assert!(!known.holds(&tokens("4.26", Reading::Prose)[0]), "neither the series nor the claims file holds it");
     }
 
     #[test]
