@@ -120,7 +120,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         (CheckSource::DiskOnly { disk: &a.disk, block_bytes }, format!("{} alone", a.disk.display()))
     } else {
         let dev = crate::open::open_read_only(&a.device)?.device;
-        (CheckSource::Cache(image::inspect(dev, &a.device, &a.disk).map_err(lab)?), a.device.display().to_string())
+        (CheckSource::Cache(Box::new(image::inspect(dev, &a.device, &a.disk).map_err(lab)?)), a.device.display().to_string())
     };
     let checked = image::check(source, &name, a.seed).map_err(lab)?;
     let mut summary = match checked.cached {

@@ -240,7 +240,7 @@ pub fn load(cache: &mut DeviceCache, device_path: &Path, from: u64, count: u64, 
 /// Where [`check`] reads: through the cache (recovered in memory), or the disk alone, as if the
 /// cache device were lost (whole only after [`flush`]).
 pub enum CheckSource<'a> {
-    Cache(DeviceCache),
+    Cache(Box<DeviceCache>),
     DiskOnly { disk: &'a Path, block_bytes: usize },
 }
 
