@@ -14,6 +14,15 @@ pub fn ok(args: &[&str], cwd: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Runs `zonekit args`, expects it to fail (any status) without a panic, returns standard error.
+pub fn failed(args: &[&str], cwd: &Path) -> String {
+    let out = zonekit(args, cwd);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "zonekit {args:?} should have failed");
+    assert!(!stderr.contains("panicked"), "zonekit {args:?} panicked: {stderr}");
+    stderr
+}
+
 /// Runs `zonekit args`, expects exit status `code` and no panic, returns standard error.
 pub fn refused(args: &[&str], cwd: &Path, code: i32) -> String {
     let out = zonekit(args, cwd);
