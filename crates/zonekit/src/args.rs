@@ -86,9 +86,9 @@ impl InputArgs {
                     Some(d) if d.chars().count() == 1 => d.chars().next(),
                     Some(d) => usage!("--delimiter {d:?}: one character, or \"ws\""),
                 };
-                Ok(Some(Format::Delimited(Delimited::parse(columns, delimiter, self.header).map_err(|e| crate::Usage(e.to_string()))?)))
+                Ok(Some(Format::Delimited(Delimited::parse(columns, delimiter, self.header).map_err(|e| crate::error::Usage(e.to_string()))?)))
             }
-            Some(name) => Ok(Some(name.parse::<Format>().map_err(|e| crate::Usage(e.to_string()))?)),
+            Some(name) => Ok(Some(name.parse::<Format>().map_err(|e| crate::error::Usage(e.to_string()))?)),
         }
     }
 
@@ -100,7 +100,7 @@ impl InputArgs {
                 }
                 Input::path(path, self.format()?, self.lenient)
             }
-            (None, Some(spec)) => Input::generated(spec.parse::<Workload>().map_err(|e| crate::Usage(e.to_string()))?, self.seed),
+            (None, Some(spec)) => Input::generated(spec.parse::<Workload>().map_err(|e| crate::error::Usage(e.to_string()))?, self.seed),
             (None, None) => usage!("name a trace file or a --workload"),
             (Some(_), Some(_)) => unreachable!("clap refuses both"),
         };
@@ -113,7 +113,7 @@ impl InputArgs {
             volume: self.volume.clone(),
             block_size: self.block_size,
         };
-        filters.apply(&mut input).map_err(|e| crate::Usage(e.to_string()))?;
+        filters.apply(&mut input).map_err(|e| crate::error::Usage(e.to_string()))?;
         Ok(input)
     }
 }

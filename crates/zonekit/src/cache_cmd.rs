@@ -14,7 +14,7 @@ use zonekit_lab::cache::run::{self as cache_run, CacheRunSettings};
 use zonekit_lab::cache::sim::{params_for_each, report_table, simulate, validate};
 
 use crate::args::InputArgs;
-use crate::lab;
+use crate::error::lab;
 use crate::params::parse_params;
 
 #[derive(Subcommand)]

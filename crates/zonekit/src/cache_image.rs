@@ -10,8 +10,8 @@ use clap::Args;
 use zonekit_cache::WriteMode;
 use zonekit_lab::cache::image::{self, CheckSource, CreateSettings};
 
-use crate::lab;
-use crate::Usage;
+use crate::error::lab;
+use crate::error::Usage;
 
 #[derive(Args)]
 pub struct CreateArgs {

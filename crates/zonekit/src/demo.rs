@@ -55,7 +55,7 @@ impl Default for DemoArgs {
 pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     let out =
         args.out.clone().unwrap_or_else(|| PathBuf::from(if args.scale == SCALE { "zonekit-out/demo".to_string() } else { format!("zonekit-out/demo-scale-{}", args.scale) }));
-    let node = CbsNode::find(NODE).map_err(crate::lab)?;
+    let node = CbsNode::find(NODE).map_err(crate::error::lab)?;
     let zones = node.wss_gib * args.scale / ZONE_GIB;
     say!("zonekit: the block FTL on an emulated ZNS device (femu-zns: 32 MiB zones, 7 open; GC at 15 % sealed garbage; CBE victims), as seed 000 replays a cloud node");
     say!("workload: node {NODE} of the thesis' Table 2.1 at {} of its size (a multi-tenant Tencent CBS node, generated to its published statistics):", args.scale);

@@ -278,14 +278,14 @@ impl GeometryArgs {
             usage!("{}: {} zones of {} blocks of {} bytes are over 2^64 bytes", self.size_flags(), g.zone_count, g.zone_size_blocks, g.block_size_bytes);
         }
         // Before anything is allocated: a count the zone tables cannot hold would abort.
-        zonekit_device::emu::check_zone_memory(&g).map_err(|e| crate::Usage(format!("{}: {e}", self.size_flags())))?;
+        zonekit_device::emu::check_zone_memory(&g).map_err(|e| crate::error::Usage(format!("{}: {e}", self.size_flags())))?;
         let behavior = match a.behavior {
             Some(BehaviorName::Qemu) => ZoneBehavior::QEMU_NVME,
             Some(BehaviorName::NullBlk) => ZoneBehavior::NULL_BLK,
             None => base.behavior,
         };
         g.validate().map_err(|e| {
-            crate::Usage(match &a.config {
+            crate::error::Usage(match &a.config {
                 Some(path) => format!("{}: {e}", path.display()),
                 None => e.to_string(),
             })
@@ -358,7 +358,7 @@ fn create(a: CreateArgs) -> Result<ExitCode> {
 /// name the flags that sized it; any other error passes through.
 fn too_large(e: zonekit_device::DeviceError, a: &CreateArgs, g: &Geometry) -> anyhow::Error {
     match &e {
-        zonekit_device::DeviceError::Io { error, .. } if error.raw_os_error() == Some(libc::EFBIG) => crate::Usage(format!(
+        zonekit_device::DeviceError::Io { error, .. } if error.raw_os_error() == Some(libc::EFBIG) => crate::error::Usage(format!(
             "{}: an image of {} zones of {} MiB ({} bytes) is larger than the file system holding {} allows a file to be",
             a.geometry.size_flags(),
             g.zone_count,
@@ -505,7 +505,7 @@ mod tests {
 
     fn refusal(args: GeometryArgs) -> String {
         let e = args.resolve().err().expect("refused");
-        assert!(e.is::<crate::Usage>(), "{e}");
+        assert!(e.is::<crate::error::Usage>(), "{e}");
         e.to_string()
     }
 

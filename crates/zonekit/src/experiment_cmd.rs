@@ -18,7 +18,7 @@ use zonekit_report::{bar_chart, csv, line_chart, Series, Spread};
 use zonekit_trace::input::Input;
 
 use crate::args::{thesis_ftl, FtlArgs};
-use crate::lab;
+use crate::error::lab;
 use crate::sweep_run::{node_inputs, run_grid, run_inputs};
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -144,7 +144,7 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let mut inputs: Vec<(String, Input)> = traces.iter().map(|t| (t.display().to_string(), Input::path(t, None, false))).collect();
     for w in workloads {
-        inputs.push((w.clone(), Input::generated(w.parse::<zonekit_trace::synth::Workload>().map_err(|e| crate::Usage(e.to_string()))?, 1)));
+        inputs.push((w.clone(), Input::generated(w.parse::<zonekit_trace::synth::Workload>().map_err(|e| crate::error::Usage(e.to_string()))?, 1)));
     }
     let mut rows = Vec::new();
     // Each row's own `zonekit replay` command, as a sweep writes them.

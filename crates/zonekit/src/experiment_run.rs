@@ -3,7 +3,7 @@
 use anyhow::Result;
 use zonekit_lab::harness::error::LabError;
 
-use crate::lab;
+use crate::error::lab;
 
 /// `--threads`: at least one, the machine's cores by default.
 pub fn threads(given: Option<usize>) -> Result<usize> {

@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use zonekit_device::ZonedDevice;
 use zonekit_zfs::fs::{FsConfig, Zfs};
 
-use crate::Usage;
+use crate::error::Usage;
 
 #[derive(Subcommand)]
 pub enum FsCommand {

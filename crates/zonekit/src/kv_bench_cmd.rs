@@ -8,7 +8,7 @@ use clap::builder::PossibleValuesParser;
 use clap::Args;
 use zonekit_lab::kv::bench::{self as kv_bench, describe_run, KvBench, CONFIGS, PROFILES};
 
-use crate::lab;
+use crate::error::lab;
 
 #[derive(Args)]
 pub struct KvBenchArgs {

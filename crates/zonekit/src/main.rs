@@ -4,7 +4,7 @@
 /// (a bad value, name or path), not the run.
 macro_rules! usage {
     ($($arg:tt)*) => {
-        return Err($crate::Usage(format!($($arg)*)).into())
+        return Err($crate::error::Usage(format!($($arg)*)).into())
     };
 }
 
@@ -24,6 +24,7 @@ mod claims_cmd;
 mod demo;
 mod device_cmd;
 mod device_demo;
+mod error;
 mod experiment_cmd;
 mod experiment_run;
 mod fs_cmd;
@@ -45,7 +46,8 @@ mod tree_image;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use zonekit_lab::LabError;
+
+use crate::error::Usage;
 
 #[derive(Parser)]
 #[command(name = "zonekit", version, about = "Toolkit for host-managed zoned flash storage (NVMe ZNS, Open-Channel SSDs)", term_width = 100, max_term_width = 100)]
@@ -187,18 +189,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// A request that cannot be run as given (a bad value, name or path): exit status 2.
-#[derive(Debug)]
-pub struct Usage(pub String);
-
-impl std::fmt::Display for Usage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Usage {}
-
+/// `zonekit policies`: every policy table with its parameters and defaults.
 fn policies() -> anyhow::Result<ExitCode> {
     use zonekit_base::policy::help;
     println!("Placement policies (replay --placement, sweep --placements; parameters with --param k=v or --grid):\n{}", help(zonekit_ftl::placement::PLACEMENTS));
@@ -207,13 +198,4 @@ fn policies() -> anyhow::Result<ExitCode> {
     println!("Open-channel FTLs (ocssd run --ftl NAME, --param k=v):\n{}", help(zonekit_ocssd::FTLS));
     println!("Item cache policies (cache sim --policy NAME, --param k=v):\n{}", help(zonekit_lab::cache::sim::ITEM_POLICIES));
     Ok(ExitCode::SUCCESS)
-}
-
-/// Turns a harness error into the CLI's: usage errors exit with status 2, failed runs with 1.
-pub fn lab(e: LabError) -> anyhow::Error {
-    if e.is_usage() {
-        Usage(e.to_string()).into()
-    } else {
-        e.into()
-    }
 }

@@ -11,7 +11,7 @@ use zonekit_lab::ocssd::experiment::{run_experiment, OcssdExperiment};
 use zonekit_ocssd::{OcGeometry, Timing};
 
 use crate::args::InputArgs;
-use crate::lab;
+use crate::error::lab;
 
 #[derive(Subcommand)]
 pub enum OcssdCommand {
@@ -136,7 +136,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     };
     let logical_bytes_max = match logical {
         Some((0, _)) => usage!("{logical_flag} 0: the host must be able to address at least one page"),
-        Some((n, unit)) => Some(n.checked_mul(unit).ok_or_else(|| crate::Usage(format!("{logical_flag} {n}: too large")))?),
+        Some((n, unit)) => Some(n.checked_mul(unit).ok_or_else(|| crate::error::Usage(format!("{logical_flag} {n}: too large")))?),
         None => None,
     };
     let spec = OcssdSpec {
@@ -156,13 +156,13 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     // An FTL that refuses the geometry or its parameters is named by the flags that set them.
     let run = run_ocssd(&spec, &mut |written| bar.set_message(&format!("{} MB written", written / 1_000_000))).map_err(|e| match e {
         zonekit_lab::LabError::Ocssd { context, error } if matches!(*error, zonekit_ocssd::OcError::Geometry(_) | zonekit_ocssd::OcError::Config(_)) => {
-            anyhow::Error::new(crate::Usage(format!(
+            anyhow::Error::new(crate::error::Usage(format!(
                 "--ftl {} --channels {} --luns {} --blocks-per-lun {} --pages-per-block {} --page-kib {}: {context}: {error}",
                 a.ftl, a.geometry.channels, a.geometry.luns, a.geometry.blocks_per_lun, a.geometry.pages_per_block, a.geometry.page_kib
             )))
         }
         zonekit_lab::LabError::Ocssd { context, error } if matches!(*error, zonekit_ocssd::OcError::LogicalSpace { .. }) => {
-            anyhow::Error::new(crate::Usage(format!("{logical_flag} {}: {context}: {error}", logical.map_or(0, |(n, _)| n))))
+            anyhow::Error::new(crate::error::Usage(format!("{logical_flag} {}: {context}: {error}", logical.map_or(0, |(n, _)| n))))
         }
         e => lab(e),
     })?;
@@ -221,7 +221,7 @@ mod tests {
             (GeometryArgs { page_kib: 4_194_304, ..thesis() }, "--page-kib 4194304"),
         ] {
             let e = args.geometry().unwrap_err();
-            assert!(e.is::<crate::Usage>() && e.to_string().starts_with(flag), "{flag}: {e}");
+            assert!(e.is::<crate::error::Usage>() && e.to_string().starts_with(flag), "{flag}: {e}");
         }
     }
 }

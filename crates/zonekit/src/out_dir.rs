@@ -29,9 +29,9 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
     let command = this_command();
     let run = out.join(RUN_FILE);
     let other = |what: &str| -> anyhow::Error {
-        crate::Usage(format!("--out {}: it holds {what}; give `zonekit {identity}` a directory of its own (another --out), or remove that one", out.display())).into()
+        crate::error::Usage(format!("--out {}: it holds {what}; give `zonekit {identity}` a directory of its own (another --out), or remove that one", out.display())).into()
     };
-    let unwritable = |e: std::io::Error| -> anyhow::Error { crate::Usage(format!("--out {}: cannot write there ({e})", out.display())).into() };
+    let unwritable = |e: std::io::Error| -> anyhow::Error { crate::error::Usage(format!("--out {}: cannot write there ({e})", out.display())).into() };
     // The directories the claim creates: `out` and its missing parents, the outermost last.
     let created: Vec<PathBuf> = out.ancestors().filter(|a| !a.as_os_str().is_empty()).take_while(|a| !a.exists()).map(Path::to_path_buf).collect();
     let mut fresh = false;

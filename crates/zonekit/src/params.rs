@@ -26,7 +26,7 @@ pub fn parse_params(flag: &str, items: &[String]) -> Result<Params> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Usage;
+    use crate::error::Usage;
 
     fn parse(items: &[&str]) -> Result<Params> {
         parse_params("--param", &items.iter().map(|s| s.to_string()).collect::<Vec<_>>())

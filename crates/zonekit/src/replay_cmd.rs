@@ -12,10 +12,10 @@ use zonekit_lab::block::sweep::{self, Shard};
 use zonekit_report::{bar_chart, text_table};
 
 use crate::args::{FtlArgs, InputArgs};
-use crate::lab;
+use crate::error::lab;
 use crate::sweep_run::{print_warnings, progress_bar, run_grid, summarize};
 
-use crate::Usage;
+use crate::error::Usage;
 
 #[derive(Args)]
 pub struct ReplayArgs {

@@ -171,12 +171,12 @@ fn emulator(a: &UblkArgs) -> Result<(Box<dyn ZonedDevice + Send>, Option<preset:
 /// The zone faults of the command line, on the emulator before it is served.
 fn inject_zone_faults<M: Media>(dev: &mut Emulator<M>, a: &UblkArgs) -> Result<()> {
     for &z in &a.read_only_zones {
-        dev.inject_read_only(ZoneId(z)).map_err(|e| crate::Usage(format!("--read-only-zone {z}: {e}")))?;
+        dev.inject_read_only(ZoneId(z)).map_err(|e| crate::error::Usage(format!("--read-only-zone {z}: {e}")))?;
     }
     // A zone goes offline through read-only, as a failing drive's do (ZNS: only a read-only
     // zone may go offline).
     for &z in &a.offline_zones {
-        dev.inject_read_only(ZoneId(z)).and_then(|_| dev.inject_offline(ZoneId(z))).map_err(|e| crate::Usage(format!("--offline-zone {z}: {e}")))?;
+        dev.inject_read_only(ZoneId(z)).and_then(|_| dev.inject_offline(ZoneId(z))).map_err(|e| crate::error::Usage(format!("--offline-zone {z}: {e}")))?;
     }
     Ok(())
 }
@@ -199,7 +199,7 @@ fn serve_ublk(a: UblkArgs) -> Result<ExitCode> {
     let g = *base.geometry();
     let Some(max_io_bytes) = a.max_io_kib.checked_mul(1024) else { usage!("--max-io-kib {}: over 4 GiB", a.max_io_kib) };
     let what = a.image.as_ref().map_or_else(|| a.geometry.size_flags(), |p| p.display().to_string());
-    ublk::check_geometry(&g, max_io_bytes).map_err(|e| crate::Usage(format!("{what} --max-io-kib {}: {e}", a.max_io_kib)))?;
+    ublk::check_geometry(&g, max_io_bytes).map_err(|e| crate::error::Usage(format!("{what} --max-io-kib {}: {e}", a.max_io_kib)))?;
     let options = UblkOptions {
         dev_id: a.id.map_or(-1, |id| id as i32),
         queue_depth: a.queue_depth,
@@ -307,7 +307,7 @@ fn serve_nbd(a: NbdArgs) -> Result<ExitCode> {
     // A memory device is named by the flags that sized it, so a refusal names them.
     let what = a.device.as_ref().map_or_else(|| format!("the memory device ({})", a.geometry.size_flags()), |p| p.display().to_string());
     let volume = Volume::open(dev, &spec).map_err(|e| match e {
-        VolumeError::Usage(m) => anyhow::Error::new(crate::Usage(format!("{what}: {m}"))),
+        VolumeError::Usage(m) => anyhow::Error::new(crate::error::Usage(format!("{what}: {m}"))),
         e => anyhow::Error::new(e).context(format!("opening the volume on {what}")),
     })?;
     let (blocks, block_bytes) = (volume.blocks(), volume.block_bytes());

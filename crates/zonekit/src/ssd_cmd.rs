@@ -287,7 +287,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if a.log != "all" && a.log != "none" && cfg.handles.is_empty() {
         usage!("--log {}: a conventional SSD has no FDP log pages (give --handles N)", a.log);
     }
-    let mut ssd = Ssd::new(cfg).map_err(|e| crate::Usage(e.to_string()))?;
+    let mut ssd = Ssd::new(cfg).map_err(|e| crate::error::Usage(e.to_string()))?;
     let stats = workload.run(&mut ssd)?;
     ssd.check_invariants();
     let mut report = SsdReport::of(&ssd);

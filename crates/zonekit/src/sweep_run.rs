@@ -11,7 +11,7 @@ use zonekit_lab::block::sweep::{self, Shard, Sweep, SweepInput};
 use zonekit_trace::input::Input;
 
 use crate::args::FtlArgs;
-use crate::lab;
+use crate::error::lab;
 use crate::progress::Progress;
 
 pub(crate) fn progress_bar(total: Option<u64>, what: &str) -> Progress {

@@ -232,12 +232,12 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
 }
 
 fn gen(a: GenArgs) -> Result<ExitCode> {
-    let workload: Workload = a.spec.parse::<Workload>().map_err(|e| crate::Usage(e.to_string()))?;
+    let workload: Workload = a.spec.parse::<Workload>().map_err(|e| crate::error::Usage(e.to_string()))?;
     if a.out.extension().is_some_and(|e| e == "csv") {
         let file = std::fs::File::create(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
         let mut out = std::io::BufWriter::new(file);
         let mut n = 0u64;
-        for r in workload.records(a.seed).map_err(|e| crate::Usage(e.to_string()))? {
+        for r in workload.records(a.seed).map_err(|e| crate::error::Usage(e.to_string()))? {
             let op = if r.op == Op::Write { 'W' } else { 'R' };
             writeln!(out, "{},{},{},{},{}", r.volume, op, r.offset_bytes, r.len_bytes, r.time_us)?;
             n += 1;

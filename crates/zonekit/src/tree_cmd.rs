@@ -9,8 +9,8 @@ use clap::{Args, Subcommand};
 use zonekit_lab::tree::bench::{cow_collect, cow_rebalance, fits_device, parse_distribution, run_tree, run_tree_on, Mix, TreeKind, TreeSpec};
 use zonekit_lab::tree::experiment::{run_experiment, Backend, Section, TreeExperiment};
 
-use crate::lab;
-use crate::Usage;
+use crate::error::lab;
+use crate::error::Usage;
 
 #[derive(Subcommand)]
 pub enum TreeCommand {

@@ -10,7 +10,7 @@ use clap::Args;
 use zonekit_lab::tree::image::{self, DeviceTree};
 use zonekit_zbtree::Index;
 
-use crate::lab;
+use crate::error::lab;
 
 #[derive(Args)]
 pub struct CreateArgs {
@@ -85,7 +85,7 @@ pub fn create(a: CreateArgs) -> Result<ExitCode> {
 }
 
 pub fn load(a: LoadArgs) -> Result<ExitCode> {
-    let Some(end) = a.from.checked_add(a.count) else { return Err(crate::Usage(format!("--from {} --count {}: keys past 2^64", a.from, a.count)).into()) };
+    let Some(end) = a.from.checked_add(a.count) else { return Err(crate::error::Usage(format!("--from {} --count {}: keys past 2^64", a.from, a.count)).into()) };
     let mut tree = open_tree(&a.device, false)?;
     let bar = crate::progress::Progress::bar(a.count, "records");
     let records = image::load(&mut tree, &a.device, a.from, a.count, a.seed, &mut |done| bar.set_position(done)).map_err(lab)?;

@@ -37,8 +37,8 @@ use crate::harness::interface::Interface;
 pub const INTERFACE_AXIS: &str = "interface";
 use crate::block::replay::{replay_staged, ReplayReport, ReplaySpec, TempDir};
 use crate::block::stage::{stage_with, with_future, Staged};
+use crate::harness::progress::Progress;
 use crate::harness::results::{fingerprint, prepare_out, resume, sealed, set_aside, write_atomically, Reading, ResultsFile};
-use crate::Progress;
 
 /// The columns of `results.csv`.
 pub const RESULTS_HEADER: [&str; 17] = [

@@ -33,7 +33,7 @@ pub use crate::cache::ssd::GcRound;
 use crate::cache::ssd::{SsdBuckets, SsdShape};
 use crate::harness::error::{LabError, Result};
 use crate::harness::interface::Interface;
-use crate::Progress;
+use crate::harness::progress::Progress;
 
 pub(crate) const KIB: u64 = 1024;
 pub(crate) const MIB: u64 = 1024 * KIB;

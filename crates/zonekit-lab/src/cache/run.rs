@@ -15,7 +15,7 @@ use crate::cache::bench::{run_cache, write_mode, CacheReport, CacheSpec, DeviceK
 use crate::cache::trace::run_cache_trace;
 use crate::harness::error::{LabError, Result};
 use crate::harness::interface::Interface;
-use crate::Progress;
+use crate::harness::progress::Progress;
 
 /// Every setting of one cache run, named as `zonekit cache run`'s flags (with `_` for `-`).
 /// `None` takes the default the flag's help states. The YCSB-like workload's settings are

@@ -4,7 +4,7 @@
 
 use crate::cache::bench::*;
 use crate::harness::error::{LabError, Result};
-use crate::Progress;
+use crate::harness::progress::Progress;
 
 /// Replays a block trace through the cache (no load phase). The backing disk is
 /// `backing_bytes` (a trace beyond it is refused before anything runs) or sized to the
