@@ -190,8 +190,21 @@ pub const FTLS: &[FtlInfo] = &[
         name: "pm-gcc",
         summary: "page map, the device as one circular log swept whole by GC (§3.2.2)",
         role: Role::Proposed,
-        params: &[],
-        make: |_, g| Ok(AnyFtl::PmGcc(pm_gcc::PmGcc::new(g)?)),
+        params: &[
+            ParamInfo { name: "sweep", default: "full-rows", summary: "what a sweep collects: full-rows (the row holding the log's end waits) or whole (every row holding data)" },
+            ParamInfo { name: "sweep_reads", default: "valid", summary: "pages a sweep reads: valid (live pages only) or every-page (stale ones too)" },
+        ],
+        make: |p, g| {
+            let extent = match p.choice("sweep", &["full-rows", "whole"]).map_err(config)? {
+                "full-rows" => pm_gcc::SweepExtent::FullRows,
+                _ => pm_gcc::SweepExtent::Whole,
+            };
+            let reads = match p.choice("sweep_reads", &["valid", "every-page"]).map_err(config)? {
+                "valid" => pm_gcc::SweepReads::Valid,
+                _ => pm_gcc::SweepReads::EveryPage,
+            };
+            Ok(AnyFtl::PmGcc(pm_gcc::PmGcc::new(g)?.with_sweep(extent, reads)))
+        },
     },
     PolicyInfo {
         name: "sbm-gcl",
