@@ -29,6 +29,7 @@
 //! assert_eq!(back, block);
 //! ```
 
+pub mod bench;
 pub mod conformance;
 mod device;
 pub mod emu;
@@ -40,6 +41,7 @@ pub mod linux;
 pub mod preset;
 pub mod timing;
 mod types;
+mod controller;
 
 pub use device::{DeviceStats, FlashWrites, OpCounter, ZonedDevice, LIFETIME_HINT_MAX};
 pub use emu::{Emulator, FileDevice, Media, MemDevice, StorageMode};

@@ -4,7 +4,7 @@
 //! ZN540) the preset says what it assumes. Timings are for the emulator's [`crate::timing`]
 //! model, not measurements of ours.
 
-use crate::timing::FlashConfig;
+use crate::timing::{ControllerConfig, FlashConfig};
 use crate::{Geometry, ZoneBehavior};
 
 /// A device shape plus the flash behind it.
@@ -35,9 +35,10 @@ const fn zns(zone_size_bytes: u64, zone_capacity_bytes: u64, zones: u32, open: O
     }
 }
 
-/// Western Digital Ultrastar DC ZN540 flash: 58 µs read, 561 µs program, 3.5 ms erase,
-/// 450 MB/s channels. Die layout (8 × 4) and 48 MiB erase blocks per die are assumptions.
-const ZN540_FLASH: FlashConfig = FlashConfig {
+/// The figures the `zn540` preset had before issue 48 fitted it (58 µs read, 561 µs program,
+/// 3.5 ms erase, 450 MB/s channels; die layout 8 × 4 and 48 MiB erase blocks assumed), kept
+/// for `nvmevirt-zns`, seed 004's NVMeVirt device, whose results were made with them.
+const ZN540_ASSUMED_FLASH: FlashConfig = FlashConfig {
     channels: 8,
     dies_per_channel: 4,
     page_size_bytes: 32 * KIB as u32,
@@ -47,6 +48,45 @@ const ZN540_FLASH: FlashConfig = FlashConfig {
     erase_ns: 3500 * US,
     channel_bytes_per_sec: 450_000_000,
     dies_per_zone: 32,
+    controller: ControllerConfig::NONE,
+};
+
+/// The ZN540 as fitted to its published measurements (issue 48; `zonekit device fit` derives
+/// every fitted figure from `crates/zonekit-device/data/zn540/`, and `zonekit device presets`
+/// prints where each comes from). 16 dies on 8 channels, 32 KiB pages programmed in stripes
+/// over all 16, behind a write buffer and the controller of [`crate::timing::ControllerConfig`].
+pub const ZN540_FLASH: FlashConfig = FlashConfig {
+    channels: 8,
+    dies_per_channel: 2,
+    page_size_bytes: 32 * KIB as u32,
+    pages_per_block: 1536,
+    read_ns: 36_600,
+    program_ns: 433_000,
+    erase_ns: 3500 * US,
+    channel_bytes_per_sec: 330_000_000,
+    dies_per_zone: 16,
+    controller: ControllerConfig {
+        dispatch_ns: 1000,
+        write_ns: 2400,
+        append_ns: 4200,
+        handoff_ns: 2330,
+        jitter_ns: 650,
+        write_done_ns: 7650,
+        append_done_ns: 8800,
+        host_bytes_per_sec: 2_350_000_000,
+        host_overlap_bytes: 8192,
+        read_done_ns: 19_100,
+        write_buffer_bytes: 8 * MIB,
+        stripe_dies: 16,
+        implicit_open_ns: 2500,
+        open_ns: 8500,
+        close_ns: 9700,
+        finish_empty_ns: 12_500,
+        seal_ns: 2_570_000,
+        reset_ns: 1_570_000,
+        reset_ns_per_mib: 12_800,
+        seed: 48,
+    },
 };
 
 /// FEMU's TLC-class defaults (40 µs / 200 µs / 2 ms). FEMU's ZNS mode does not fix a die layout
@@ -61,6 +101,7 @@ const FEMU_FLASH: FlashConfig = FlashConfig {
     erase_ns: 2 * MS,
     channel_bytes_per_sec: 800_000_000,
     dies_per_zone: 64,
+    controller: ControllerConfig::NONE,
 };
 
 pub const PRESETS: [Preset; 5] = [
@@ -89,6 +130,7 @@ pub const PRESETS: [Preset; 5] = [
             erase_ns: 434 * US,
             channel_bytes_per_sec: 40_000_000,
             dies_per_zone: 1,
+            controller: ControllerConfig::NONE,
         },
     },
     Preset {
@@ -107,10 +149,10 @@ pub const PRESETS: [Preset; 5] = [
     },
     Preset {
         name: "nvmevirt-zns",
-        summary: "seed 004's NVMeVirt ZNS device: 64 zones of 128 MiB (8 GiB), ZN540 flash timing",
+        summary: "seed 004's NVMeVirt ZNS device: 64 zones of 128 MiB (8 GiB), the old assumed ZN540 flash timing",
         geometry: zns(128 * MIB, 128 * MIB, 64, None, None),
         behavior: ZoneBehavior::QEMU_NVME,
-        flash: ZN540_FLASH,
+        flash: ZN540_ASSUMED_FLASH,
     },
 ];
 

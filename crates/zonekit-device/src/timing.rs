@@ -17,6 +17,8 @@ use std::collections::BinaryHeap;
 use serde::{Deserialize, Serialize};
 pub use zonekit_base::LogHistogram as LatencyHistogram;
 
+pub use crate::controller::ControllerConfig;
+use crate::controller::{Controller, WriteKind};
 use crate::{DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZonedDevice};
 
 /// The flash behind a zoned device.
@@ -34,6 +36,10 @@ pub struct FlashConfig {
     pub channel_bytes_per_sec: u64,
     /// How many dies a zone's pages are striped over.
     pub dies_per_zone: u32,
+    /// The controller in front of the flash (write buffer, engines, zone management costs):
+    /// [`ControllerConfig::NONE`] for the plain flash model.
+    #[serde(default)]
+    pub controller: ControllerConfig,
 }
 
 impl FlashConfig {
@@ -55,10 +61,25 @@ impl FlashConfig {
         if self.dies_per_zone == 0 || self.dies_per_zone > self.die_count() {
             return bad(format!("a zone striped over {} dies on flash with {} dies", self.dies_per_zone, self.die_count()));
         }
+        let c = &self.controller;
+        if c.enabled() {
+            if c.stripe_dies == 0 || c.stripe_dies > self.dies_per_zone {
+                return bad(format!("a stripe over {} dies of a zone striped over {}", c.stripe_dies, self.dies_per_zone));
+            }
+            let stripe = self.page_size_bytes as u64 * c.stripe_dies as u64;
+            if c.write_buffer_bytes < 2 * stripe {
+                return bad(format!("a {}-byte write buffer holds less than two {stripe}-byte stripes", c.write_buffer_bytes));
+            }
+        }
         Ok(())
     }
 
-    fn transfer_ns(&self, bytes: u64) -> u64 {
+    /// Bytes one stripe holds under the controller model (one page without it).
+    pub fn stripe_bytes(&self) -> u64 {
+        self.page_size_bytes as u64 * self.controller.stripe_dies.max(1) as u64
+    }
+
+    pub(crate) fn transfer_ns(&self, bytes: u64) -> u64 {
         (bytes as u128 * 1_000_000_000 / self.channel_bytes_per_sec as u128) as u64
     }
 }
@@ -74,12 +95,15 @@ pub struct ParallelUnit {
 /// Busy-until times of every die and channel, in virtual nanoseconds.
 #[derive(Clone, Debug)]
 pub struct TimingModel {
-    flash: FlashConfig,
+    pub(crate) flash: FlashConfig,
     zone_size_bytes: u64,
-    die_free_ns: Vec<u64>,
-    channel_free_ns: Vec<u64>,
+    pub(crate) zone_capacity_bytes: u64,
+    pub(crate) die_free_ns: Vec<u64>,
+    pub(crate) channel_free_ns: Vec<u64>,
     /// Bytes written into each zone since its last reset (which pages are programmed).
     zone_written_bytes: Vec<u64>,
+    /// The controller model, when the flash config has one.
+    pub(crate) controller: Option<Controller>,
 }
 
 impl TimingModel {
@@ -88,9 +112,11 @@ impl TimingModel {
         Ok(TimingModel {
             flash,
             zone_size_bytes: geometry.zone_size_bytes(),
+            zone_capacity_bytes: geometry.zone_capacity_bytes(),
             die_free_ns: vec![0; flash.die_count() as usize],
             channel_free_ns: vec![0; flash.channels as usize],
             zone_written_bytes: vec![0; geometry.zone_count as usize],
+            controller: flash.controller.enabled().then(|| Controller::new(flash.controller, geometry.zone_count)),
         })
     }
 
@@ -98,13 +124,13 @@ impl TimingModel {
         &self.flash
     }
 
-    fn die_of(&self, zone: u32, page: u64) -> usize {
+    pub(crate) fn die_of(&self, zone: u32, page: u64) -> usize {
         let dies = self.flash.die_count() as u64;
         let first = zone as u64 * self.flash.dies_per_zone as u64 % dies;
         ((first + page % self.flash.dies_per_zone as u64) % dies) as usize
     }
 
-    fn channel_of(&self, die: usize) -> usize {
+    pub(crate) fn channel_of(&self, die: usize) -> usize {
         die % self.flash.channels as usize
     }
 
@@ -120,6 +146,59 @@ impl TimingModel {
 
     /// Writes `len` bytes at byte `offset` of `zone`; returns the completion time.
     pub fn write(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64) -> u64 {
+        if self.controller.is_some() {
+            self.note_written(zone, offset + len);
+            return self.ctl_write(submit_ns, zone, offset, len, WriteKind::Write);
+        }
+        self.flash_write(submit_ns, zone, offset, len)
+    }
+
+    /// A zone append of `len` bytes that landed at byte `offset` of `zone`: a write, but for
+    /// the controller model's append engine.
+    pub fn append(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64) -> u64 {
+        if self.controller.is_some() {
+            self.note_written(zone, offset + len);
+            return self.ctl_write(submit_ns, zone, offset, len, WriteKind::Append);
+        }
+        self.flash_write(submit_ns, zone, offset, len)
+    }
+
+    fn note_written(&mut self, zone: u32, end: u64) {
+        let written = &mut self.zone_written_bytes[zone as usize];
+        *written = (*written).max(end);
+    }
+
+    /// Whether a controller model sits in front of the flash.
+    pub fn has_controller(&self) -> bool {
+        self.controller.is_some()
+    }
+
+    /// An explicit open (free without a controller model).
+    pub fn open(&mut self, submit_ns: u64, zone: u32) -> u64 {
+        match self.controller {
+            Some(_) => self.ctl_manage(submit_ns, zone, ZoneAction::Open),
+            None => submit_ns,
+        }
+    }
+
+    /// A close (free without a controller model).
+    pub fn close(&mut self, submit_ns: u64, zone: u32) -> u64 {
+        match self.controller {
+            Some(_) => self.ctl_manage(submit_ns, zone, ZoneAction::Close),
+            None => submit_ns,
+        }
+    }
+
+    /// The zone as if `bytes` had been written into it long ago, explicitly opened when
+    /// `open` (a benchmark's fill before a reset or finish, without simulating it).
+    pub fn assume_written(&mut self, zone: u32, bytes: u64, open: bool) {
+        self.zone_written_bytes[zone as usize] = bytes;
+        if self.controller.is_some() {
+            self.ctl_assume_written(zone, bytes, open);
+        }
+    }
+
+    fn flash_write(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64) -> u64 {
         let page_size = self.flash.page_size_bytes as u64;
         let mut done = submit_ns;
         let mut at = offset;
@@ -149,6 +228,7 @@ impl TimingModel {
 
     /// Reads `len` bytes at byte `offset` of `zone`; returns the completion time.
     pub fn read(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64) -> u64 {
+        let submit_ns = if self.controller.is_some() { self.ctl_read_start(submit_ns) } else { submit_ns };
         let page_size = self.flash.page_size_bytes as u64;
         let mut done = submit_ns;
         let mut at = offset;
@@ -165,11 +245,15 @@ impl TimingModel {
             done = done.max(transferred);
             at += bytes;
         }
-        done
+        done + self.ctl_read_done()
     }
 
-    /// Programs the partially filled last page of a finished zone.
+    /// Programs the partially filled last page of a finished zone (under a controller model:
+    /// pads the zone to its capacity).
     pub fn finish(&mut self, submit_ns: u64, zone: u32) -> u64 {
+        if self.controller.is_some() {
+            return self.ctl_manage(submit_ns, zone, ZoneAction::Finish);
+        }
         let page_size = self.flash.page_size_bytes as u64;
         let written = self.zone_written_bytes[zone as usize];
         if written % page_size == 0 {
@@ -183,6 +267,10 @@ impl TimingModel {
 
     /// Erases the programmed blocks of a zone on each of its dies.
     pub fn reset(&mut self, submit_ns: u64, zone: u32) -> u64 {
+        if self.controller.is_some() {
+            self.zone_written_bytes[zone as usize] = 0;
+            return self.ctl_manage(submit_ns, zone, ZoneAction::Reset);
+        }
         let page_size = self.flash.page_size_bytes as u64;
         let pages = self.zone_written_bytes[zone as usize].div_ceil(page_size);
         self.zone_written_bytes[zone as usize] = 0;
@@ -204,7 +292,7 @@ impl TimingModel {
 
     /// When every die and channel is idle.
     pub fn drained_ns(&self) -> u64 {
-        self.die_free_ns.iter().chain(&self.channel_free_ns).copied().max().unwrap_or(0)
+        self.die_free_ns.iter().chain(&self.channel_free_ns).copied().max().unwrap_or(0).max(self.ctl_idle_ns())
     }
 
     /// Zone size in bytes (for callers mapping LBAs).
@@ -398,7 +486,7 @@ impl<D: ZonedDevice> ZonedDevice for TimedDevice<D> {
         let lba = self.inner.append(zone, data)?;
         let submit = self.submit_ns();
         let (z, offset) = self.zone_offset(lba);
-        let done = self.model.write(submit, z, offset, data.len() as u64);
+        let done = self.model.append(submit, z, offset, data.len() as u64);
         self.complete(submit, done, OpKind::Write);
         Ok(lba)
     }
@@ -409,7 +497,8 @@ impl<D: ZonedDevice> ZonedDevice for TimedDevice<D> {
         let (done, kind) = match action {
             ZoneAction::Reset => (self.model.reset(submit, zone.0), OpKind::Reset),
             ZoneAction::Finish => (self.model.finish(submit, zone.0), OpKind::Other),
-            ZoneAction::Open | ZoneAction::Close => (submit, OpKind::Other),
+            ZoneAction::Open => (self.model.open(submit, zone.0), OpKind::Other),
+            ZoneAction::Close => (self.model.close(submit, zone.0), OpKind::Other),
         };
         self.complete(submit, done, kind);
         Ok(())
@@ -452,6 +541,7 @@ mod tests {
             erase_ns: 3_000_000,
             channel_bytes_per_sec: 1_000_000_000,
             dies_per_zone: 4,
+            controller: ControllerConfig::NONE,
         }
     }
 

@@ -1,0 +1,416 @@
+//! The controller in front of the flash, for a preset fitted to a real drive (issue 48: the
+//! ZN540). With [`ControllerConfig::NONE`] (every figure zero) the timing model is the plain
+//! channels × dies model of [`crate::timing`] and nothing here runs.
+//!
+//! What the drive's published measurements show, and the part of the model each one asks for
+//! (`docs/results/devices-data.md` lists the data; `docs/results/devices.md` the fit):
+//!
+//! - **Dispatch, in order.** Every command passes one dispatcher in arrival order. A write is
+//!   dispatched only once the write buffer has room for it, so a write waiting for room holds
+//!   up every command behind it, reads included (head-of-line blocking). Nothing in the fit data
+//!   measures it; the validation runs with 4 × 32 × 1 MiB appends queued show reads waiting
+//!   95 ms, the time the queued appends take to drain.
+//! - **A write buffer.** A host write completes once its data is in the controller's buffer
+//!   (11.5 µs for 4 KiB, far below a page program); the buffer drains to flash in stripes (one
+//!   page on each of `stripe_dies` dies, programmed together), and a stripe's bytes leave the
+//!   buffer when its last page is programmed. The drain's rate is the device's write bandwidth
+//!   (1.2 GB/s from 8 KiB writes up, whatever the zone count).
+//! - **The write engine.** Writes and appends pass one engine, `write_ns` or `append_ns` each:
+//!   4 KiB writes over 8-14 zones saturate at 186 KIOPS, appends at 132 KIOPS in one zone as
+//!   over 4-14. While another write or append is in flight each costs `handoff_ns` more (one
+//!   zone at QD2 or two zones at QD1 run well below twice QD1's rate), and `jitter_ns` is the
+//!   mean of an exponential spread (QD1's p99 sits 2.5 µs above its median).
+//! - **Completion.** After the engine a write completes `write_done_ns` later plus the time
+//!   its bytes beyond `host_overlap_bytes` take over the host link at `host_bytes_per_sec`
+//!   (4 and 8 KiB writes take the same 11 µs at QD1; from 16 KiB up the latency grows by
+//!   about 0.43 µs per KiB).
+//! - **Reads** sense a page on its die and cross the die's channel (the plain model), then take
+//!   `read_done_ns` (ECC, transfer to the host, completion).
+//! - **Zone management** passes one management engine: open, close and the finish of an empty
+//!   zone cost a fixed time; a reset costs `reset_ns` plus `reset_ns_per_mib` for each MiB the
+//!   host wrote (a finished zone resets like an unfinished one with the same host data: the
+//!   padding costs nothing), plus `seal_ns` when the zone is open with programmed data and not
+//!   full; a finish of a written zone costs `seal_ns`, then programs the rest of the zone's
+//!   capacity on its dies (padding at the flash's own bandwidth). Resets do not erase on the
+//!   dies: reads beside back-to-back resets keep their 69 µs median, so the erase is not in
+//!   the reads' way.
+//! - A first write or append to a zone that is not open opens it (`implicit_open_ns` more).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use serde::{Deserialize, Serialize};
+use zonekit_base::Rng;
+
+use crate::timing::TimingModel;
+
+/// The controller's figures; zero everywhere ([`ControllerConfig::NONE`]) means "not
+/// modelled": the device is the plain flash model. A figure only applies when
+/// `write_buffer_bytes` is set.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ControllerConfig {
+    /// The in-order dispatcher's time per command.
+    pub dispatch_ns: u64,
+    /// The write engine's time per write command.
+    pub write_ns: u64,
+    /// The write engine's time per zone append command.
+    pub append_ns: u64,
+    /// Extra engine time per write or append while another one is in flight.
+    pub handoff_ns: u64,
+    /// Mean of the exponential spread added to each write or append's engine time.
+    pub jitter_ns: u64,
+    /// From the end of the engine to a write's completion (at least).
+    pub write_done_ns: u64,
+    /// From the end of the engine to an append's completion (at least).
+    pub append_done_ns: u64,
+    /// A write's bytes beyond the first `host_overlap_bytes` cross the host link at this
+    /// rate before it completes (0: instantly).
+    pub host_bytes_per_sec: u64,
+    /// Bytes of a write whose transfer overlaps the command's processing.
+    pub host_overlap_bytes: u64,
+    /// From the end of a read's flash transfer to its completion.
+    pub read_done_ns: u64,
+    /// The write buffer; 0 means no controller model at all.
+    pub write_buffer_bytes: u64,
+    /// Dies programmed together: a stripe is one page on each.
+    pub stripe_dies: u32,
+    /// Extra time of the first write or append to a zone that is not open.
+    pub implicit_open_ns: u64,
+    /// Explicit open, close, and finish of an empty zone (after dispatch).
+    pub open_ns: u64,
+    pub close_ns: u64,
+    pub finish_empty_ns: u64,
+    /// Closing a written zone's open flash (finish; reset of an open zone not yet full).
+    pub seal_ns: u64,
+    /// A reset of a zone that was opened or written, plus a cost per MiB the host wrote.
+    pub reset_ns: u64,
+    pub reset_ns_per_mib: u64,
+    /// Seed of the jitter's generator.
+    pub seed: u64,
+}
+
+impl ControllerConfig {
+    /// Not modelled: the plain flash model.
+    pub const NONE: ControllerConfig = ControllerConfig {
+        dispatch_ns: 0,
+        write_ns: 0,
+        append_ns: 0,
+        handoff_ns: 0,
+        jitter_ns: 0,
+        write_done_ns: 0,
+        append_done_ns: 0,
+        host_bytes_per_sec: 0,
+        host_overlap_bytes: 0,
+        read_done_ns: 0,
+        write_buffer_bytes: 0,
+        stripe_dies: 0,
+        implicit_open_ns: 0,
+        open_ns: 0,
+        close_ns: 0,
+        finish_empty_ns: 0,
+        seal_ns: 0,
+        reset_ns: 0,
+        reset_ns_per_mib: 0,
+        seed: 0,
+    };
+
+    pub fn enabled(&self) -> bool {
+        self.write_buffer_bytes > 0
+    }
+}
+
+/// Per-zone state the controller needs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ZoneCtl {
+    /// Bytes the host wrote since the last reset (what a reset pays for).
+    host_bytes: u64,
+    /// Bytes handed to the flash (programmed or being programmed), from the zone's start.
+    programmed_bytes: u64,
+    /// Bytes accepted into the buffer (the zone's write pointer, in bytes).
+    buffered_end: u64,
+    /// When the last accepted byte is in the buffer (a stripe programs after it).
+    ready_ns: u64,
+    open: bool,
+    touched: bool,
+    full: bool,
+}
+
+/// The controller's busy-until times and buffer.
+#[derive(Clone, Debug)]
+pub(crate) struct Controller {
+    pub(crate) cfg: ControllerConfig,
+    dispatch_free_ns: u64,
+    engine_free_ns: u64,
+    mgmt_free_ns: u64,
+    /// Completion times of the writes and appends in flight.
+    writes_in_flight: BinaryHeap<Reverse<u64>>,
+    /// Bytes in the buffer, and when programmed stripes give their bytes back.
+    buffer_used_bytes: u64,
+    frees: BinaryHeap<Reverse<(u64, u64)>>,
+    pub(crate) zones: Vec<ZoneCtl>,
+    rng: Rng,
+}
+
+impl Controller {
+    pub(crate) fn new(cfg: ControllerConfig, zone_count: u32) -> Controller {
+        Controller {
+            cfg,
+            dispatch_free_ns: 0,
+            engine_free_ns: 0,
+            mgmt_free_ns: 0,
+            writes_in_flight: BinaryHeap::new(),
+            buffer_used_bytes: 0,
+            frees: BinaryHeap::new(),
+            zones: vec![ZoneCtl::default(); zone_count as usize],
+            rng: Rng::new(cfg.seed),
+        }
+    }
+
+    fn release_until(&mut self, t: u64) {
+        while let Some(&Reverse((at, bytes))) = self.frees.peek() {
+            if at > t {
+                break;
+            }
+            self.frees.pop();
+            self.buffer_used_bytes -= bytes;
+        }
+    }
+
+    /// When the dispatcher takes a command arriving at `t` that needs `bytes` of buffer.
+    fn dispatch(&mut self, t: u64, bytes: u64) -> Option<u64> {
+        let mut start = t.max(self.dispatch_free_ns);
+        self.release_until(start);
+        while bytes > 0 && self.buffer_used_bytes + bytes > self.cfg.write_buffer_bytes {
+            let Reverse((at, freed)) = self.frees.pop()?;
+            start = start.max(at);
+            self.buffer_used_bytes -= freed;
+        }
+        self.buffer_used_bytes += bytes;
+        self.dispatch_free_ns = start + self.cfg.dispatch_ns;
+        Some(start)
+    }
+
+    fn jitter(&mut self) -> u64 {
+        if self.cfg.jitter_ns == 0 {
+            0
+        } else {
+            self.rng.exponential(self.cfg.jitter_ns as f64) as u64
+        }
+    }
+}
+
+/// A host write or a zone append.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum WriteKind {
+    Write,
+    Append,
+}
+
+impl TimingModel {
+    fn ctl(&mut self) -> &mut Controller {
+        self.controller.as_mut().expect("the controller model is on")
+    }
+
+    /// A host write of `len` bytes at byte `offset` of `zone` under the controller model.
+    pub(crate) fn ctl_write(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64, kind: WriteKind) -> u64 {
+        let cfg = self.ctl().cfg;
+        let capacity = self.zone_capacity_bytes;
+        let admitted = match self.ctl().dispatch(submit_ns, len) {
+            Some(t) => t,
+            None => {
+                // The buffer holds only zones' unfinished stripes: program the fullest one.
+                self.flush_partial_stripe(submit_ns);
+                match self.ctl().dispatch(submit_ns, len) {
+                    Some(t) => t,
+                    None => panic!("a {len}-byte write does not fit a {}-byte write buffer", cfg.write_buffer_bytes),
+                }
+            }
+        };
+        let c = self.ctl();
+        let at_engine = admitted + cfg.dispatch_ns;
+        let start = at_engine.max(c.engine_free_ns);
+        while c.writes_in_flight.peek().is_some_and(|&Reverse(done)| done <= start) {
+            c.writes_in_flight.pop();
+        }
+        let (engine_ns, done_ns) = match kind {
+            WriteKind::Write => (cfg.write_ns, cfg.write_done_ns),
+            WriteKind::Append => (cfg.append_ns, cfg.append_done_ns),
+        };
+        let handoff = if c.writes_in_flight.is_empty() { 0 } else { cfg.handoff_ns };
+        let end = start + engine_ns + handoff + c.jitter();
+        c.engine_free_ns = end;
+        let link_bytes = len.saturating_sub(cfg.host_overlap_bytes);
+        let link_ns = if cfg.host_bytes_per_sec == 0 { 0 } else { (link_bytes as u128 * 1_000_000_000 / cfg.host_bytes_per_sec as u128) as u64 };
+        let z = &mut c.zones[zone as usize];
+        let opening = if z.open { 0 } else { cfg.implicit_open_ns };
+        z.open = true;
+        z.touched = true;
+        z.host_bytes += len;
+        z.buffered_end = z.buffered_end.max(offset + len);
+        if z.buffered_end >= capacity {
+            z.full = true;
+            z.open = false;
+        }
+        z.ready_ns = z.ready_ns.max(end + link_ns);
+        let done = end + done_ns + link_ns + opening;
+        c.writes_in_flight.push(Reverse(done));
+        self.drain_zone(zone, false);
+        done
+    }
+
+    /// Programs the zone's complete stripes (all of its buffered bytes when `all`, the last
+    /// pages padded), each stripe's bytes leaving the buffer when its last page is programmed.
+    fn drain_zone(&mut self, zone: u32, all: bool) {
+        let cfg = self.ctl().cfg;
+        let page = self.flash.page_size_bytes as u64;
+        let stripe = page * cfg.stripe_dies.max(1) as u64;
+        let capacity = self.zone_capacity_bytes;
+        loop {
+            let z = &self.ctl().zones[zone as usize];
+            let (from, end, ready) = (z.programmed_bytes, z.buffered_end, z.ready_ns);
+            let stripe_end = (from / stripe + 1) * stripe;
+            let to = if end >= stripe_end {
+                stripe_end
+            } else if (all || end >= capacity) && end > from {
+                end
+            } else {
+                return;
+            };
+            let done = self.program_range(ready, zone, from, to);
+            let c = self.ctl();
+            c.zones[zone as usize].programmed_bytes = to;
+            c.frees.push(Reverse((done, to - from)));
+        }
+    }
+
+    /// Transfers and programs the pages holding bytes `from..to` of `zone`; returns when the
+    /// last is programmed.
+    pub(crate) fn program_range(&mut self, ready_ns: u64, zone: u32, from: u64, to: u64) -> u64 {
+        let page = self.flash.page_size_bytes as u64;
+        let mut done = ready_ns;
+        let mut p = from / page;
+        while p * page < to {
+            let die = self.die_of(zone, p);
+            let channel = self.channel_of(die);
+            let transferred = ready_ns.max(self.channel_free_ns[channel]) + self.flash.transfer_ns(page);
+            self.channel_free_ns[channel] = transferred;
+            let programmed = transferred.max(self.die_free_ns[die]) + self.flash.program_ns;
+            self.die_free_ns[die] = programmed;
+            done = done.max(programmed);
+            p += 1;
+        }
+        done
+    }
+
+    /// Programs the unfinished stripe of the zone holding the most unprogrammed bytes (the
+    /// buffer is full of them and nothing else would free it).
+    fn flush_partial_stripe(&mut self, _now: u64) {
+        let c = self.ctl();
+        let fullest = (0..c.zones.len()).max_by_key(|&i| c.zones[i].buffered_end - c.zones[i].programmed_bytes);
+        if let Some(zone) = fullest {
+            if c.zones[zone].buffered_end > c.zones[zone].programmed_bytes {
+                self.drain_zone(zone as u32, true);
+            }
+        }
+    }
+
+    /// A read under the controller model: dispatch, then the flash, then completion.
+    pub(crate) fn ctl_read_start(&mut self, submit_ns: u64) -> u64 {
+        let cfg = self.ctl().cfg;
+        let start = self.ctl().dispatch(submit_ns, 0).expect("a read needs no buffer");
+        start + cfg.dispatch_ns
+    }
+
+    pub(crate) fn ctl_read_done(&self) -> u64 {
+        self.controller.as_ref().map_or(0, |c| c.cfg.read_done_ns)
+    }
+
+    /// Open, close, finish or reset under the controller model.
+    pub(crate) fn ctl_manage(&mut self, submit_ns: u64, zone: u32, action: crate::ZoneAction) -> u64 {
+        use crate::ZoneAction;
+        let cfg = self.ctl().cfg;
+        let dispatched = self.ctl().dispatch(submit_ns, 0).expect("zone management needs no buffer") + cfg.dispatch_ns;
+        let start = dispatched.max(self.ctl().mgmt_free_ns);
+        let z = self.ctl().zones[zone as usize].clone();
+        let done = match action {
+            ZoneAction::Open => {
+                let z = &mut self.ctl().zones[zone as usize];
+                z.open = !z.full;
+                z.touched |= !z.full;
+                start + cfg.open_ns
+            }
+            ZoneAction::Close => {
+                self.ctl().zones[zone as usize].open = false;
+                start + cfg.close_ns
+            }
+            ZoneAction::Finish if z.host_bytes == 0 => {
+                let z = &mut self.ctl().zones[zone as usize];
+                z.open = false;
+                z.full = true;
+                start + cfg.finish_empty_ns
+            }
+            ZoneAction::Finish => {
+                let sealed = start + cfg.seal_ns;
+                // The buffered tail and the padding up to the capacity go to flash now.
+                let capacity = self.zone_capacity_bytes;
+                let zc = &mut self.ctl().zones[zone as usize];
+                let (from, tail_end) = (zc.programmed_bytes, zc.buffered_end);
+                let buffered_tail = tail_end - from;
+                zc.programmed_bytes = capacity;
+                zc.buffered_end = capacity;
+                zc.open = false;
+                zc.full = true;
+                let done = if from < capacity { self.program_range(sealed.max(z.ready_ns), zone, from, capacity) } else { sealed };
+                if buffered_tail > 0 {
+                    self.ctl().frees.push(Reverse((done, buffered_tail)));
+                }
+                done
+            }
+            ZoneAction::Reset => {
+                let cost = if z.touched || z.host_bytes > 0 {
+                    let seal = if z.programmed_bytes > 0 && !z.full { cfg.seal_ns } else { 0 };
+                    cfg.reset_ns + (z.host_bytes as u128 * cfg.reset_ns_per_mib as u128 / (1 << 20)) as u64 + seal
+                } else {
+                    0
+                };
+                let done = start + cost;
+                let c = self.ctl();
+                let unprogrammed = z.buffered_end.saturating_sub(z.programmed_bytes);
+                if unprogrammed > 0 {
+                    c.frees.push(Reverse((done, unprogrammed)));
+                }
+                c.zones[zone as usize] = ZoneCtl::default();
+                done
+            }
+        };
+        self.ctl().mgmt_free_ns = done;
+        done
+    }
+
+    /// The zone as if `bytes` had been written into it long ago (its full stripes programmed,
+    /// the rest in the buffer), explicitly opened when `open`: what a benchmark's fill leaves
+    /// behind after an idle second, without simulating it.
+    pub(crate) fn ctl_assume_written(&mut self, zone: u32, bytes: u64, open: bool) {
+        let page = self.flash.page_size_bytes as u64;
+        let capacity = self.zone_capacity_bytes;
+        let c = self.ctl();
+        let stripe = page * c.cfg.stripe_dies.max(1) as u64;
+        let programmed = if bytes >= capacity { capacity } else { bytes / stripe * stripe };
+        let unprogrammed = bytes - programmed;
+        // Bytes the zone still held in the buffer (no program scheduled to free them) go.
+        let old = &c.zones[zone as usize];
+        c.buffer_used_bytes -= old.buffered_end - old.programmed_bytes;
+        c.buffer_used_bytes += unprogrammed;
+        c.zones[zone as usize] =
+            ZoneCtl { host_bytes: bytes, programmed_bytes: programmed, buffered_end: bytes, ready_ns: 0, open: open && bytes < capacity, touched: open || bytes > 0, full: bytes >= capacity };
+    }
+
+    /// When the controller is idle (dispatcher, engines, buffer drained).
+    pub(crate) fn ctl_idle_ns(&self) -> u64 {
+        self.controller.as_ref().map_or(0, |c| {
+            let frees = c.frees.iter().map(|r| r.0 .0).max().unwrap_or(0);
+            c.dispatch_free_ns.max(c.engine_free_ns).max(c.mgmt_free_ns).max(frees)
+        })
+    }
+}
