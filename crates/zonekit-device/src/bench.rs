@@ -89,6 +89,9 @@ pub struct Job {
     /// Bytes a zone holds before a reset, finish or close (written long before, the zone
     /// explicitly opened, as the characterisation's harness prepared it).
     pub fill_bytes: u64,
+    /// Reset only: the zone is finished (padded to its capacity) after its fill, before the
+    /// reset.
+    pub finished: bool,
     /// Bytes per second each stream may issue (0: as fast as completions allow).
     pub rate_bytes_per_sec: u64,
     /// Background job only: one command each time the measured job completes this many
@@ -100,7 +103,7 @@ pub struct Job {
 
 impl Default for Job {
     fn default() -> Job {
-        Job { rw: Rw::Write, bs_bytes: 4096, qd: 1, zones: 1, fill_bytes: 0, rate_bytes_per_sec: 0, every_ops: 0, think_ns: 0 }
+        Job { rw: Rw::Write, bs_bytes: 4096, qd: 1, zones: 1, fill_bytes: 0, finished: false, rate_bytes_per_sec: 0, every_ops: 0, think_ns: 0 }
     }
 }
 
@@ -112,12 +115,14 @@ pub struct BenchSpec {
     pub background: Option<Job>,
     pub ops: u64,
     pub ramp_ops: u64,
+    /// Stop once this much virtual time has passed, if sooner (0: no limit), as fio's runtime.
+    pub time_limit_ns: u64,
     pub seed: u64,
 }
 
 impl Default for BenchSpec {
     fn default() -> BenchSpec {
-        BenchSpec { job: Job::default(), background: None, ops: 20_000, ramp_ops: 0, seed: 1 }
+        BenchSpec { job: Job::default(), background: None, ops: 20_000, ramp_ops: 0, time_limit_ns: 0, seed: 1 }
     }
 }
 
@@ -196,6 +201,9 @@ fn check_job(job: &Job, prefix: &str, g: &Geometry, background: bool) -> Result<
     }
     if job.rw == Rw::Close && job.fill_bytes == capacity {
         return refuse(prefix, "fill", "a zone filled to its capacity is full, not open: nothing to close".into());
+    }
+    if job.finished && job.rw != Rw::Reset {
+        return refuse(prefix, "finished", format!("only a reset follows a finish, not {}", job.rw.name()));
     }
     if job.every_ops > 0 && !background {
         return refuse(prefix, "every", "only a background job is paced by the measured job's completions".into());
@@ -344,7 +352,13 @@ impl Sim<'_> {
             match job.rw {
                 Rw::Open => self.model.assume_written(zone, 0, false),
                 _ if background => self.model.assume_written(zone, self.g.zone_capacity_bytes(), false),
-                _ => self.model.assume_written(zone, job.fill_bytes, true),
+                _ => {
+                    self.model.assume_written(zone, job.fill_bytes, true);
+                    if job.finished {
+                        self.commands += 1;
+                        self.model.finish(now, zone);
+                    }
+                }
             }
             if !background && !self.busy_beside {
                 self.streams[si].prepared = true;
@@ -463,6 +477,9 @@ pub fn run(g: &Geometry, flash: &FlashConfig, spec: &BenchSpec) -> Result<BenchR
     let mut window_start = None;
     while completions < total {
         let Reverse((t, _, si)) = ready.pop().expect("a slot is always pending");
+        if spec.time_limit_ns > 0 && t > spec.time_limit_ns && measured.latencies_ns.len() > 1 {
+            break;
+        }
         let si = si as usize;
         match sim.step(si, t) {
             Step::Later(at) => {

@@ -116,7 +116,7 @@ impl TimingModel {
             die_free_ns: vec![0; flash.die_count() as usize],
             channel_free_ns: vec![0; flash.channels as usize],
             zone_written_bytes: vec![0; geometry.zone_count as usize],
-            controller: flash.controller.enabled().then(|| Controller::new(flash.controller, geometry.zone_count)),
+            controller: flash.controller.enabled().then(|| Controller::new(flash.controller, geometry.zone_count, flash.die_count())),
         })
     }
 
@@ -238,8 +238,13 @@ impl TimingModel {
             let bytes = ((page + 1) * page_size).min(end) - at;
             let die = self.die_of(zone, page);
             let channel = self.channel_of(die);
-            let sensed = submit_ns.max(self.die_free_ns[die]) + self.flash.read_ns;
-            self.die_free_ns[die] = sensed;
+            let sensed = if self.controller.is_some() {
+                self.ctl_sense(die, submit_ns)
+            } else {
+                let sensed = submit_ns.max(self.die_free_ns[die]) + self.flash.read_ns;
+                self.die_free_ns[die] = sensed;
+                sensed
+            };
             let transferred = sensed.max(self.channel_free_ns[channel]) + self.flash.transfer_ns(bytes);
             self.channel_free_ns[channel] = transferred;
             done = done.max(transferred);

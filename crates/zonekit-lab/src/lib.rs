@@ -28,6 +28,9 @@
 //! - [`cache_sim`]: seed 004's item-level cache simulation, every block request of a trace or
 //!   workload through one item policy (LRU, FIFO, S3-FIFO, SIEVE, Belady): hits and speed, the
 //!   stream `scripts/cache-crosscheck` compares with libCacheSim.
+//! - [`device_data`], [`device_fit`], [`device_fidelity`]: a real drive's published
+//!   measurements (the ZN540's), the `zn540` preset's figures fitted to them, and every
+//!   characterised experiment rerun on a preset against them, per metric (issue 48).
 //! - [`error`]: [`LabError`], which tells a bad request (usage) from a failed run.
 //!
 //! The CLI only turns flags into these specs and prints; engines know nothing of this crate.
@@ -49,6 +52,10 @@ pub mod cache_run;
 pub mod cache_sim;
 pub mod cache_ssd;
 pub mod cbs;
+pub mod device_data;
+pub mod device_fidelity;
+pub mod device_fidelity_report;
+pub mod device_fit;
 pub mod driver;
 pub mod error;
 pub mod interface;
