@@ -333,6 +333,21 @@ mod tests {
     }
 
     #[test]
+    fn every_source_names_a_figure_and_only_zn540_has_a_controller() {
+        for p in PRESETS {
+            let names: Vec<&str> = p.figures().iter().map(|f| f.name).collect();
+            for s in p.sources {
+                assert!(names.contains(&s.0), "{}: a source for {:?}, which is no figure of it", p.name, s.0);
+            }
+            // Every other preset keeps the plain flash model it always had.
+            assert_eq!(p.flash.controller.enabled(), p.name == "zn540", "{}", p.name);
+        }
+        let zn540 = find("zn540").unwrap();
+        assert!(zn540.figures().iter().all(|f| f.source != "no source gives it"), "every zn540 figure says where it comes from");
+        assert_eq!(find("nvmevirt-zns").unwrap().flash, ZN540_ASSUMED_FLASH, "seed 004's device keeps the figures its results were made with");
+    }
+
+    #[test]
     fn presets_match_their_sources() {
         let zn540 = find("zn540").unwrap().geometry;
         assert_eq!((zn540.zone_count, zn540.zone_size_bytes(), zn540.zone_capacity_bytes()), (904, 2048 * MIB, 1077 * MIB));
