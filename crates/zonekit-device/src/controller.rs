@@ -39,86 +39,9 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use serde::{Deserialize, Serialize};
 use zonekit_base::Rng;
 
-use crate::timing::TimingModel;
-
-/// The controller's figures; zero everywhere ([`ControllerConfig::NONE`]) means "not
-/// modelled": the device is the plain flash model. A figure only applies when
-/// `write_buffer_bytes` is set.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ControllerConfig {
-    /// The in-order dispatcher's time per command.
-    pub dispatch_ns: u64,
-    /// The write engine's time per write command.
-    pub write_ns: u64,
-    /// The write engine's time per zone append command.
-    pub append_ns: u64,
-    /// Extra engine time per write or append while another one is in flight.
-    pub handoff_ns: u64,
-    /// Mean of the exponential spread added to each write or append's engine time.
-    pub jitter_ns: u64,
-    /// From the end of the engine to a write's completion (at least).
-    pub write_done_ns: u64,
-    /// From the end of the engine to an append's completion (at least).
-    pub append_done_ns: u64,
-    /// A write's bytes beyond the first `host_overlap_bytes` cross the host link at this
-    /// rate before it completes (0: instantly).
-    pub host_bytes_per_sec: u64,
-    /// Bytes of a write whose transfer overlaps the command's processing.
-    pub host_overlap_bytes: u64,
-    /// From the end of a read's flash transfer to its completion.
-    pub read_done_ns: u64,
-    /// The write buffer; 0 means no controller model at all.
-    pub write_buffer_bytes: u64,
-    /// Dies programmed together: a stripe is one page on each.
-    pub stripe_dies: u32,
-    /// Extra time of the first write or append to a zone that is not open.
-    pub implicit_open_ns: u64,
-    /// Explicit open, close, and finish of an empty zone (after dispatch).
-    pub open_ns: u64,
-    pub close_ns: u64,
-    pub finish_empty_ns: u64,
-    /// Closing a written zone's open flash (finish; reset of an open zone not yet full).
-    pub seal_ns: u64,
-    /// A reset of a zone that was opened or written, plus a cost per MiB the host wrote.
-    pub reset_ns: u64,
-    pub reset_ns_per_mib: u64,
-    /// Seed of the jitter's generator.
-    pub seed: u64,
-}
-
-impl ControllerConfig {
-    /// Not modelled: the plain flash model.
-    pub const NONE: ControllerConfig = ControllerConfig {
-        dispatch_ns: 0,
-        write_ns: 0,
-        append_ns: 0,
-        handoff_ns: 0,
-        jitter_ns: 0,
-        write_done_ns: 0,
-        append_done_ns: 0,
-        host_bytes_per_sec: 0,
-        host_overlap_bytes: 0,
-        read_done_ns: 0,
-        write_buffer_bytes: 0,
-        stripe_dies: 0,
-        implicit_open_ns: 0,
-        open_ns: 0,
-        close_ns: 0,
-        finish_empty_ns: 0,
-        seal_ns: 0,
-        reset_ns: 0,
-        reset_ns_per_mib: 0,
-        seed: 0,
-    };
-
-    pub fn enabled(&self) -> bool {
-        self.write_buffer_bytes > 0
-    }
-}
+use crate::flash::{ControllerConfig, Dies};
 
 /// Per-zone state the controller needs.
 #[derive(Clone, Debug, Default)]
@@ -151,7 +74,7 @@ pub(crate) struct Controller {
     pub(crate) zones: Vec<ZoneCtl>,
     /// Each die's latest program: when its page was ready for the die, and when the die was
     /// free of everything before it (a read that came first goes before it, see
-    /// [`TimingModel::ctl_sense`]).
+    /// [`Controller::sense`]).
     last_program: Vec<(u64, u64)>,
     rng: Rng,
 }
@@ -212,42 +135,37 @@ pub(crate) enum WriteKind {
     Append,
 }
 
-impl TimingModel {
-    fn ctl(&mut self) -> &mut Controller {
-        self.controller.as_mut().expect("the controller model is on")
-    }
-
-    /// A host write of `len` bytes at byte `offset` of `zone` under the controller model.
-    pub(crate) fn ctl_write(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64, kind: WriteKind) -> u64 {
-        let cfg = self.ctl().cfg;
-        let capacity = self.zone_capacity_bytes;
-        let admitted = match self.ctl().dispatch(submit_ns, len) {
+impl Controller {
+    /// A host write of `len` bytes at byte `offset` of `zone`; returns its completion.
+    pub(crate) fn write(&mut self, d: &mut Dies, submit_ns: u64, zone: u32, offset: u64, len: u64, kind: WriteKind) -> u64 {
+        let cfg = self.cfg;
+        let capacity = d.zone_capacity_bytes;
+        let admitted = match self.dispatch(submit_ns, len) {
             Some(t) => t,
             None => {
                 // The buffer holds only zones' unfinished stripes: program the fullest one.
-                self.flush_partial_stripe(submit_ns);
-                match self.ctl().dispatch(submit_ns, len) {
+                self.flush_partial_stripe(d);
+                match self.dispatch(submit_ns, len) {
                     Some(t) => t,
                     None => panic!("a {len}-byte write does not fit a {}-byte write buffer", cfg.write_buffer_bytes),
                 }
             }
         };
-        let c = self.ctl();
         let at_engine = admitted + cfg.dispatch_ns;
-        let start = at_engine.max(c.engine_free_ns);
-        while c.writes_in_flight.peek().is_some_and(|&Reverse(done)| done <= start) {
-            c.writes_in_flight.pop();
+        let start = at_engine.max(self.engine_free_ns);
+        while self.writes_in_flight.peek().is_some_and(|&Reverse(done)| done <= start) {
+            self.writes_in_flight.pop();
         }
         let (engine_ns, done_ns) = match kind {
             WriteKind::Write => (cfg.write_ns, cfg.write_done_ns),
             WriteKind::Append => (cfg.append_ns, cfg.append_done_ns),
         };
-        let handoff = if c.writes_in_flight.is_empty() { 0 } else { cfg.handoff_ns };
-        let end = start + engine_ns + handoff + c.jitter();
-        c.engine_free_ns = end;
+        let handoff = if self.writes_in_flight.is_empty() { 0 } else { cfg.handoff_ns };
+        let end = start + engine_ns + handoff + self.jitter();
+        self.engine_free_ns = end;
         let link_bytes = len.saturating_sub(cfg.host_overlap_bytes);
         let link_ns = if cfg.host_bytes_per_sec == 0 { 0 } else { (link_bytes as u128 * 1_000_000_000 / cfg.host_bytes_per_sec as u128) as u64 };
-        let z = &mut c.zones[zone as usize];
+        let z = &mut self.zones[zone as usize];
         let opening = if z.open { 0 } else { cfg.implicit_open_ns };
         z.open = true;
         z.touched = true;
@@ -259,20 +177,18 @@ impl TimingModel {
         }
         z.ready_ns = z.ready_ns.max(end + link_ns);
         let done = end + done_ns + link_ns + opening;
-        c.writes_in_flight.push(Reverse(done));
-        self.drain_zone(zone, false);
+        self.writes_in_flight.push(Reverse(done));
+        self.drain_zone(d, zone, false);
         done
     }
 
     /// Programs the zone's complete stripes (all of its buffered bytes when `all`, the last
     /// pages padded), each stripe's bytes leaving the buffer when its last page is programmed.
-    fn drain_zone(&mut self, zone: u32, all: bool) {
-        let cfg = self.ctl().cfg;
-        let page = self.flash.page_size_bytes as u64;
-        let stripe = page * cfg.stripe_dies.max(1) as u64;
-        let capacity = self.zone_capacity_bytes;
+    fn drain_zone(&mut self, d: &mut Dies, zone: u32, all: bool) {
+        let stripe = d.flash.page_size_bytes as u64 * self.cfg.stripe_dies.max(1) as u64;
+        let capacity = d.zone_capacity_bytes;
         loop {
-            let z = &self.ctl().zones[zone as usize];
+            let z = &self.zones[zone as usize];
             let (from, end, ready) = (z.programmed_bytes, z.buffered_end, z.ready_ns);
             let stripe_end = (from / stripe + 1) * stripe;
             let to = if end >= stripe_end {
@@ -282,28 +198,27 @@ impl TimingModel {
             } else {
                 return;
             };
-            let done = self.program_range(ready, zone, from, to);
-            let c = self.ctl();
-            c.zones[zone as usize].programmed_bytes = to;
-            c.frees.push(Reverse((done, to - from)));
+            let done = self.program_range(d, ready, zone, from, to);
+            self.zones[zone as usize].programmed_bytes = to;
+            self.frees.push(Reverse((done, to - from)));
         }
     }
 
     /// Transfers and programs the pages holding bytes `from..to` of `zone`; returns when the
     /// last is programmed.
-    pub(crate) fn program_range(&mut self, ready_ns: u64, zone: u32, from: u64, to: u64) -> u64 {
-        let page = self.flash.page_size_bytes as u64;
+    fn program_range(&mut self, d: &mut Dies, ready_ns: u64, zone: u32, from: u64, to: u64) -> u64 {
+        let page = d.flash.page_size_bytes as u64;
         let mut done = ready_ns;
         let mut p = from / page;
         while p * page < to {
-            let die = self.die_of(zone, p);
-            let channel = self.channel_of(die);
-            let transferred = ready_ns.max(self.channel_free_ns[channel]) + self.flash.transfer_ns(page);
-            self.channel_free_ns[channel] = transferred;
-            let before = self.die_free_ns[die];
-            let programmed = transferred.max(before) + self.flash.program_ns;
-            self.die_free_ns[die] = programmed;
-            self.ctl().last_program[die] = (transferred, before);
+            let die = d.die_of(zone, p);
+            let channel = d.channel_of(die);
+            let transferred = ready_ns.max(d.channel_free_ns[channel]) + d.flash.transfer_ns(page);
+            d.channel_free_ns[channel] = transferred;
+            let before = d.die_free_ns[die];
+            let programmed = transferred.max(before) + d.flash.program_ns;
+            d.die_free_ns[die] = programmed;
+            self.last_program[die] = (transferred, before);
             done = done.max(programmed);
             p += 1;
         }
@@ -312,66 +227,59 @@ impl TimingModel {
 
     /// Programs the unfinished stripe of the zone holding the most unprogrammed bytes (the
     /// buffer is full of them and nothing else would free it).
-    fn flush_partial_stripe(&mut self, _now: u64) {
-        let c = self.ctl();
-        let fullest = (0..c.zones.len()).max_by_key(|&i| c.zones[i].buffered_end - c.zones[i].programmed_bytes);
+    fn flush_partial_stripe(&mut self, d: &mut Dies) {
+        let fullest = (0..self.zones.len()).max_by_key(|&i| self.zones[i].buffered_end - self.zones[i].programmed_bytes);
         if let Some(zone) = fullest {
-            if c.zones[zone].buffered_end > c.zones[zone].programmed_bytes {
-                self.drain_zone(zone as u32, true);
+            if self.zones[zone].buffered_end > self.zones[zone].programmed_bytes {
+                self.drain_zone(d, zone as u32, true);
             }
         }
     }
 
-    /// A read under the controller model: dispatch, then the flash, then completion.
-    pub(crate) fn ctl_read_start(&mut self, submit_ns: u64) -> u64 {
-        let cfg = self.ctl().cfg;
-        let start = self.ctl().dispatch(submit_ns, 0).expect("a read needs no buffer");
-        start + cfg.dispatch_ns
+    /// When a read arriving at `submit_ns` reaches the flash.
+    pub(crate) fn read_start(&mut self, submit_ns: u64) -> u64 {
+        self.dispatch(submit_ns, 0).expect("a read needs no buffer") + self.cfg.dispatch_ns
     }
 
     /// When a read that reached die `die` at `t` senses its page. The model schedules a
     /// program when its page is transferred, which can be after a read that reached the die
     /// earlier is charged: first come, first served, such a read goes before the program
     /// (which then ends a sense later; the buffer bytes it frees are not held back for it).
-    pub(crate) fn ctl_sense(&mut self, die: usize, t: u64) -> u64 {
-        let (read_ns, program_ns) = (self.flash.read_ns, self.flash.program_ns);
-        let (ready, before) = self.ctl().last_program[die];
-        if t < ready && self.die_free_ns[die] == ready.max(before) + program_ns {
+    pub(crate) fn sense(&mut self, d: &mut Dies, die: usize, t: u64) -> u64 {
+        let (read_ns, program_ns) = (d.flash.read_ns, d.flash.program_ns);
+        let (ready, before) = self.last_program[die];
+        if t < ready && d.die_free_ns[die] == ready.max(before) + program_ns {
             let sensed = t.max(before) + read_ns;
-            self.ctl().last_program[die] = (ready, sensed);
-            self.die_free_ns[die] = ready.max(sensed) + program_ns;
+            self.last_program[die] = (ready, sensed);
+            d.die_free_ns[die] = ready.max(sensed) + program_ns;
             return sensed;
         }
-        let sensed = t.max(self.die_free_ns[die]) + read_ns;
-        self.die_free_ns[die] = sensed;
+        let sensed = t.max(d.die_free_ns[die]) + read_ns;
+        d.die_free_ns[die] = sensed;
         sensed
     }
 
-    pub(crate) fn ctl_read_done(&self) -> u64 {
-        self.controller.as_ref().map_or(0, |c| c.cfg.read_done_ns)
-    }
-
-    /// Open, close, finish or reset under the controller model.
-    pub(crate) fn ctl_manage(&mut self, submit_ns: u64, zone: u32, action: crate::ZoneAction) -> u64 {
+    /// Open, close, finish or reset; returns its completion.
+    pub(crate) fn manage(&mut self, d: &mut Dies, submit_ns: u64, zone: u32, action: crate::ZoneAction) -> u64 {
         use crate::ZoneAction;
-        let cfg = self.ctl().cfg;
+        let cfg = self.cfg;
         // Commands on different zones run side by side: resets queued every 9 ms beside 4 KiB
         // writes each took 32 ms on the drive, so several were in flight at once.
-        let start = self.ctl().dispatch(submit_ns, 0).expect("zone management needs no buffer") + cfg.dispatch_ns;
-        let z = self.ctl().zones[zone as usize].clone();
+        let start = self.dispatch(submit_ns, 0).expect("zone management needs no buffer") + cfg.dispatch_ns;
+        let z = self.zones[zone as usize].clone();
         let done = match action {
             ZoneAction::Open => {
-                let z = &mut self.ctl().zones[zone as usize];
+                let z = &mut self.zones[zone as usize];
                 z.open = !z.full;
                 z.touched |= !z.full;
                 start + cfg.open_ns
             }
             ZoneAction::Close => {
-                self.ctl().zones[zone as usize].open = false;
+                self.zones[zone as usize].open = false;
                 start + cfg.close_ns
             }
             ZoneAction::Finish if z.host_bytes == 0 => {
-                let z = &mut self.ctl().zones[zone as usize];
+                let z = &mut self.zones[zone as usize];
                 z.open = false;
                 z.full = true;
                 start + cfg.finish_empty_ns
@@ -379,17 +287,17 @@ impl TimingModel {
             ZoneAction::Finish => {
                 let sealed = start + cfg.seal_ns;
                 // The buffered tail and the padding up to the capacity go to flash now.
-                let capacity = self.zone_capacity_bytes;
-                let zc = &mut self.ctl().zones[zone as usize];
-                let (from, tail_end) = (zc.programmed_bytes, zc.buffered_end);
-                let buffered_tail = tail_end - from;
+                let capacity = d.zone_capacity_bytes;
+                let zc = &mut self.zones[zone as usize];
+                let from = zc.programmed_bytes;
+                let buffered_tail = zc.buffered_end - from;
                 zc.programmed_bytes = capacity;
                 zc.buffered_end = capacity;
                 zc.open = false;
                 zc.full = true;
-                let done = if from < capacity { self.program_range(sealed.max(z.ready_ns), zone, from, capacity) } else { sealed };
+                let done = if from < capacity { self.program_range(d, sealed.max(z.ready_ns), zone, from, capacity) } else { sealed };
                 if buffered_tail > 0 {
-                    self.ctl().frees.push(Reverse((done, buffered_tail)));
+                    self.frees.push(Reverse((done, buffered_tail)));
                 }
                 done
             }
@@ -401,44 +309,38 @@ impl TimingModel {
                     0
                 };
                 let done = start + cost;
-                let c = self.ctl();
                 let unprogrammed = z.buffered_end.saturating_sub(z.programmed_bytes);
                 if unprogrammed > 0 {
-                    c.frees.push(Reverse((done, unprogrammed)));
+                    self.frees.push(Reverse((done, unprogrammed)));
                 }
-                c.zones[zone as usize] = ZoneCtl::default();
+                self.zones[zone as usize] = ZoneCtl::default();
                 done
             }
         };
-        let c = self.ctl();
-        c.mgmt_done_ns = c.mgmt_done_ns.max(done);
+        self.mgmt_done_ns = self.mgmt_done_ns.max(done);
         done
     }
 
     /// The zone as if `bytes` had been written into it long ago (its full stripes programmed,
     /// the rest in the buffer), explicitly opened when `open`: what a benchmark's fill leaves
     /// behind after an idle second, without simulating it.
-    pub(crate) fn ctl_assume_written(&mut self, zone: u32, bytes: u64, open: bool) {
-        let page = self.flash.page_size_bytes as u64;
-        let capacity = self.zone_capacity_bytes;
-        let c = self.ctl();
-        let stripe = page * c.cfg.stripe_dies.max(1) as u64;
+    pub(crate) fn assume_written(&mut self, d: &Dies, zone: u32, bytes: u64, open: bool) {
+        let capacity = d.zone_capacity_bytes;
+        let stripe = d.flash.page_size_bytes as u64 * self.cfg.stripe_dies.max(1) as u64;
         let programmed = if bytes >= capacity { capacity } else { bytes / stripe * stripe };
         let unprogrammed = bytes - programmed;
         // Bytes the zone still held in the buffer (no program scheduled to free them) go.
-        let old = &c.zones[zone as usize];
-        c.buffer_used_bytes -= old.buffered_end - old.programmed_bytes;
-        c.buffer_used_bytes += unprogrammed;
-        c.zones[zone as usize] =
+        let old = &self.zones[zone as usize];
+        self.buffer_used_bytes -= old.buffered_end - old.programmed_bytes;
+        self.buffer_used_bytes += unprogrammed;
+        self.zones[zone as usize] =
             ZoneCtl { host_bytes: bytes, programmed_bytes: programmed, buffered_end: bytes, ready_ns: 0, open: open && bytes < capacity, touched: open || bytes > 0, full: bytes >= capacity };
     }
 
     /// When the controller is idle (dispatcher, engines, buffer drained).
-    pub(crate) fn ctl_idle_ns(&self) -> u64 {
-        self.controller.as_ref().map_or(0, |c| {
-            let frees = c.frees.iter().map(|r| r.0 .0).max().unwrap_or(0);
-            c.dispatch_free_ns.max(c.engine_free_ns).max(c.mgmt_done_ns).max(frees)
-        })
+    pub(crate) fn idle_ns(&self) -> u64 {
+        let frees = self.frees.iter().map(|r| r.0 .0).max().unwrap_or(0);
+        self.dispatch_free_ns.max(self.engine_free_ns).max(self.mgmt_done_ns).max(frees)
     }
 }
 

@@ -42,6 +42,7 @@ pub mod preset;
 pub mod timing;
 mod types;
 mod controller;
+mod flash;
 
 pub use device::{DeviceStats, FlashWrites, OpCounter, ZonedDevice, LIFETIME_HINT_MAX};
 pub use emu::{Emulator, FileDevice, Media, MemDevice, StorageMode};
