@@ -221,7 +221,7 @@ pub const PRESETS: [Preset; 5] = [
     },
     Preset {
         name: "zn540",
-        summary: "WD Ultrastar DC ZN540 1 TB: 904 zones of 2048 MiB (1077 MiB usable), 14 open/active",
+        summary: "WD Ultrastar DC ZN540 1 TB: 904 zones of 2 GiB (1077 MiB usable), 14 open, fitted",
         geometry: zns(2048 * MIB, 1077 * MIB, 904, Some(14), Some(14)),
         behavior: ZoneBehavior::QEMU_NVME,
         flash: ZN540_FLASH,
@@ -229,7 +229,7 @@ pub const PRESETS: [Preset; 5] = [
     },
     Preset {
         name: "nvmevirt-zns",
-        summary: "seed 004's NVMeVirt ZNS device: 64 zones of 128 MiB (8 GiB), the old assumed ZN540 flash timing",
+        summary: "seed 004's NVMeVirt ZNS device: 64 × 128 MiB zones (8 GiB), the pre-fit ZN540 flash",
         geometry: zns(128 * MIB, 128 * MIB, 64, None, None),
         behavior: ZoneBehavior::QEMU_NVME,
         flash: ZN540_ASSUMED_FLASH,

@@ -47,7 +47,7 @@ impl TimingModel {
             dies: Dies::new(flash, geometry.zone_capacity_bytes()),
             zone_size_bytes: geometry.zone_size_bytes(),
             zone_written_bytes: vec![0; geometry.zone_count as usize],
-            controller: flash.controller.enabled().then(|| Controller::new(flash.controller, geometry.zone_count, flash.die_count())),
+            controller: flash.controller.enabled().then(|| Controller::new(flash.controller, geometry.zone_count, geometry.conventional_zone_count, flash.die_count())),
         })
     }
 
@@ -87,6 +87,14 @@ impl TimingModel {
     fn note_written(&mut self, zone: u32, end: u64) {
         let written = &mut self.zone_written_bytes[zone as usize];
         *written = (*written).max(end);
+    }
+
+    /// Checks the controller model's bookkeeping (tests).
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) {
+        if let Some(c) = &self.controller {
+            c.check_invariants();
+        }
     }
 
     /// Whether a controller model sits in front of the flash.

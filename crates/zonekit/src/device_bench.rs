@@ -229,6 +229,9 @@ pub struct FitArgs {
 
 pub fn fit(a: &FitArgs) -> Result<ExitCode> {
     let dir = a.data.clone().unwrap_or_else(zonekit_lab::device_data::default_dir);
+    if !dir.join("zn540").is_dir() {
+        usage!("--data {}: no zn540/ directory of measurements there", dir.display());
+    }
     let rows = zonekit_lab::device_data::read_zn540(&dir).map_err(crate::replay_cmd::lab)?;
     let fit = zonekit_lab::device_fit::fit(&rows).map_err(crate::replay_cmd::lab)?;
     if a.json {

@@ -14,6 +14,9 @@ use crate::replay_cmd::lab;
 pub fn run(preset_name: &str, data: Option<&Path>, doc: Option<&Path>, out: &Path) -> Result<()> {
     let Some(p) = preset::find(preset_name) else { usage!("--preset {preset_name:?}: no such preset; valid: {}", preset::names().join(", ")) };
     let dir = data.map_or_else(device_data::default_dir, Path::to_path_buf);
+    if !dir.join("zn540").is_dir() {
+        usage!("--data {}: no zn540/ directory of measurements there", dir.display());
+    }
     let rows = device_data::read_zn540(&dir).map_err(lab)?;
     // The fit gives fio's host time per I/O (not a device figure) for replaying fio's runs.
     let fit = device_fit::fit(&rows).map_err(lab)?;
