@@ -408,7 +408,15 @@ mod tests {
     }
 
     fn geometry() -> Geometry {
-        Geometry { block_size_bytes: 4096, zone_size_blocks: 256, zone_capacity_blocks: 256, zone_count: 8, conventional_zone_count: 0, open_zones_max: Some(4), active_zones_max: Some(4) }
+        Geometry {
+            block_size_bytes: 4096,
+            zone_size_blocks: 256,
+            zone_capacity_blocks: 256,
+            zone_count: 8,
+            conventional_zone_count: 0,
+            open_zones_max: Some(4),
+            active_zones_max: Some(4),
+        }
     }
 
     fn model() -> TimingModel {

@@ -31,18 +31,18 @@
 
 pub mod bench;
 pub mod conformance;
+mod controller;
 mod device;
 pub mod emu;
 mod error;
 pub mod fault;
 mod first_zones;
+mod flash;
 pub mod journal;
 pub mod linux;
 pub mod preset;
 pub mod timing;
 mod types;
-mod controller;
-mod flash;
 
 pub use device::{DeviceStats, FlashWrites, OpCounter, ZonedDevice, LIFETIME_HINT_MAX};
 pub use emu::{Emulator, FileDevice, Media, MemDevice, StorageMode};

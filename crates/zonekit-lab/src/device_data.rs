@@ -9,7 +9,8 @@ use crate::LabError;
 
 /// Where the measurements are in a checkout of Zonekit.
 pub fn default_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../zonekit-device/data")
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../zonekit-device/data");
+    dir.canonicalize().unwrap_or(dir)
 }
 
 /// One measured value.

@@ -96,7 +96,9 @@ fn probe(rows: &[Measurement], m: &Measurement, g: &Geometry, fio_think_ns: u64)
             let name = m.experiment.trim_end_matches("_long");
             (Probe::Bench(spec(io_job(rw(name)?, m.bs_bytes.max(block), m.qd, m.zones, think), None)), Side::Job)
         }
-        "reset" | "finish" | "close" | "open" => (Probe::Bench(spec(Job { rw: rw(&m.experiment)?, fill_bytes: fill.min(g.zone_capacity_bytes()), ..Job::default() }, None)), Side::Job),
+        "reset" | "finish" | "close" | "open" => {
+            (Probe::Bench(spec(Job { rw: rw(&m.experiment)?, fill_bytes: fill.min(g.zone_capacity_bytes()), ..Job::default() }, None)), Side::Job)
+        }
         "reset_after_finish" => (Probe::Bench(spec(Job { rw: Rw::Reset, fill_bytes: fill, finished: true, ..Job::default() }, None)), Side::Job),
         "first_write_implicit_open" => (Probe::FirstWrite(Rw::Write), Side::Job),
         "first_append_implicit_open" => (Probe::FirstWrite(Rw::Append), Side::Job),
@@ -159,7 +161,15 @@ fn sequence(g: &Geometry, flash: &FlashConfig, probe: &Probe, samples: u32) -> J
     lat.sort_unstable();
     let n = lat.len();
     let rank = |q: f64| lat[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
-    JobStats { ops: n as u64, lat_ns_mean: lat.iter().sum::<u64>() as f64 / n as f64, lat_ns_p50: rank(0.5), lat_ns_p99: rank(0.99), lat_ns_p999: rank(0.999), lat_ns_max: lat[n - 1], ..JobStats::default() }
+    JobStats {
+        ops: n as u64,
+        lat_ns_mean: lat.iter().sum::<u64>() as f64 / n as f64,
+        lat_ns_p50: rank(0.5),
+        lat_ns_p99: rank(0.99),
+        lat_ns_p999: rank(0.999),
+        lat_ns_max: lat[n - 1],
+        ..JobStats::default()
+    }
 }
 
 /// The `zonekit device bench` command line that runs `spec` on `preset`.
@@ -269,7 +279,13 @@ pub fn summarise<'a>(rows: impl Iterator<Item = &'a Comparison>) -> ErrorSummary
     errors.sort_by(f64::total_cmp);
     let n = errors.len();
     let median = if n % 2 == 1 { errors[n / 2] } else { (errors[n / 2 - 1] + errors[n / 2]) / 2.0 };
-    ErrorSummary { count: n, median_abs: median, max_abs: errors[n - 1], within_10: errors.iter().filter(|e| **e <= 0.10).count(), beyond_25: errors.iter().filter(|e| **e > 0.25).count() }
+    ErrorSummary {
+        count: n,
+        median_abs: median,
+        max_abs: errors[n - 1],
+        within_10: errors.iter().filter(|e| **e <= 0.10).count(),
+        beyond_25: errors.iter().filter(|e| **e > 0.25).count(),
+    }
 }
 
 /// Per experiment family (experiment × metric), fit and validation apart.

@@ -64,6 +64,11 @@ fn summary_row(label: &str, s: &ErrorSummary) -> Vec<String> {
     vec![label.to_string(), s.count.to_string(), pct(s.median_abs), pct(s.max_abs), s.within_10.to_string(), s.beyond_25.to_string()]
 }
 
+/// A latency tail (p99, p99.9, max) rather than a central figure.
+pub fn is_tail(metric: &str) -> bool {
+    metric.ends_with("p99") || metric.ends_with("p999") || metric.ends_with("max")
+}
+
 /// Whether the fit set meets the goal: (median within, no row beyond).
 pub fn goal_met(f: &Fidelity) -> (bool, bool) {
     let s = summarise(f.rows.iter().filter(|c| c.m.is_fit()));
@@ -107,26 +112,114 @@ fn charts(f: &Fidelity, out: &Path) -> Result<Vec<(String, String)>, LabError> {
         Ok(())
     };
     let t = "Sequential writes at QD1 over zones: KIOPS";
-    chart("write_zones.svg", t, line_chart(t, "zones", "KIOPS", &curves(f, |c| fio_fit(c) && c.m.experiment == "write" && c.m.metric == "iops" && c.m.bs_bytes <= 16384, kib, |m| m.zones as f64, |v| v / 1e3), false))?;
+    chart(
+        "write_zones.svg",
+        t,
+        line_chart(
+            t,
+            "zones",
+            "KIOPS",
+            &curves(f, |c| fio_fit(c) && c.m.experiment == "write" && c.m.metric == "iops" && c.m.bs_bytes <= 16384, kib, |m| m.zones as f64, |v| v / 1e3),
+            false,
+        ),
+    )?;
     let t = "Sequential writes at QD1, one zone: p50 latency against block size";
-    chart("write_bs.svg", t, line_chart(t, "block size (KiB)", "µs", &curves(f, |c| fio_fit(c) && c.m.experiment == "write" && c.m.metric == "clat_ns_p50" && c.m.zones == 1, |_| "write".into(), |m| m.bs_bytes as f64 / 1024.0, |v| v / 1e3), true))?;
+    chart(
+        "write_bs.svg",
+        t,
+        line_chart(
+            t,
+            "block size (KiB)",
+            "µs",
+            &curves(
+                f,
+                |c| fio_fit(c) && c.m.experiment == "write" && c.m.metric == "clat_ns_p50" && c.m.zones == 1,
+                |_| "write".into(),
+                |m| m.bs_bytes as f64 / 1024.0,
+                |v| v / 1e3,
+            ),
+            true,
+        ),
+    )?;
     let t = "Appends to one zone: KIOPS against queue depth";
-    chart("append_qd.svg", t, line_chart(t, "queue depth", "KIOPS", &curves(f, |c| fio_fit(c) && c.m.experiment == "append" && c.m.metric == "iops" && c.m.zones == 1 && c.m.bs_bytes <= 16384, kib, |m| m.qd as f64, |v| v / 1e3), true))?;
+    chart(
+        "append_qd.svg",
+        t,
+        line_chart(
+            t,
+            "queue depth",
+            "KIOPS",
+            &curves(f, |c| fio_fit(c) && c.m.experiment == "append" && c.m.metric == "iops" && c.m.zones == 1 && c.m.bs_bytes <= 16384, kib, |m| m.qd as f64, |v| v / 1e3),
+            true,
+        ),
+    )?;
     let t = "Random reads in one zone: KIOPS against queue depth";
-    chart("randread_qd.svg", t, line_chart(t, "queue depth", "KIOPS", &curves(f, |c| fio_fit(c) && c.m.experiment == "randread" && c.m.metric == "iops" && c.m.zones == 1, kib, |m| m.qd as f64, |v| v / 1e3), true))?;
+    chart(
+        "randread_qd.svg",
+        t,
+        line_chart(
+            t,
+            "queue depth",
+            "KIOPS",
+            &curves(f, |c| fio_fit(c) && c.m.experiment == "randread" && c.m.metric == "iops" && c.m.zones == 1, kib, |m| m.qd as f64, |v| v / 1e3),
+            true,
+        ),
+    )?;
     let t = "Random reads in one zone: p50 latency against queue depth";
-    chart("randread_latency_qd.svg", t, line_chart(t, "queue depth", "µs", &curves(f, |c| fio_fit(c) && c.m.experiment == "randread" && c.m.metric == "clat_ns_p50" && c.m.zones == 1, kib, |m| m.qd as f64, |v| v / 1e3), true))?;
+    chart(
+        "randread_latency_qd.svg",
+        t,
+        line_chart(
+            t,
+            "queue depth",
+            "µs",
+            &curves(f, |c| fio_fit(c) && c.m.experiment == "randread" && c.m.metric == "clat_ns_p50" && c.m.zones == 1, kib, |m| m.qd as f64, |v| v / 1e3),
+            true,
+        ),
+    )?;
     let fill_mib = |m: &Measurement| (m.fill_lbas.unwrap_or(0) * 4096) as f64 / (1 << 20) as f64;
     let t = "Reset against the zone's fill: p50";
-    chart("reset_fill.svg", t, line_chart(t, "MiB written", "ms", &curves(f, |c| c.m.is_fit() && (c.m.experiment == "reset" || c.m.experiment == "reset_after_finish") && c.m.metric == "lat_ns_p50", |m| m.experiment.clone(), fill_mib, |v| v / 1e6), false))?;
+    chart(
+        "reset_fill.svg",
+        t,
+        line_chart(
+            t,
+            "MiB written",
+            "ms",
+            &curves(
+                f,
+                |c| c.m.is_fit() && (c.m.experiment == "reset" || c.m.experiment == "reset_after_finish") && c.m.metric == "lat_ns_p50",
+                |m| m.experiment.clone(),
+                fill_mib,
+                |v| v / 1e6,
+            ),
+            false,
+        ),
+    )?;
     let t = "Finish against the zone's fill: p50";
-    chart("finish_fill.svg", t, line_chart(t, "MiB written", "ms", &curves(f, |c| c.m.is_fit() && c.m.experiment == "finish" && c.m.metric == "lat_ns_p50", |_| "finish".into(), fill_mib, |v| v / 1e6), false))?;
+    chart(
+        "finish_fill.svg",
+        t,
+        line_chart(
+            t,
+            "MiB written",
+            "ms",
+            &curves(f, |c| c.m.is_fit() && c.m.experiment == "finish" && c.m.metric == "lat_ns_p50", |_| "finish".into(), fill_mib, |v| v / 1e6),
+            false,
+        ),
+    )?;
     let t = "Validation: 4 KiB reads at QD1 beside 128 KiB writes, against the writes' rate";
     let rate = |m: &Measurement| (m.bg_rate_bytes_per_sec >> 20) as f64;
     chart(
         "read_beside_writes.svg",
         t,
-        line_chart(t, "write rate (MiB/s)", "µs", &curves(f, |c| c.m.experiment == "randread_beside_write" && c.m.qd == 1 && c.m.metric != "iops", |m| m.metric.replace("lat_ns_", ""), rate, |v| v / 1e3), true),
+        line_chart(
+            t,
+            "write rate (MiB/s)",
+            "µs",
+            &curves(f, |c| c.m.experiment == "randread_beside_write" && c.m.qd == 1 && c.m.metric != "iops", |m| m.metric.replace("lat_ns_", ""), rate, |v| v / 1e3),
+            true,
+        ),
     )?;
     let fams = by_family(&f.rows);
     let bars: Vec<(String, f64)> = fams.iter().filter(|((role, _), _)| role == "fit").map(|((_, fam), s)| (fam.clone(), s.median_abs * 100.0)).collect();
@@ -199,8 +292,17 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &str, f: &Fidelity, fit: &F
     std::fs::write(out.join("fidelity.csv"), csv(&header, &rows)).map_err(io(&out.join("fidelity.csv")))?;
     let fit_s = summarise(f.rows.iter().filter(|c| c.m.is_fit()));
     let val_s = summarise(f.rows.iter().filter(|c| !c.m.is_fit()));
-    let sum_header = ["rows", "count", "median |error|", "max |error|", "within 10 %", "beyond 25 %"];
-    let mut sums = vec![summary_row("fit", &fit_s), summary_row("validation", &val_s)];
+    let tail = |c: &&Comparison| is_tail(&c.m.metric);
+    let sum_header = ["rows", "count", "median abs error", "max abs error", "within 10 %", "beyond 25 %"];
+    let mut sums = vec![
+        summary_row("fit", &fit_s),
+        summary_row("validation", &val_s),
+        summary_row("fit: means, medians, IOPS, bandwidth", &summarise(f.rows.iter().filter(|c| c.m.is_fit()).filter(|c| !tail(c)))),
+        summary_row("fit: tails (p99, p99.9)", &summarise(f.rows.iter().filter(|c| c.m.is_fit()).filter(tail))),
+        summary_row("validation: means, medians, IOPS, bandwidth", &summarise(f.rows.iter().filter(|c| !c.m.is_fit()).filter(|c| !tail(c)))),
+        summary_row("validation: tails (p99, p99.9, max)", &summarise(f.rows.iter().filter(|c| !c.m.is_fit()).filter(tail))),
+    ];
+    let headline_rows = sums.len();
     let fams = by_family(&f.rows);
     for ((role, fam), s) in &fams {
         sums.push(summary_row(&format!("{role}: {fam}"), s));
@@ -213,7 +315,7 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &str, f: &Fidelity, fit: &F
     let _ = writeln!(md, "```\n{command}\n```\n");
     let _ = writeln!(
         md,
-        "{} measured values, {} of them compared, in {} runs of the `{preset}` timing model ({} device commands simulated, {:.0} s of wall time). Per-row data: `fidelity.csv` (each row's source in the published data, our CSV row, and the `zonekit device bench` command that gives our value).\n",
+        "{} measured values, {} of them compared, in {} runs of the `{preset}` timing model ({} device commands simulated, {:.1} s of wall time). Per-row data: `fidelity.csv` (each row's source in the published data, our CSV row, and the `zonekit device bench` command that gives our value).\n",
         f.rows.len(),
         fit_s.count + val_s.count,
         f.runs,
@@ -222,10 +324,10 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &str, f: &Fidelity, fit: &F
     );
     let (median_ok, max_ok) = goal_met(f);
     let _ = writeln!(md, "### Summary\n");
-    let _ = writeln!(md, "{}", markdown_table(&sum_header, &sums[..2]));
+    let _ = writeln!(md, "{}", markdown_table(&sum_header, &sums[..headline_rows]));
     let _ = writeln!(
         md,
-        "Goal on the fit rows: median |error| ≤ {} — **{}** ({}); no row beyond {} — **{}** ({} rows beyond). The validation rows were never fitted to.\n",
+        "Goal on the fit rows: median absolute error ≤ {} — **{}** ({}); no row beyond {} — **{}** ({} rows beyond). The validation rows were never fitted to.\n",
         pct(GOAL_MEDIAN),
         if median_ok { "met" } else { "not met" },
         pct(fit_s.median_abs),
@@ -236,10 +338,11 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &str, f: &Fidelity, fit: &F
     for role in ["fit", "validation"] {
         let _ = writeln!(md, "### Per experiment and metric ({role} rows)\n");
         let rows: Vec<Vec<String>> = fams.iter().filter(|((r, _), _)| r == role).map(|((_, fam), s)| summary_row(fam, s)).collect();
-        let _ = writeln!(md, "{}", markdown_table(&["experiment metric", "rows", "median |error|", "max |error|", "within 10 %", "beyond 25 %"], &rows));
+        let _ = writeln!(md, "{}", markdown_table(&["experiment metric", "rows", "median abs error", "max abs error", "within 10 %", "beyond 25 %"], &rows));
     }
     let _ = writeln!(md, "### The headline figures\n");
-    let headline = |exp: &str, metric: &str, keep: &dyn Fn(&Measurement) -> bool| f.rows.iter().find(|c| c.m.experiment == exp && c.m.metric == metric && c.m.is_fit() && keep(&c.m));
+    let headline =
+        |exp: &str, metric: &str, keep: &dyn Fn(&Measurement) -> bool| f.rows.iter().find(|c| c.m.experiment == exp && c.m.metric == metric && c.m.is_fit() && keep(&c.m));
     let picks: Vec<(&str, Option<&Comparison>)> = vec![
         ("4 KiB write QD1 p50 (harness)", headline("write", "lat_ns_p50", &|m| m.engine == "spdk-harness")),
         ("4 KiB append QD1 p50 (harness)", headline("append", "lat_ns_p50", &|m| m.engine == "spdk-harness")),
@@ -258,14 +361,33 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &str, f: &Fidelity, fit: &F
     let rows: Vec<Vec<String>> = picks
         .into_iter()
         .filter_map(|(name, c)| c.map(|c| (name, c)))
-        .map(|(name, c)| vec![name.to_string(), value(&c.m.metric, c.m.value), c.ours.map_or("-".into(), |o| value(&c.m.metric, o)), c.error().map_or("-".into(), pct), format!("`{}`", c.m.source_path)])
+        .map(|(name, c)| {
+            vec![
+                name.to_string(),
+                value(&c.m.metric, c.m.value),
+                c.ours.map_or("-".into(), |o| value(&c.m.metric, o)),
+                c.error().map_or("-".into(), pct),
+                format!("`{}`", c.m.source_path),
+            ]
+        })
         .collect();
     let _ = writeln!(md, "{}", markdown_table(&["figure", "drive", "model", "error", "source"], &rows));
     let _ = writeln!(md, "### Fit rows beyond {}\n", pct(GOAL_MAX));
     let mut worst: Vec<&Comparison> = f.rows.iter().filter(|c| c.m.is_fit() && c.error().is_some_and(|e| e.abs() > GOAL_MAX)).collect();
     worst.sort_by(|a, b| b.error().unwrap_or(0.0).abs().total_cmp(&a.error().unwrap_or(0.0).abs()));
-    let rows: Vec<Vec<String>> =
-        worst.iter().map(|c| vec![c.m.experiment.clone(), params(&c.m), c.m.metric.clone(), value(&c.m.metric, c.m.value), c.ours.map_or("-".into(), |o| value(&c.m.metric, o)), c.error().map_or("-".into(), pct)]).collect();
+    let rows: Vec<Vec<String>> = worst
+        .iter()
+        .map(|c| {
+            vec![
+                c.m.experiment.clone(),
+                params(&c.m),
+                c.m.metric.clone(),
+                value(&c.m.metric, c.m.value),
+                c.ours.map_or("-".into(), |o| value(&c.m.metric, o)),
+                c.error().map_or("-".into(), pct),
+            ]
+        })
+        .collect();
     if rows.is_empty() {
         let _ = writeln!(md, "None.\n");
     } else {

@@ -149,7 +149,8 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     // Writes: bytes past the first 8 KiB cross the host link (QD1 latency against block size,
     // 16 KiB and up, least squares); the engine's time is one over 4 KiB writes' plateau over
     // 8-14 zones; QD1's p99 above its median is the jitter's exponential tail (ln 50 means).
-    let pts: Vec<(f64, f64)> = select(rows, "write", "clat_ns_p50", move |r| r.is_fit() && fio(r) && r.zones == 1 && r.qd == 1 && r.bs_bytes >= 16384).map(|r| (r.bs_bytes as f64, r.value)).collect();
+    let pts: Vec<(f64, f64)> =
+        select(rows, "write", "clat_ns_p50", move |r| r.is_fit() && fio(r) && r.zones == 1 && r.qd == 1 && r.bs_bytes >= 16384).map(|r| (r.bs_bytes as f64, r.value)).collect();
     let n = pts.len() as f64;
     let (sx, sy) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
     let slope = pts.iter().map(|p| (p.0 - sx) * (p.1 - sy)).sum::<f64>() / pts.iter().map(|p| (p.0 - sx).powi(2)).sum::<f64>();
@@ -193,7 +194,8 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     ctl.close_ns = round(median(select(rows, "close", "lat_ns_p50", |r| r.is_fit()).map(|r| r.value).collect())? - DISPATCH_NS as f64, 10);
     ctl.finish_empty_ns = round(one(rows, "finish", "lat_ns_p50", |r| r.fill_lbas == Some(0))? - DISPATCH_NS as f64, 10);
     // A reset after a finish: fixed time plus time per MiB the host wrote (least squares).
-    let resets: Vec<(f64, f64)> = select(rows, "reset_after_finish", "lat_ns_p50", |r| r.is_fit()).map(|r| ((r.fill_lbas.unwrap_or(0) * 4096) as f64 / (1u64 << 20) as f64, r.value)).collect();
+    let resets: Vec<(f64, f64)> =
+        select(rows, "reset_after_finish", "lat_ns_p50", |r| r.is_fit()).map(|r| ((r.fill_lbas.unwrap_or(0) * 4096) as f64 / (1u64 << 20) as f64, r.value)).collect();
     let n = resets.len() as f64;
     let (sx, sy) = (resets.iter().map(|p| p.0).sum::<f64>() / n, resets.iter().map(|p| p.1).sum::<f64>() / n);
     let per_mib = resets.iter().map(|p| (p.0 - sx) * (p.1 - sy)).sum::<f64>() / resets.iter().map(|p| (p.0 - sx).powi(2)).sum::<f64>();
@@ -210,15 +212,30 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     use Provenance::{Assumed, Fitted};
     let us = |ns: u64| format!("{:.2} µs", ns as f64 / 1e3);
     let ms = |ns: u64| format!("{:.3} ms", ns as f64 / 1e6);
-    note("channels × dies", format!("{CHANNELS} × {DIES_PER_CHANNEL}"), Assumed, "16 dies fit the read curve's rise with queue depth (8 saturate early, 32 late); 8 channels carry the peak read bandwidth".into());
+    note(
+        "channels × dies",
+        format!("{CHANNELS} × {DIES_PER_CHANNEL}"),
+        Assumed,
+        "16 dies fit the read curve's rise with queue depth (8 saturate early, 32 late); 8 channels carry the peak read bandwidth".into(),
+    );
     note("page", format!("{} KiB", PAGE_BYTES / 1024), Assumed, "a two-plane 16 KiB TLC page; the data does not fix it".into());
-    note("stripe", format!("{dies} dies ({} KiB)", stripe / KIB), Assumed, "programmed together: a bandwidth-bound QD1 writer's median stays at its unstalled latency, a few writes wait a whole stripe".into());
+    note(
+        "stripe",
+        format!("{dies} dies ({} KiB)", stripe / KIB),
+        Assumed,
+        "programmed together: a bandwidth-bound QD1 writer's median stays at its unstalled latency, a few writes wait a whole stripe".into(),
+    );
     note("program", us(program_ns), Fitted, format!("stripe ÷ {:.3} GB/s, the median of {} bandwidth-bound write and append runs", write_bw / 1e9, bw.len()));
     note("channel", format!("{} MB/s", channel_bytes_per_sec / 1_000_000), Fitted, format!("peak random-read bandwidth {:.2} GB/s ÷ {CHANNELS} channels", read_bw / 1e9));
     note("read (sense)", us(flash.read_ns), Fitted, format!("4 KiB random reads at QD256 run at {:.0} KIOPS (bisection on the model)", r_peak / 1e3));
     note("read completion", us(ctl.read_done_ns), Fitted, format!("4 KiB read at QD1, p50 {} = dispatch + sense + transfer + this", us(r_p50 as u64)));
     note("dispatch", us(DISPATCH_NS), Assumed, "below the cheapest command seen (a reset of a never-opened zone, 2.1 µs)".into());
-    note("write buffer", format!("{} MiB", ctl.write_buffer_bytes >> 20), Assumed, "one stripe for each of the 14 open zones and two more: 14 zones written at once do not stall".into());
+    note(
+        "write buffer",
+        format!("{} MiB", ctl.write_buffer_bytes >> 20),
+        Assumed,
+        "one stripe for each of the 14 open zones and two more: 14 zones written at once do not stall".into(),
+    );
     note("host link", format!("{:.2} GB/s", ctl.host_bytes_per_sec as f64 / 1e9), Fitted, format!("slope of QD1 write p50 against block size, 16-128 KiB ({} runs)", pts.len()));
     note("host overlap", format!("{} KiB", OVERLAP_BYTES / KIB), Assumed, "4 and 8 KiB writes take the same time at QD1".into());
     note("jitter", us(ctl.jitter_ns), Fitted, format!("(p99 − p50) ÷ ln 50 of the harness's 4 KiB writes at QD1 ({} − {})", us(h_p99 as u64), us(h_p50 as u64)));
@@ -229,8 +246,18 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     note("append completion", us(ctl.append_done_ns), Fitted, format!("4 KiB append at QD1, mean {} = dispatch + engine + jitter + this", us(a_lat as u64)));
     note("implicit open", us(ctl.implicit_open_ns), Fitted, "first write or append to an empty zone against the steady ones (harness p50s, mean of the two)".into());
     note("open / close / finish of an empty zone", format!("{} / {} / {}", us(ctl.open_ns), us(ctl.close_ns), us(ctl.finish_empty_ns)), Fitted, "harness p50s − dispatch".into());
-    note("reset", format!("{} + {} per MiB written", ms(ctl.reset_ns), us(ctl.reset_ns_per_mib)), Fitted, format!("least squares over the {} fills of reset after finish (p50)", resets.len()));
+    note(
+        "reset",
+        format!("{} + {} per MiB written", ms(ctl.reset_ns), us(ctl.reset_ns_per_mib)),
+        Fitted,
+        format!("least squares over the {} fills of reset after finish (p50)", resets.len()),
+    );
     note("seal", ms(ctl.seal_ns), Fitted, "finish of a zone one block short of full (p50) − its padding's program in the model".into());
-    note("fio host time", us(fio_think_ns), Fitted, "1 ÷ IOPS − mean latency of 4 KiB writes at QD1 (fio's own time per I/O; used to replay fio's runs, not a device figure)".into());
+    note(
+        "fio host time",
+        us(fio_think_ns),
+        Fitted,
+        "1 ÷ IOPS − mean latency of 4 KiB writes at QD1 (fio's own time per I/O; used to replay fio's runs, not a device figure)".into(),
+    );
     Ok(Fit { flash, fio_think_ns, figures })
 }

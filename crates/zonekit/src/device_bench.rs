@@ -186,7 +186,14 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "preset": p.name, "spec": spec, "report": report }))?);
     } else {
-        say!("{} on {} in virtual time ({:.3} s of it; {} device commands in {:.2} s of wall time)", describe(&spec), p.name, report.elapsed_ns as f64 / 1e9, report.device_commands, wall);
+        say!(
+            "{} on {} in virtual time ({:.3} s of it; {} device commands in {:.2} s of wall time)",
+            describe(&spec),
+            p.name,
+            report.elapsed_ns as f64 / 1e9,
+            report.device_commands,
+            wall
+        );
         print!("{}", fitted_table(&HEADER, &rows, TERMINAL_COLUMNS));
     }
     if let Some(out) = &a.out {
@@ -194,7 +201,10 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
         write("bench.json", &serde_json::to_string_pretty(&serde_json::json!({ "preset": p.name, "spec": spec, "report": report }))?)?;
         write("bench.csv", &csv(&HEADER, &rows))?;
         let s = &report.job;
-        let bars: Vec<(String, f64)> = [("mean", s.lat_ns_mean), ("p50", s.lat_ns_p50 as f64), ("p99", s.lat_ns_p99 as f64), ("p99.9", s.lat_ns_p999 as f64)].into_iter().map(|(k, v)| (k.to_string(), v / 1e3)).collect();
+        let bars: Vec<(String, f64)> = [("mean", s.lat_ns_mean), ("p50", s.lat_ns_p50 as f64), ("p99", s.lat_ns_p99 as f64), ("p99.9", s.lat_ns_p999 as f64)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v / 1e3))
+            .collect();
         write("latency.svg", &bar_chart(&format!("{} on {}: latency", describe(&spec), p.name), "µs", &bars))?;
         println!("wrote {}/{{bench.json, bench.csv, latency.svg}}", out.display());
         crate::report_cmd::finish(out)?;

@@ -178,7 +178,8 @@ pub fn run(cmd: DeviceCommand) -> Result<ExitCode> {
         DeviceCommand::Presets => {
             for p in preset::PRESETS {
                 println!("{:<14} {}", p.name, p.summary);
-                let rows: Vec<Vec<String>> = p.figures().into_iter().map(|f| vec![format!("  {}", f.name), f.value, f.provenance.name().to_string(), f.source.to_string()]).collect();
+                let rows: Vec<Vec<String>> =
+                    p.figures().into_iter().map(|f| vec![format!("  {}", f.name), f.value, f.provenance.name().to_string(), f.source.to_string()]).collect();
                 print!("{}", zonekit_report::fitted_table(&["  figure", "value", "provenance", "source"], &rows, zonekit_report::TERMINAL_COLUMNS));
                 println!();
             }

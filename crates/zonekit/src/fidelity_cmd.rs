@@ -39,7 +39,7 @@ pub fn run(preset_name: &str, data: Option<&Path>, doc: Option<&Path>, out: &Pat
         .map(|(name, s)| vec![name.to_string(), s.count.to_string(), pct(s.median_abs), pct(s.max_abs), s.within_10.to_string(), s.beyond_25.to_string()])
         .collect();
     println!();
-    print!("{}", fitted_table(&["rows", "compared", "median |error|", "max |error|", "within 10 %", "beyond 25 %"], &rows, TERMINAL_COLUMNS));
+    print!("{}", fitted_table(&["rows", "compared", "median abs error", "max abs error", "within 10 %", "beyond 25 %"], &rows, TERMINAL_COLUMNS));
     say!("\n{} runs, {} device commands in {:.1} s ({:.2} M commands/s of wall time)", result.runs, result.device_commands, wall, result.device_commands as f64 / wall / 1e6);
     println!("wrote {} files in {}{}", files.len(), out.display(), doc.map_or(String::new(), |d| format!(" and the section of {}", d.display())));
     Ok(())
