@@ -29,12 +29,15 @@
 //! assert_eq!(back, block);
 //! ```
 
+pub mod bench;
 pub mod conformance;
+mod controller;
 mod device;
 pub mod emu;
 mod error;
 pub mod fault;
 mod first_zones;
+mod flash;
 pub mod journal;
 pub mod linux;
 pub mod preset;

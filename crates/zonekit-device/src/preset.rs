@@ -4,8 +4,32 @@
 //! ZN540) the preset says what it assumes. Timings are for the emulator's [`crate::timing`]
 //! model, not measurements of ours.
 
-use crate::timing::FlashConfig;
+use crate::timing::{ControllerConfig, FlashConfig};
 use crate::{Geometry, ZoneBehavior};
+
+/// Where a preset's figure comes from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Provenance {
+    /// Fitted to a drive's published measurements (`zonekit device fit`).
+    Fitted,
+    /// Taken from a publication or a tool's published defaults.
+    Published,
+    /// Chosen by us where no source gives it.
+    Assumed,
+}
+
+impl Provenance {
+    pub fn name(self) -> &'static str {
+        match self {
+            Provenance::Fitted => "fitted",
+            Provenance::Published => "published",
+            Provenance::Assumed => "assumed",
+        }
+    }
+}
+
+/// A figure's provenance: (figure, where from, the source in a few words).
+pub type Source = (&'static str, Provenance, &'static str);
 
 /// A device shape plus the flash behind it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -15,6 +39,8 @@ pub struct Preset {
     pub geometry: Geometry,
     pub behavior: ZoneBehavior,
     pub flash: FlashConfig,
+    /// Where each figure comes from; a figure not listed is assumed.
+    pub sources: &'static [Source],
 }
 
 const KIB: u64 = 1024;
@@ -35,9 +61,11 @@ const fn zns(zone_size_bytes: u64, zone_capacity_bytes: u64, zones: u32, open: O
     }
 }
 
-/// Western Digital Ultrastar DC ZN540 flash: 58 µs read, 561 µs program, 3.5 ms erase,
-/// 450 MB/s channels. Die layout (8 × 4) and 48 MiB erase blocks per die are assumptions.
-const ZN540_FLASH: FlashConfig = FlashConfig {
+/// The figures the `zn540` preset had before issue 48 fitted it (58 µs read, 561 µs program,
+/// 3.5 ms erase, 450 MB/s channels; die layout 8 × 4 and 48 MiB erase blocks assumed), kept
+/// for `nvmevirt-zns`, seed 004's NVMeVirt device, and for seed 003's tree runs, whose
+/// committed results were made with them (their rerun under the fitted model is still open).
+pub const ZN540_ASSUMED_FLASH: FlashConfig = FlashConfig {
     channels: 8,
     dies_per_channel: 4,
     page_size_bytes: 32 * KIB as u32,
@@ -47,6 +75,45 @@ const ZN540_FLASH: FlashConfig = FlashConfig {
     erase_ns: 3500 * US,
     channel_bytes_per_sec: 450_000_000,
     dies_per_zone: 32,
+    controller: ControllerConfig::NONE,
+};
+
+/// The ZN540 as fitted to its published measurements (issue 48; `zonekit device fit` derives
+/// every fitted figure from `crates/zonekit-device/data/zn540/`, and `zonekit device presets`
+/// prints where each comes from). 16 dies on 8 channels, 32 KiB pages programmed in stripes
+/// over all 16, behind a write buffer and the controller of [`crate::timing::ControllerConfig`].
+pub const ZN540_FLASH: FlashConfig = FlashConfig {
+    channels: 8,
+    dies_per_channel: 2,
+    page_size_bytes: 32 * KIB as u32,
+    pages_per_block: 1536,
+    read_ns: 33_600,
+    program_ns: 436_400,
+    erase_ns: 3500 * US,
+    channel_bytes_per_sec: 329_000_000,
+    dies_per_zone: 16,
+    controller: ControllerConfig {
+        dispatch_ns: 1000,
+        write_ns: 2490,
+        append_ns: 4630,
+        handoff_ns: 2290,
+        jitter_ns: 650,
+        write_done_ns: 7220,
+        append_done_ns: 8560,
+        host_bytes_per_sec: 2_330_000_000,
+        host_overlap_bytes: 8192,
+        read_done_ns: 22_070,
+        write_buffer_bytes: 8 * MIB,
+        stripe_dies: 16,
+        implicit_open_ns: 2480,
+        open_ns: 8550,
+        close_ns: 9690,
+        finish_empty_ns: 12_460,
+        seal_ns: 1_931_000,
+        reset_ns: 1_603_000,
+        reset_ns_per_mib: 12_750,
+        seed: 48,
+    },
 };
 
 /// FEMU's TLC-class defaults (40 µs / 200 µs / 2 ms). FEMU's ZNS mode does not fix a die layout
@@ -61,7 +128,58 @@ const FEMU_FLASH: FlashConfig = FlashConfig {
     erase_ns: 2 * MS,
     channel_bytes_per_sec: 800_000_000,
     dies_per_zone: 64,
+    controller: ControllerConfig::NONE,
 };
+
+use Provenance::{Assumed, Fitted, Published};
+
+const TINY_SOURCES: &[Source] = &[];
+const OCSSD_SOURCES: &[Source] = &[
+    ("zones", Published, "seed 002: 8 ch × 4 LUN × 16 blocks of 32 pages of 32 KiB"),
+    ("zone size", Published, "seed 002: a zone is one flash block (an Open-Channel 2.0 chunk)"),
+    ("channels × dies", Published, "seed 002: 8 channels × 4 LUNs"),
+    ("page", Published, "seed 002: 32 KiB pages (4 × 4 KiB sectors)"),
+    ("read / program / erase", Published, "seed 002: 101 µs / 116 µs / 434 µs"),
+    ("channel", Published, "bounded by seed 002's ~300 MB/s sequential writes (8 × 40 MB/s)"),
+    ("dies per zone", Published, "seed 002: a chunk lives on one LUN"),
+];
+const FEMU_SOURCES: &[Source] = &[
+    ("zones", Published, "seed 000: FEMU ZNS, 100 GiB in 32 MiB zones"),
+    ("zone size", Published, "seed 000"),
+    ("open / active limit", Published, "seed 000: 7 open zones"),
+    ("read / program / erase", Published, "FEMU's TLC-class defaults: 40 µs / 200 µs / 2 ms"),
+];
+/// The ZN540's sources. Fitted figures come from `zonekit device fit` over the `role = fit`
+/// rows of `crates/zonekit-device/data/zn540/` (Doekemeijer, Tehrany et al., CLUSTER 2023,
+/// data in Krien/NVMeBenchmarks at 01f40f1c); `docs/results/devices.md` has the derivations.
+const ZN540_SOURCES: &[Source] = &[
+    ("zones", Published, "904 zones (the characterisation's zone report)"),
+    ("zone size", Published, "2 GiB, capacity 1077 MiB (the characterisation's zone report)"),
+    ("open / active limit", Published, "14: the limit the characterisation ran with (fio max_open_zones); the drive's own is not in the data"),
+    ("channels × dies", Assumed, "16 dies fit the random-read curve; 8 channels carry its peak bandwidth"),
+    ("page", Assumed, "a two-plane 16 KiB TLC page"),
+    ("read / program / erase", Fitted, "read: 4 KiB reads at QD256; program: the 1.2 GB/s write bandwidth; erase unused (resets do not erase on the dies)"),
+    ("channel", Fitted, "peak random-read bandwidth ÷ 8"),
+    ("dies per zone", Assumed, "every zone over all 16 dies (one zone writes at the device's bandwidth)"),
+    ("stripe", Assumed, "all 16 dies program together"),
+    ("write buffer", Assumed, "a stripe for each of 14 open zones and two more"),
+    ("dispatch", Assumed, "below the cheapest command seen (2.1 µs)"),
+    ("write / append engine", Fitted, "4 KiB writes over 8-14 zones (186 KIOPS); appends to one zone at QD ≥ 4 (132 KIOPS)"),
+    ("hand-off / jitter", Fitted, "4 KiB writes to 2 zones at QD1; QD1's p99 over its median"),
+    ("write / append completion", Fitted, "4 KiB write and append at QD1"),
+    ("host link", Fitted, "QD1 write latency against block size, 16-128 KiB"),
+    ("host overlap", Assumed, "4 and 8 KiB writes take the same time at QD1"),
+    ("read completion", Fitted, "4 KiB read at QD1 (69 µs)"),
+    ("implicit open", Fitted, "first write or append to an empty zone"),
+    ("open / close / finish of an empty zone", Fitted, "the harness's open, close, empty finish"),
+    ("seal", Fitted, "finish of a zone one block short of full"),
+    ("reset", Fitted, "reset after finish against the bytes written"),
+];
+const NVMEVIRT_SOURCES: &[Source] = &[
+    ("zones", Published, "seed 004: NVMeVirt with 64 zones of 128 MiB"),
+    ("zone size", Published, "seed 004"),
+    ("read / program / erase", Assumed, "the old assumed ZN540 figures (58 µs / 561 µs / 3.5 ms), which seed 004's results were made with"),
+];
 
 pub const PRESETS: [Preset; 5] = [
     Preset {
@@ -70,6 +188,7 @@ pub const PRESETS: [Preset; 5] = [
         geometry: zns(4 * MIB, 4 * MIB, 64, Some(8), Some(12)),
         behavior: ZoneBehavior::QEMU_NVME,
         flash: FlashConfig { channels: 4, dies_per_channel: 2, dies_per_zone: 8, ..FEMU_FLASH },
+        sources: TINY_SOURCES,
     },
     Preset {
         name: "ocssd-thesis",
@@ -89,7 +208,9 @@ pub const PRESETS: [Preset; 5] = [
             erase_ns: 434 * US,
             channel_bytes_per_sec: 40_000_000,
             dies_per_zone: 1,
+            controller: ControllerConfig::NONE,
         },
+        sources: OCSSD_SOURCES,
     },
     Preset {
         name: "femu-zns",
@@ -97,20 +218,23 @@ pub const PRESETS: [Preset; 5] = [
         geometry: zns(32 * MIB, 32 * MIB, 3200, Some(7), None),
         behavior: ZoneBehavior::QEMU_NVME,
         flash: FEMU_FLASH,
+        sources: FEMU_SOURCES,
     },
     Preset {
         name: "zn540",
-        summary: "WD Ultrastar DC ZN540 1 TB: 904 zones of 2048 MiB (1077 MiB usable), 14 open/active",
+        summary: "WD Ultrastar DC ZN540 1 TB: 904 zones of 2 GiB (1077 MiB usable), 14 open, fitted",
         geometry: zns(2048 * MIB, 1077 * MIB, 904, Some(14), Some(14)),
         behavior: ZoneBehavior::QEMU_NVME,
         flash: ZN540_FLASH,
+        sources: ZN540_SOURCES,
     },
     Preset {
         name: "nvmevirt-zns",
-        summary: "seed 004's NVMeVirt ZNS device: 64 zones of 128 MiB (8 GiB), ZN540 flash timing",
+        summary: "seed 004's NVMeVirt ZNS device: 64 × 128 MiB zones (8 GiB), the pre-fit ZN540 flash",
         geometry: zns(128 * MIB, 128 * MIB, 64, None, None),
         behavior: ZoneBehavior::QEMU_NVME,
-        flash: ZN540_FLASH,
+        flash: ZN540_ASSUMED_FLASH,
+        sources: NVMEVIRT_SOURCES,
     },
 ];
 
@@ -122,7 +246,59 @@ pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|p| p.name).collect()
 }
 
+/// One figure of a preset, its value and where it comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Figure {
+    pub name: &'static str,
+    pub value: String,
+    pub provenance: Provenance,
+    pub source: &'static str,
+}
+
 impl Preset {
+    /// Every figure of the preset with its provenance (the controller's only where it has
+    /// one), as `zonekit device presets` prints them.
+    pub fn figures(&self) -> Vec<Figure> {
+        let g = &self.geometry;
+        let f = &self.flash;
+        let c = &f.controller;
+        let us = |ns: u64| format!("{:.2} µs", ns as f64 / 1e3);
+        let limit = |l: Option<u32>| l.map_or("none".to_string(), |v| v.to_string());
+        let mut v: Vec<(&'static str, String)> = vec![
+            ("zones", g.zone_count.to_string()),
+            ("zone size", format!("{} MiB, capacity {} MiB", g.zone_size_bytes() >> 20, g.zone_capacity_bytes() >> 20)),
+            ("open / active limit", format!("{} / {}", limit(g.open_zones_max), limit(g.active_zones_max))),
+            ("channels × dies", format!("{} × {}", f.channels, f.dies_per_channel)),
+            ("page", format!("{} KiB, {} a block", f.page_size_bytes / 1024, f.pages_per_block)),
+            ("read / program / erase", format!("{} / {} / {}", us(f.read_ns), us(f.program_ns), us(f.erase_ns))),
+            ("channel", format!("{} MB/s", f.channel_bytes_per_sec / 1_000_000)),
+            ("dies per zone", f.dies_per_zone.to_string()),
+        ];
+        if c.enabled() {
+            v.extend([
+                ("stripe", format!("{} dies", c.stripe_dies)),
+                ("write buffer", format!("{} MiB", c.write_buffer_bytes >> 20)),
+                ("dispatch", us(c.dispatch_ns)),
+                ("write / append engine", format!("{} / {}", us(c.write_ns), us(c.append_ns))),
+                ("hand-off / jitter", format!("{} / {}", us(c.handoff_ns), us(c.jitter_ns))),
+                ("write / append completion", format!("{} / {}", us(c.write_done_ns), us(c.append_done_ns))),
+                ("host link", format!("{:.2} GB/s", c.host_bytes_per_sec as f64 / 1e9)),
+                ("host overlap", format!("{} KiB", c.host_overlap_bytes / 1024)),
+                ("read completion", us(c.read_done_ns)),
+                ("implicit open", us(c.implicit_open_ns)),
+                ("open / close / finish of an empty zone", format!("{} / {} / {}", us(c.open_ns), us(c.close_ns), us(c.finish_empty_ns))),
+                ("seal", format!("{:.3} ms", c.seal_ns as f64 / 1e6)),
+                ("reset", format!("{:.3} ms + {} per MiB written", c.reset_ns as f64 / 1e6, us(c.reset_ns_per_mib))),
+            ]);
+        }
+        v.into_iter()
+            .map(|(name, value)| {
+                let (provenance, source) = self.sources.iter().find(|s| s.0 == name).map_or((Provenance::Assumed, "no source gives it"), |s| (s.1, s.2));
+                Figure { name, value, provenance, source }
+            })
+            .collect()
+    }
+
     /// The same device with zones of `zone_size_bytes`: the capacity stays, so the zone count
     /// changes (seed 001 asks how zone size changes what fits on an 8 GiB device). Refused when
     /// the zones are not fully writable (zone capacity below zone size: which part of a resized
@@ -155,6 +331,21 @@ mod tests {
             p.geometry.validate().unwrap_or_else(|e| panic!("{}: {e}", p.name));
             p.flash.validate().unwrap_or_else(|e| panic!("{}: {e}", p.name));
         }
+    }
+
+    #[test]
+    fn every_source_names_a_figure_and_only_zn540_has_a_controller() {
+        for p in PRESETS {
+            let names: Vec<&str> = p.figures().iter().map(|f| f.name).collect();
+            for s in p.sources {
+                assert!(names.contains(&s.0), "{}: a source for {:?}, which is no figure of it", p.name, s.0);
+            }
+            // Every other preset keeps the plain flash model it always had.
+            assert_eq!(p.flash.controller.enabled(), p.name == "zn540", "{}", p.name);
+        }
+        let zn540 = find("zn540").unwrap();
+        assert!(zn540.figures().iter().all(|f| f.source != "no source gives it"), "every zn540 figure says where it comes from");
+        assert_eq!(find("nvmevirt-zns").unwrap().flash, ZN540_ASSUMED_FLASH, "seed 004's device keeps the figures its results were made with");
     }
 
     #[test]

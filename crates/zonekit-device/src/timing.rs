@@ -14,54 +14,12 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use serde::{Deserialize, Serialize};
 pub use zonekit_base::LogHistogram as LatencyHistogram;
 
+use crate::controller::{Controller, WriteKind};
+use crate::flash::Dies;
+pub use crate::flash::{ControllerConfig, FlashConfig};
 use crate::{DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZonedDevice};
-
-/// The flash behind a zoned device.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FlashConfig {
-    pub channels: u32,
-    pub dies_per_channel: u32,
-    /// The program unit (a multi-plane page where the device programs planes together).
-    pub page_size_bytes: u32,
-    pub pages_per_block: u32,
-    pub read_ns: u64,
-    pub program_ns: u64,
-    pub erase_ns: u64,
-    /// Transfer rate of one channel.
-    pub channel_bytes_per_sec: u64,
-    /// How many dies a zone's pages are striped over.
-    pub dies_per_zone: u32,
-}
-
-impl FlashConfig {
-    pub fn die_count(&self) -> u32 {
-        self.channels * self.dies_per_channel
-    }
-
-    pub fn validate(&self) -> Result<()> {
-        let bad = |m: String| Err(DeviceError::InvalidGeometry(m));
-        if self.channels == 0 || self.dies_per_channel == 0 {
-            return bad("flash needs at least one channel and one die per channel".into());
-        }
-        if self.page_size_bytes == 0 || self.pages_per_block == 0 {
-            return bad("flash page size and pages per block must be positive".into());
-        }
-        if self.channel_bytes_per_sec == 0 {
-            return bad("channel bandwidth must be positive".into());
-        }
-        if self.dies_per_zone == 0 || self.dies_per_zone > self.die_count() {
-            return bad(format!("a zone striped over {} dies on flash with {} dies", self.dies_per_zone, self.die_count()));
-        }
-        Ok(())
-    }
-
-    fn transfer_ns(&self, bytes: u64) -> u64 {
-        (bytes as u128 * 1_000_000_000 / self.channel_bytes_per_sec as u128) as u64
-    }
-}
 
 /// The die (an Open-Channel parallel unit, numbered with the channel in the low digits) and
 /// the channel a zone's pages go to.
@@ -74,53 +32,103 @@ pub struct ParallelUnit {
 /// Busy-until times of every die and channel, in virtual nanoseconds.
 #[derive(Clone, Debug)]
 pub struct TimingModel {
-    flash: FlashConfig,
+    dies: Dies,
     zone_size_bytes: u64,
-    die_free_ns: Vec<u64>,
-    channel_free_ns: Vec<u64>,
     /// Bytes written into each zone since its last reset (which pages are programmed).
     zone_written_bytes: Vec<u64>,
+    /// The controller model, when the flash config has one.
+    pub(crate) controller: Option<Controller>,
 }
 
 impl TimingModel {
     pub fn new(flash: FlashConfig, geometry: &Geometry) -> Result<TimingModel> {
         flash.validate()?;
         Ok(TimingModel {
-            flash,
+            dies: Dies::new(flash, geometry.zone_capacity_bytes()),
             zone_size_bytes: geometry.zone_size_bytes(),
-            die_free_ns: vec![0; flash.die_count() as usize],
-            channel_free_ns: vec![0; flash.channels as usize],
             zone_written_bytes: vec![0; geometry.zone_count as usize],
+            controller: flash.controller.enabled().then(|| Controller::new(flash.controller, geometry.zone_count, geometry.conventional_zone_count, flash.die_count())),
         })
     }
 
     pub fn flash(&self) -> &FlashConfig {
-        &self.flash
-    }
-
-    fn die_of(&self, zone: u32, page: u64) -> usize {
-        let dies = self.flash.die_count() as u64;
-        let first = zone as u64 * self.flash.dies_per_zone as u64 % dies;
-        ((first + page % self.flash.dies_per_zone as u64) % dies) as usize
-    }
-
-    fn channel_of(&self, die: usize) -> usize {
-        die % self.flash.channels as usize
+        &self.dies.flash
     }
 
     /// Where a zone lives when it is pinned to one die (`dies_per_zone == 1`, an Open-Channel
     /// 2.0 chunk); `None` when its pages are striped over several dies.
     pub fn parallel_unit(&self, zone: u32) -> Option<ParallelUnit> {
-        if self.flash.dies_per_zone != 1 || zone as usize >= self.zone_written_bytes.len() {
+        if self.dies.flash.dies_per_zone != 1 || zone as usize >= self.zone_written_bytes.len() {
             return None;
         }
-        let die = self.die_of(zone, 0);
-        Some(ParallelUnit { die: die as u32, channel: self.channel_of(die) as u32 })
+        let die = self.dies.die_of(zone, 0);
+        Some(ParallelUnit { die: die as u32, channel: self.dies.channel_of(die) as u32 })
     }
 
     /// Writes `len` bytes at byte `offset` of `zone`; returns the completion time.
     pub fn write(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64) -> u64 {
-        let page_size = self.flash.page_size_bytes as u64;
+        if self.controller.is_some() {
+            self.note_written(zone, offset + len);
+            return self.controller.as_mut().expect("checked").write(&mut self.dies, submit_ns, zone, offset, len, WriteKind::Write);
+        }
+        self.flash_write(submit_ns, zone, offset, len)
+    }
+
+    /// A zone append of `len` bytes that landed at byte `offset` of `zone`: a write, but for
+    /// the controller model's append engine.
+    pub fn append(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64) -> u64 {
+        if self.controller.is_some() {
+            self.note_written(zone, offset + len);
+            return self.controller.as_mut().expect("checked").write(&mut self.dies, submit_ns, zone, offset, len, WriteKind::Append);
+        }
+        self.flash_write(submit_ns, zone, offset, len)
+    }
+
+    fn note_written(&mut self, zone: u32, end: u64) {
+        let written = &mut self.zone_written_bytes[zone as usize];
+        *written = (*written).max(end);
+    }
+
+    /// Checks the controller model's bookkeeping (tests).
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) {
+        if let Some(c) = &self.controller {
+            c.check_invariants();
+        }
+    }
+
+    /// Whether a controller model sits in front of the flash.
+    pub fn has_controller(&self) -> bool {
+        self.controller.is_some()
+    }
+
+    /// An explicit open (free without a controller model).
+    pub fn open(&mut self, submit_ns: u64, zone: u32) -> u64 {
+        match &mut self.controller {
+            Some(c) => c.manage(&mut self.dies, submit_ns, zone, ZoneAction::Open),
+            None => submit_ns,
+        }
+    }
+
+    /// A close (free without a controller model).
+    pub fn close(&mut self, submit_ns: u64, zone: u32) -> u64 {
+        match &mut self.controller {
+            Some(c) => c.manage(&mut self.dies, submit_ns, zone, ZoneAction::Close),
+            None => submit_ns,
+        }
+    }
+
+    /// The zone as if `bytes` had been written into it long ago, explicitly opened when
+    /// `open` (a benchmark's fill before a reset or finish, without simulating it).
+    pub fn assume_written(&mut self, zone: u32, bytes: u64, open: bool) {
+        self.zone_written_bytes[zone as usize] = bytes;
+        if let Some(c) = &mut self.controller {
+            c.assume_written(&self.dies, zone, bytes, open);
+        }
+    }
+
+    fn flash_write(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64) -> u64 {
+        let page_size = self.dies.flash.page_size_bytes as u64;
         let mut done = submit_ns;
         let mut at = offset;
         let end = offset + len;
@@ -128,13 +136,13 @@ impl TimingModel {
             let page = at / page_size;
             let page_end = (page + 1) * page_size;
             let bytes = page_end.min(end) - at;
-            let die = self.die_of(zone, page);
-            let channel = self.channel_of(die);
-            let transferred = submit_ns.max(self.channel_free_ns[channel]) + self.flash.transfer_ns(bytes);
-            self.channel_free_ns[channel] = transferred;
+            let die = self.dies.die_of(zone, page);
+            let channel = self.dies.channel_of(die);
+            let transferred = submit_ns.max(self.dies.channel_free_ns[channel]) + self.dies.flash.transfer_ns(bytes);
+            self.dies.channel_free_ns[channel] = transferred;
             let page_done = if at + bytes == page_end {
-                let programmed = transferred.max(self.die_free_ns[die]) + self.flash.program_ns;
-                self.die_free_ns[die] = programmed;
+                let programmed = transferred.max(self.dies.die_free_ns[die]) + self.dies.flash.program_ns;
+                self.dies.die_free_ns[die] = programmed;
                 programmed
             } else {
                 transferred
@@ -149,54 +157,71 @@ impl TimingModel {
 
     /// Reads `len` bytes at byte `offset` of `zone`; returns the completion time.
     pub fn read(&mut self, submit_ns: u64, zone: u32, offset: u64, len: u64) -> u64 {
-        let page_size = self.flash.page_size_bytes as u64;
+        let submit_ns = match &mut self.controller {
+            Some(c) => c.read_start(submit_ns),
+            None => submit_ns,
+        };
+        let page_size = self.dies.flash.page_size_bytes as u64;
         let mut done = submit_ns;
         let mut at = offset;
         let end = offset + len;
         while at < end {
             let page = at / page_size;
             let bytes = ((page + 1) * page_size).min(end) - at;
-            let die = self.die_of(zone, page);
-            let channel = self.channel_of(die);
-            let sensed = submit_ns.max(self.die_free_ns[die]) + self.flash.read_ns;
-            self.die_free_ns[die] = sensed;
-            let transferred = sensed.max(self.channel_free_ns[channel]) + self.flash.transfer_ns(bytes);
-            self.channel_free_ns[channel] = transferred;
+            let die = self.dies.die_of(zone, page);
+            let channel = self.dies.channel_of(die);
+            let sensed = if let Some(c) = &mut self.controller {
+                c.sense(&mut self.dies, die, submit_ns)
+            } else {
+                let sensed = submit_ns.max(self.dies.die_free_ns[die]) + self.dies.flash.read_ns;
+                self.dies.die_free_ns[die] = sensed;
+                sensed
+            };
+            let transferred = sensed.max(self.dies.channel_free_ns[channel]) + self.dies.flash.transfer_ns(bytes);
+            self.dies.channel_free_ns[channel] = transferred;
             done = done.max(transferred);
             at += bytes;
         }
-        done
+        done + self.controller.as_ref().map_or(0, |c| c.cfg.read_done_ns)
     }
 
-    /// Programs the partially filled last page of a finished zone.
+    /// Programs the partially filled last page of a finished zone (under a controller model:
+    /// pads the zone to its capacity).
     pub fn finish(&mut self, submit_ns: u64, zone: u32) -> u64 {
-        let page_size = self.flash.page_size_bytes as u64;
+        if let Some(c) = &mut self.controller {
+            return c.manage(&mut self.dies, submit_ns, zone, ZoneAction::Finish);
+        }
+        let page_size = self.dies.flash.page_size_bytes as u64;
         let written = self.zone_written_bytes[zone as usize];
         if written % page_size == 0 {
             return submit_ns;
         }
-        let die = self.die_of(zone, written / page_size);
-        let programmed = submit_ns.max(self.die_free_ns[die]) + self.flash.program_ns;
-        self.die_free_ns[die] = programmed;
+        let die = self.dies.die_of(zone, written / page_size);
+        let programmed = submit_ns.max(self.dies.die_free_ns[die]) + self.dies.flash.program_ns;
+        self.dies.die_free_ns[die] = programmed;
         programmed
     }
 
     /// Erases the programmed blocks of a zone on each of its dies.
     pub fn reset(&mut self, submit_ns: u64, zone: u32) -> u64 {
-        let page_size = self.flash.page_size_bytes as u64;
+        if let Some(c) = &mut self.controller {
+            self.zone_written_bytes[zone as usize] = 0;
+            return c.manage(&mut self.dies, submit_ns, zone, ZoneAction::Reset);
+        }
+        let page_size = self.dies.flash.page_size_bytes as u64;
         let pages = self.zone_written_bytes[zone as usize].div_ceil(page_size);
         self.zone_written_bytes[zone as usize] = 0;
         if pages == 0 {
             return submit_ns;
         }
-        let dies = self.flash.dies_per_zone as u64;
+        let dies = self.dies.flash.dies_per_zone as u64;
         let mut done = submit_ns;
         for i in 0..dies.min(pages) {
             let pages_on_die = (pages - i).div_ceil(dies);
-            let blocks = pages_on_die.div_ceil(self.flash.pages_per_block as u64);
-            let die = self.die_of(zone, i);
-            let erased = submit_ns.max(self.die_free_ns[die]) + blocks * self.flash.erase_ns;
-            self.die_free_ns[die] = erased;
+            let blocks = pages_on_die.div_ceil(self.dies.flash.pages_per_block as u64);
+            let die = self.dies.die_of(zone, i);
+            let erased = submit_ns.max(self.dies.die_free_ns[die]) + blocks * self.dies.flash.erase_ns;
+            self.dies.die_free_ns[die] = erased;
             done = done.max(erased);
         }
         done
@@ -204,7 +229,7 @@ impl TimingModel {
 
     /// When every die and channel is idle.
     pub fn drained_ns(&self) -> u64 {
-        self.die_free_ns.iter().chain(&self.channel_free_ns).copied().max().unwrap_or(0)
+        self.dies.die_free_ns.iter().chain(&self.dies.channel_free_ns).copied().max().unwrap_or(0).max(self.controller.as_ref().map_or(0, Controller::idle_ns))
     }
 
     /// Zone size in bytes (for callers mapping LBAs).
@@ -398,7 +423,7 @@ impl<D: ZonedDevice> ZonedDevice for TimedDevice<D> {
         let lba = self.inner.append(zone, data)?;
         let submit = self.submit_ns();
         let (z, offset) = self.zone_offset(lba);
-        let done = self.model.write(submit, z, offset, data.len() as u64);
+        let done = self.model.append(submit, z, offset, data.len() as u64);
         self.complete(submit, done, OpKind::Write);
         Ok(lba)
     }
@@ -409,7 +434,8 @@ impl<D: ZonedDevice> ZonedDevice for TimedDevice<D> {
         let (done, kind) = match action {
             ZoneAction::Reset => (self.model.reset(submit, zone.0), OpKind::Reset),
             ZoneAction::Finish => (self.model.finish(submit, zone.0), OpKind::Other),
-            ZoneAction::Open | ZoneAction::Close => (submit, OpKind::Other),
+            ZoneAction::Open => (self.model.open(submit, zone.0), OpKind::Other),
+            ZoneAction::Close => (self.model.close(submit, zone.0), OpKind::Other),
         };
         self.complete(submit, done, kind);
         Ok(())
@@ -452,6 +478,7 @@ mod tests {
             erase_ns: 3_000_000,
             channel_bytes_per_sec: 1_000_000_000,
             dies_per_zone: 4,
+            controller: ControllerConfig::NONE,
         }
     }
 

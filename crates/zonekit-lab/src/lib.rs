@@ -34,6 +34,7 @@
 
 pub mod block;
 pub mod cache;
+pub mod device;
 pub mod harness;
 pub mod kv;
 pub mod ocssd;

@@ -27,8 +27,16 @@ pub enum DeviceCommand {
     Finish(ZoneTargetArgs),
     /// Run the conformance suite against a device. ERASES the device.
     Conformance(ConformanceArgs),
-    /// List the built-in presets.
+    /// List the built-in presets, each figure with where it comes from (fitted, published or
+    /// assumed).
     Presets,
+    /// fio-like jobs on a preset's timing model in virtual time (write, append, read,
+    /// randread, reset, finish, open, close; block size, queue depth, zones, fill, a
+    /// background job): latency mean/p50/p99/p99.9, IOPS, MB/s.
+    Bench(Box<crate::device_bench::BenchArgs>),
+    /// Fit the zn540 preset's timing figures to the ZN540's published measurements and
+    /// compare them with the shipped preset.
+    Fit(crate::device_bench::FitArgs),
     /// Every preset under its flash timing model: throughput, latency, reset time.
     Demo(crate::device_demo::DeviceDemoArgs),
 }
@@ -165,9 +173,15 @@ pub fn run(cmd: DeviceCommand) -> Result<ExitCode> {
         DeviceCommand::Finish(t) => manage(ZoneAction::Finish, t),
         DeviceCommand::Conformance(args) => run_conformance(args),
         DeviceCommand::Demo(args) => crate::device_demo::run(&args),
+        DeviceCommand::Bench(args) => crate::device_bench::run(&args),
+        DeviceCommand::Fit(args) => crate::device_bench::fit(&args),
         DeviceCommand::Presets => {
             for p in preset::PRESETS {
                 println!("{:<14} {}", p.name, p.summary);
+                let rows: Vec<Vec<String>> =
+                    p.figures().into_iter().map(|f| vec![format!("  {}", f.name), f.value, f.provenance.name().to_string(), f.source.to_string()]).collect();
+                print!("{}", zonekit_report::fitted_table(&["  figure", "value", "provenance", "source"], &rows, zonekit_report::TERMINAL_COLUMNS));
+                println!();
             }
             Ok(ExitCode::SUCCESS)
         }

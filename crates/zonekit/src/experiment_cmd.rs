@@ -50,6 +50,11 @@ pub enum Experiment {
     /// the SSD model: calibrated on one figure, measured on the other three.
     #[value(name = "fdp-anchor")]
     FdpAnchor,
+    /// Every characterised experiment of the ZN540 (Doekemeijer et al., CLUSTER 2023: fio and
+    /// SPDK runs) rerun on a preset's timing model: per metric the drive's value, ours and the
+    /// error, fit and validation rows apart, with charts (`--doc` writes the write-up section).
+    #[value(name = "device-fidelity")]
+    DeviceFidelity,
 }
 
 #[derive(Args)]
@@ -76,6 +81,17 @@ pub struct ExperimentArgs {
     jobs: usize,
     #[arg(long)]
     out: Option<PathBuf>,
+    /// device-fidelity: the preset to compare with the drive (default zn540).
+    #[arg(long)]
+    preset: Option<String>,
+    /// device-fidelity: the measurements' directory (default: the checkout's
+    /// crates/zonekit-device/data).
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// device-fidelity: also write the generated section into this Markdown page (between its
+    /// markers; the prose around them stays), e.g. docs/results/devices.md.
+    #[arg(long)]
+    doc: Option<PathBuf>,
 }
 
 fn workloads(quick: bool) -> Vec<String> {
@@ -107,6 +123,13 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     if matches!(a.experiment, Experiment::Granularity) && a.traces.is_some() {
         usage!("--traces: granularity scales Table 2.1's nodes, not traces");
     }
+    let fidelity = matches!(a.experiment, Experiment::DeviceFidelity);
+    if !fidelity && (a.preset.is_some() || a.data.is_some() || a.doc.is_some()) {
+        usage!("--preset, --data and --doc are for device-fidelity");
+    }
+    if fidelity && (a.traces.is_some() || a.quick || a.scale.is_some()) {
+        usage!("device-fidelity reruns the drive's characterisation: no --traces, --quick or --scale");
+    }
     // The node experiments run real traces only when named.
     // No trace unless named: a run must not depend on which files happen to lie around.
     let traces = a.traces.clone().unwrap_or_default();
@@ -133,6 +156,7 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
         Experiment::Table22 => table_22(&workloads(a.quick), &traces, &out)?,
         Experiment::Interfaces => interfaces(&a, &out)?,
         Experiment::FdpAnchor => fdp_anchor(&a, &out)?,
+        Experiment::DeviceFidelity => crate::fidelity_cmd::run(a.preset.as_deref().unwrap_or("zn540"), a.data.as_deref(), a.doc.as_deref(), &out)?,
     }
     crate::out_dir::finish(&out)?;
     Ok(ExitCode::SUCCESS)

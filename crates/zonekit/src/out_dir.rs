@@ -13,7 +13,7 @@ use zonekit_report::shell_word;
 const RUN_FILE: &str = ".zonekit-run";
 
 /// The command line this process was started with, each argument as a shell needs it typed.
-fn this_command() -> String {
+pub fn this_command() -> String {
     // args_os: an argument that is not UTF-8 (a file name) must not stop the report.
     std::iter::once("zonekit".to_string()).chain(std::env::args_os().skip(1).map(|a| shell_word(&a.to_string_lossy()))).collect::<Vec<_>>().join(" ")
 }

@@ -22,6 +22,8 @@ const MISSING_INPUT: &[(&str, Option<&[&str]>)] = &[
     ("device conformance", Some(&["device", "conformance", "nope.zk"])),
     ("device demo", None),
     ("device presets", None),
+    ("device bench", None), // runs a preset's timing model
+    ("device fit", Some(&["device", "fit", "--data", "nope-dir"])),
     ("trace info", Some(&["trace", "info", "nope.csv"])),
     ("trace convert", Some(&["trace", "convert", "nope.csv", "--out", "x.zkt"])),
     ("trace gen", None),
@@ -227,6 +229,8 @@ fn terminal_output_fits_100_columns() {
         &["experiment", "interfaces", "--quick", "--out", "ei"],
         &["experiment", "table-4.3", "--scale", "0.002", "--nodes", "1", "--out", "t43"],
         &["device", "demo", "--out", "dd"],
+        &["device", "bench", "--rw", "randread", "--qd", "4", "--ops", "500", "--bg-rw", "write", "--bg-bs", "64k"],
+        &["device", "fit"],
     ];
     let mut commands = commands.to_vec();
     // Every command's help.

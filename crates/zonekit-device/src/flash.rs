@@ -1,0 +1,174 @@
+//! What the timing model is configured with: the flash ([`FlashConfig`]) and the controller in
+//! front of it ([`ControllerConfig`]), and [`Dies`], the busy-until times of the flash's dies
+//! and channels that [`crate::timing`] and [`crate::controller`] both charge.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{DeviceError, Result};
+
+/// The flash behind a zoned device.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlashConfig {
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    /// The program unit (a multi-plane page where the device programs planes together).
+    pub page_size_bytes: u32,
+    pub pages_per_block: u32,
+    pub read_ns: u64,
+    pub program_ns: u64,
+    pub erase_ns: u64,
+    /// Transfer rate of one channel.
+    pub channel_bytes_per_sec: u64,
+    /// How many dies a zone's pages are striped over.
+    pub dies_per_zone: u32,
+    /// The controller in front of the flash (write buffer, engines, zone management costs):
+    /// [`ControllerConfig::NONE`] for the plain flash model.
+    #[serde(default)]
+    pub controller: ControllerConfig,
+}
+
+impl FlashConfig {
+    pub fn die_count(&self) -> u32 {
+        self.channels * self.dies_per_channel
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(DeviceError::InvalidGeometry(m));
+        if self.channels == 0 || self.dies_per_channel == 0 {
+            return bad("flash needs at least one channel and one die per channel".into());
+        }
+        if self.page_size_bytes == 0 || self.pages_per_block == 0 {
+            return bad("flash page size and pages per block must be positive".into());
+        }
+        if self.channel_bytes_per_sec == 0 {
+            return bad("channel bandwidth must be positive".into());
+        }
+        if self.dies_per_zone == 0 || self.dies_per_zone > self.die_count() {
+            return bad(format!("a zone striped over {} dies on flash with {} dies", self.dies_per_zone, self.die_count()));
+        }
+        let c = &self.controller;
+        if c.enabled() {
+            if c.stripe_dies == 0 || c.stripe_dies > self.dies_per_zone {
+                return bad(format!("a stripe over {} dies of a zone striped over {}", c.stripe_dies, self.dies_per_zone));
+            }
+            let stripe = self.page_size_bytes as u64 * c.stripe_dies as u64;
+            if c.write_buffer_bytes < 2 * stripe {
+                return bad(format!("a {}-byte write buffer holds less than two {stripe}-byte stripes", c.write_buffer_bytes));
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes one stripe holds under the controller model (one page without it).
+    pub fn stripe_bytes(&self) -> u64 {
+        self.page_size_bytes as u64 * self.controller.stripe_dies.max(1) as u64
+    }
+
+    pub(crate) fn transfer_ns(&self, bytes: u64) -> u64 {
+        (bytes as u128 * 1_000_000_000 / self.channel_bytes_per_sec as u128) as u64
+    }
+}
+
+/// The controller's figures; zero everywhere ([`ControllerConfig::NONE`]) means "not
+/// modelled": the device is the plain flash model. A figure only applies when
+/// `write_buffer_bytes` is set.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ControllerConfig {
+    /// The in-order dispatcher's time per command.
+    pub dispatch_ns: u64,
+    /// The write engine's time per write command.
+    pub write_ns: u64,
+    /// The write engine's time per zone append command.
+    pub append_ns: u64,
+    /// Extra engine time per write or append while another one is in flight.
+    pub handoff_ns: u64,
+    /// Mean of the exponential spread added to each write or append's engine time.
+    pub jitter_ns: u64,
+    /// From the end of the engine to a write's completion (at least).
+    pub write_done_ns: u64,
+    /// From the end of the engine to an append's completion (at least).
+    pub append_done_ns: u64,
+    /// A write's bytes beyond the first `host_overlap_bytes` cross the host link at this
+    /// rate before it completes (0: instantly).
+    pub host_bytes_per_sec: u64,
+    /// Bytes of a write whose transfer overlaps the command's processing.
+    pub host_overlap_bytes: u64,
+    /// From the end of a read's flash transfer to its completion.
+    pub read_done_ns: u64,
+    /// The write buffer; 0 means no controller model at all.
+    pub write_buffer_bytes: u64,
+    /// Dies programmed together: a stripe is one page on each.
+    pub stripe_dies: u32,
+    /// Extra time of the first write or append to a zone that is not open.
+    pub implicit_open_ns: u64,
+    /// Explicit open, close, and finish of an empty zone (after dispatch).
+    pub open_ns: u64,
+    pub close_ns: u64,
+    pub finish_empty_ns: u64,
+    /// Closing a written zone's open flash (finish; reset of an open zone not yet full).
+    pub seal_ns: u64,
+    /// A reset of a zone that was opened or written, plus a cost per MiB the host wrote.
+    pub reset_ns: u64,
+    pub reset_ns_per_mib: u64,
+    /// Seed of the jitter's generator.
+    pub seed: u64,
+}
+
+impl ControllerConfig {
+    /// Not modelled: the plain flash model.
+    pub const NONE: ControllerConfig = ControllerConfig {
+        dispatch_ns: 0,
+        write_ns: 0,
+        append_ns: 0,
+        handoff_ns: 0,
+        jitter_ns: 0,
+        write_done_ns: 0,
+        append_done_ns: 0,
+        host_bytes_per_sec: 0,
+        host_overlap_bytes: 0,
+        read_done_ns: 0,
+        write_buffer_bytes: 0,
+        stripe_dies: 0,
+        implicit_open_ns: 0,
+        open_ns: 0,
+        close_ns: 0,
+        finish_empty_ns: 0,
+        seal_ns: 0,
+        reset_ns: 0,
+        reset_ns_per_mib: 0,
+        seed: 0,
+    };
+
+    pub fn enabled(&self) -> bool {
+        self.write_buffer_bytes > 0
+    }
+}
+
+/// Busy-until times of every die and channel, in virtual nanoseconds, and where a zone's pages
+/// go.
+#[derive(Clone, Debug)]
+pub(crate) struct Dies {
+    pub(crate) flash: FlashConfig,
+    pub(crate) zone_capacity_bytes: u64,
+    pub(crate) die_free_ns: Vec<u64>,
+    pub(crate) channel_free_ns: Vec<u64>,
+}
+
+impl Dies {
+    pub(crate) fn new(flash: FlashConfig, zone_capacity_bytes: u64) -> Dies {
+        Dies { flash, zone_capacity_bytes, die_free_ns: vec![0; flash.die_count() as usize], channel_free_ns: vec![0; flash.channels as usize] }
+    }
+
+    /// The die of a zone's page: the zone's `dies_per_zone` consecutive dies, round-robin.
+    pub(crate) fn die_of(&self, zone: u32, page: u64) -> usize {
+        let dies = self.flash.die_count() as u64;
+        let first = zone as u64 * self.flash.dies_per_zone as u64 % dies;
+        ((first + page % self.flash.dies_per_zone as u64) % dies) as usize
+    }
+
+    /// Die *d* sits on channel *d* mod channels.
+    pub(crate) fn channel_of(&self, die: usize) -> usize {
+        die % self.flash.channels as usize
+    }
+}

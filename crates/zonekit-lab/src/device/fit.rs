@@ -1,0 +1,263 @@
+//! `zonekit device fit`: the `zn540` preset's timing figures derived from the drive's published
+//! measurements (`role = fit` rows only; the validation rows are never read here).
+//!
+//! Most figures are closed forms of one or a few rows (a saturated throughput is one over an
+//! engine's time; a latency at QD1 is the sum of the stages a command passes). Four need the
+//! model itself, each found by bisection on one measured figure that rises or falls with it:
+//! the die's read time (4 KiB reads at QD256), the engine's hand-off (4 KiB writes to two zones
+//! at QD1), and the seal of an open zone (finish of a zone one block short of full). Figures
+//! the data cannot fix are assumed and said so ([`Figure::provenance`]).
+
+use zonekit_device::bench::{self, BenchSpec, Job, Rw};
+use zonekit_device::preset::{self, Provenance};
+use zonekit_device::timing::{ControllerConfig, FlashConfig};
+use zonekit_device::Geometry;
+
+use crate::device::data::{select, Measurement};
+use crate::LabError;
+
+/// One fitted (or assumed) figure and how it was found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    pub name: &'static str,
+    pub value: String,
+    pub provenance: Provenance,
+    pub how: String,
+}
+
+/// The fit: the flash config, the host's time between fio's I/Os (for replaying fio's runs,
+/// not part of the device) and every figure's derivation.
+#[derive(Clone, Debug)]
+pub struct Fit {
+    pub flash: FlashConfig,
+    pub fio_think_ns: u64,
+    pub figures: Vec<Figure>,
+}
+
+const KIB: u64 = 1024;
+/// What the data cannot fix (see each figure's reason in [`fit`]).
+const PAGE_BYTES: u32 = 32 * KIB as u32;
+const CHANNELS: u32 = 8;
+const DIES_PER_CHANNEL: u32 = 2;
+const DISPATCH_NS: u64 = 1000;
+const OVERLAP_BYTES: u64 = 8 * KIB;
+
+fn median(mut v: Vec<f64>) -> Result<f64, LabError> {
+    if v.is_empty() {
+        return Err(LabError::Usage("the fit needs rows the data does not have".into()));
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Ok(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+/// The one fit row of `experiment`/`metric` matching `keep`.
+fn one(rows: &[Measurement], experiment: &str, metric: &str, keep: impl Fn(&Measurement) -> bool + 'static) -> Result<f64, LabError> {
+    let v: Vec<f64> = select(rows, experiment, metric, move |r| r.is_fit() && keep(r)).map(|r| r.value).collect();
+    match v.len() {
+        0 => Err(LabError::Usage(format!("the fit needs the {experiment} {metric} row, which the data does not have"))),
+        _ => median(v),
+    }
+}
+
+fn quick(job: Job) -> BenchSpec {
+    BenchSpec { job, ops: 20_000, ramp_ops: 2_000, ..BenchSpec::default() }
+}
+
+fn run(g: &Geometry, flash: &FlashConfig, spec: &BenchSpec) -> bench::JobStats {
+    bench::run(g, flash, spec).expect("the fit's jobs are valid").job
+}
+
+/// Bisection of `f` (monotone in x) for `f(x) = target` over `[lo, hi]`, to 1 ns.
+fn solve(mut lo: u64, mut hi: u64, target: f64, increasing: bool, mut f: impl FnMut(u64) -> f64) -> u64 {
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if (f(mid) < target) == increasing {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Rounds to `unit`.
+fn round(x: f64, unit: u64) -> u64 {
+    ((x / unit as f64).round().max(0.0) as u64) * unit
+}
+
+/// Fits the ZN540 preset's figures to the `fit` rows of `rows`.
+pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
+    let g = preset::find("zn540").expect("the zn540 preset exists").geometry;
+    let fio = |r: &Measurement| r.engine == "fio-spdk";
+    let harness = |r: &Measurement| r.engine == "spdk-harness";
+    let mut figures = Vec::new();
+    let mut note = |name: &'static str, value: String, provenance: Provenance, how: String| figures.push(Figure { name, value, provenance, how });
+
+    // The host: fio's time between a completion and its next submission.
+    let w_lat = one(rows, "write", "lat_ns_mean", move |r| fio(r) && r.bs_bytes == 4096 && r.zones == 1 && r.qd == 1)?;
+    let w_iops = one(rows, "write", "iops", move |r| fio(r) && r.bs_bytes == 4096 && r.zones == 1 && r.qd == 1)?;
+    let fio_think_ns = round(1e9 / w_iops - w_lat, 10);
+
+    // The flash: its write bandwidth is the drain's (every write or append run that is
+    // bandwidth-bound: 8 KiB and up at QD ≥ 4 or over ≥ 4 zones, 64 KiB and up at QD1).
+    let bound = |r: &Measurement| r.is_fit() && fio(r) && r.bs_bytes >= 8192 && (r.qd >= 4 || r.zones >= 4 || r.bs_bytes >= 65536);
+    let bw: Vec<f64> = rows.iter().filter(|r| (r.experiment == "write" || r.experiment == "append") && r.metric == "bw_bytes_per_s" && bound(r)).map(|r| r.value).collect();
+    let write_bw = median(bw.clone())?;
+    let dies = CHANNELS * DIES_PER_CHANNEL;
+    let stripe = PAGE_BYTES as u64 * dies as u64;
+    let program_ns = round(stripe as f64 / write_bw * 1e9, 100);
+    let read_bw = select(rows, "randread", "bw_bytes_per_s", move |r| r.is_fit() && fio(r)).map(|r| r.value).fold(0.0, f64::max);
+    let channel_bytes_per_sec = round(read_bw / CHANNELS as f64, 1_000_000);
+
+    let mut ctl = ControllerConfig {
+        dispatch_ns: DISPATCH_NS,
+        host_overlap_bytes: OVERLAP_BYTES,
+        write_buffer_bytes: (g.open_zones_max.unwrap_or(14) as u64 + 2) * stripe,
+        stripe_dies: dies,
+        seed: 48,
+        ..ControllerConfig::NONE
+    };
+    let mut flash = FlashConfig {
+        channels: CHANNELS,
+        dies_per_channel: DIES_PER_CHANNEL,
+        page_size_bytes: PAGE_BYTES,
+        pages_per_block: 1536,
+        read_ns: 0,
+        program_ns,
+        erase_ns: 3_500_000,
+        channel_bytes_per_sec,
+        dies_per_zone: dies,
+        controller: ctl,
+    };
+
+    // Reads: a 4 KiB read at QD1 is dispatch + sense + channel transfer + completion; at
+    // QD256 the dies saturate, so the sense time is what makes QD256's throughput.
+    let r_p50 = one(rows, "randread", "clat_ns_p50", move |r| fio(r) && r.bs_bytes == 4096 && r.qd == 1 && r.zones == 1)?;
+    let r_peak = one(rows, "randread", "iops", move |r| fio(r) && r.bs_bytes == 4096 && r.qd == 256 && r.zones == 1)?;
+    let transfer_4k = 4096 * 1_000_000_000 / channel_bytes_per_sec;
+    let read_job = |qd: u32| quick(Job { rw: Rw::RandRead, bs_bytes: 4096, qd, think_ns: fio_think_ns, ..Job::default() });
+    let read_ns = solve(1_000, 80_000, r_peak, false, |t_r| {
+        let mut f = flash;
+        f.read_ns = t_r;
+        f.controller.read_done_ns = (r_p50 as u64).saturating_sub(DISPATCH_NS + t_r + transfer_4k);
+        run(&g, &f, &read_job(256)).iops
+    });
+    flash.read_ns = round(read_ns as f64, 100);
+    ctl.read_done_ns = round(r_p50 - (DISPATCH_NS + flash.read_ns + transfer_4k) as f64, 10);
+
+    // Writes: bytes past the first 8 KiB cross the host link (QD1 latency against block size,
+    // 16 KiB and up, least squares); the engine's time is one over 4 KiB writes' plateau over
+    // 8-14 zones; QD1's p99 above its median is the jitter's exponential tail (ln 50 means).
+    let pts: Vec<(f64, f64)> =
+        select(rows, "write", "clat_ns_p50", move |r| r.is_fit() && fio(r) && r.zones == 1 && r.qd == 1 && r.bs_bytes >= 16384).map(|r| (r.bs_bytes as f64, r.value)).collect();
+    let n = pts.len() as f64;
+    let (sx, sy) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
+    let slope = pts.iter().map(|p| (p.0 - sx) * (p.1 - sy)).sum::<f64>() / pts.iter().map(|p| (p.0 - sx).powi(2)).sum::<f64>();
+    ctl.host_bytes_per_sec = round(1e9 / slope, 10_000_000);
+    let h_p50 = one(rows, "write", "lat_ns_p50", move |r| harness(r) && r.source_path.contains("explicit_versus"))?;
+    let h_p99 = one(rows, "write", "lat_ns_p99", move |r| harness(r) && r.source_path.contains("explicit_versus"))?;
+    ctl.jitter_ns = round((h_p99 - h_p50) / (50f64).ln(), 10);
+    let plateau = median(select(rows, "write", "iops", move |r| r.is_fit() && fio(r) && r.bs_bytes == 4096 && r.zones >= 8).map(|r| r.value).collect())?;
+    let write_engine = 1e9 / plateau;
+    let a_plateau = median(select(rows, "append", "iops", move |r| r.is_fit() && fio(r) && r.bs_bytes == 4096 && r.zones == 1 && r.qd >= 4).map(|r| r.value).collect())?;
+    let append_engine = 1e9 / a_plateau;
+    let a_lat = one(rows, "append", "lat_ns_mean", move |r| fio(r) && r.bs_bytes == 4096 && r.zones == 1 && r.qd == 1)?;
+    let two_zones = one(rows, "write", "iops", move |r| fio(r) && r.bs_bytes == 4096 && r.zones == 2 && r.qd == 1)?;
+    // Hand-off, write and append times together: the engines' totals are fixed, the QD1
+    // latencies fix the completion times, and the hand-off is what two zones at QD1 lose.
+    let with_handoff = |handoff: u64, c: &ControllerConfig| {
+        let mut c = *c;
+        c.handoff_ns = handoff;
+        c.write_ns = (write_engine - (handoff + c.jitter_ns) as f64).max(0.0) as u64;
+        c.append_ns = (append_engine - (handoff + c.jitter_ns) as f64).max(0.0) as u64;
+        c.write_done_ns = (w_lat - (DISPATCH_NS + c.write_ns + c.jitter_ns) as f64).max(0.0) as u64;
+        c.append_done_ns = (a_lat - (DISPATCH_NS + c.append_ns + c.jitter_ns) as f64).max(0.0) as u64;
+        c
+    };
+    let handoff = solve(0, write_engine as u64, two_zones, false, |h| {
+        let mut f = flash;
+        f.controller = with_handoff(h, &ctl);
+        run(&g, &f, &quick(Job { rw: Rw::Write, zones: 2, think_ns: fio_think_ns, ..Job::default() })).iops
+    });
+    ctl = with_handoff(round(handoff as f64, 10), &ctl);
+    for v in [&mut ctl.write_ns, &mut ctl.append_ns, &mut ctl.write_done_ns, &mut ctl.append_done_ns] {
+        *v = round(*v as f64, 10);
+    }
+
+    // Zone management.
+    let first_w = one(rows, "first_write_implicit_open", "lat_ns_p50", |_| true)?;
+    let first_a = one(rows, "first_append_implicit_open", "lat_ns_p50", |_| true)?;
+    let steady_a = one(rows, "append", "lat_ns_p50", move |r| harness(r) && r.source_path.contains("explicit_versus"))?;
+    ctl.implicit_open_ns = round(((first_w - h_p50) + (first_a - steady_a)) / 2.0, 10);
+    ctl.open_ns = round(median(select(rows, "open", "lat_ns_p50", |r| r.is_fit()).map(|r| r.value).collect())? - DISPATCH_NS as f64, 10);
+    ctl.close_ns = round(median(select(rows, "close", "lat_ns_p50", |r| r.is_fit()).map(|r| r.value).collect())? - DISPATCH_NS as f64, 10);
+    ctl.finish_empty_ns = round(one(rows, "finish", "lat_ns_p50", |r| r.fill_lbas == Some(0))? - DISPATCH_NS as f64, 10);
+    // A reset after a finish: fixed time plus time per MiB the host wrote (least squares).
+    let resets: Vec<(f64, f64)> =
+        select(rows, "reset_after_finish", "lat_ns_p50", |r| r.is_fit()).map(|r| ((r.fill_lbas.unwrap_or(0) * 4096) as f64 / (1u64 << 20) as f64, r.value)).collect();
+    let n = resets.len() as f64;
+    let (sx, sy) = (resets.iter().map(|p| p.0).sum::<f64>() / n, resets.iter().map(|p| p.1).sum::<f64>() / n);
+    let per_mib = resets.iter().map(|p| (p.0 - sx) * (p.1 - sy)).sum::<f64>() / resets.iter().map(|p| (p.0 - sx).powi(2)).sum::<f64>();
+    ctl.reset_ns_per_mib = round(per_mib, 10);
+    ctl.reset_ns = round(sy - per_mib * sx - DISPATCH_NS as f64, 1000);
+    // The seal: what a finish of a zone one block short of full costs beyond its padding.
+    let last = g.zone_capacity_blocks - 1;
+    let finish_last = one(rows, "finish", "lat_ns_p50", move |r| r.fill_lbas == Some(last))?;
+    flash.controller = ctl;
+    let unsealed = run(&g, &flash, &BenchSpec { job: Job { rw: Rw::Finish, fill_bytes: last * 4096, ..Job::default() }, ops: 4, ..BenchSpec::default() }).lat_ns_p50;
+    ctl.seal_ns = round(finish_last - unsealed as f64, 1000);
+    flash.controller = ctl;
+
+    use Provenance::{Assumed, Fitted};
+    let us = |ns: u64| format!("{:.2} µs", ns as f64 / 1e3);
+    let ms = |ns: u64| format!("{:.3} ms", ns as f64 / 1e6);
+    note(
+        "channels × dies",
+        format!("{CHANNELS} × {DIES_PER_CHANNEL}"),
+        Assumed,
+        "16 dies fit the read curve's rise with queue depth (8 saturate early, 32 late); 8 channels carry the peak read bandwidth".into(),
+    );
+    note("page", format!("{} KiB", PAGE_BYTES / 1024), Assumed, "a two-plane 16 KiB TLC page; the data does not fix it".into());
+    note(
+        "stripe",
+        format!("{dies} dies ({} KiB)", stripe / KIB),
+        Assumed,
+        "programmed together: a bandwidth-bound QD1 writer's median stays at its unstalled latency, a few writes wait a whole stripe".into(),
+    );
+    note("program", us(program_ns), Fitted, format!("stripe ÷ {:.3} GB/s, the median of {} bandwidth-bound write and append runs", write_bw / 1e9, bw.len()));
+    note("channel", format!("{} MB/s", channel_bytes_per_sec / 1_000_000), Fitted, format!("peak random-read bandwidth {:.2} GB/s ÷ {CHANNELS} channels", read_bw / 1e9));
+    note("read (sense)", us(flash.read_ns), Fitted, format!("4 KiB random reads at QD256 run at {:.0} KIOPS (bisection on the model)", r_peak / 1e3));
+    note("read completion", us(ctl.read_done_ns), Fitted, format!("4 KiB read at QD1, p50 {} = dispatch + sense + transfer + this", us(r_p50 as u64)));
+    note("dispatch", us(DISPATCH_NS), Assumed, "below the cheapest command seen (a reset of a never-opened zone, 2.1 µs)".into());
+    note(
+        "write buffer",
+        format!("{} MiB", ctl.write_buffer_bytes >> 20),
+        Assumed,
+        "one stripe for each of the 14 open zones and two more: 14 zones written at once do not stall".into(),
+    );
+    note("host link", format!("{:.2} GB/s", ctl.host_bytes_per_sec as f64 / 1e9), Fitted, format!("slope of QD1 write p50 against block size, 16-128 KiB ({} runs)", pts.len()));
+    note("host overlap", format!("{} KiB", OVERLAP_BYTES / KIB), Assumed, "4 and 8 KiB writes take the same time at QD1".into());
+    note("jitter", us(ctl.jitter_ns), Fitted, format!("(p99 − p50) ÷ ln 50 of the harness's 4 KiB writes at QD1 ({} − {})", us(h_p99 as u64), us(h_p50 as u64)));
+    note("hand-off", us(ctl.handoff_ns), Fitted, format!("4 KiB writes to 2 zones at QD1 run at {:.1} KIOPS (bisection on the model)", two_zones / 1e3));
+    note("write engine", us(ctl.write_ns), Fitted, format!("1 ÷ {:.1} KIOPS (4 KiB writes over 8-14 zones) − hand-off − jitter", plateau / 1e3));
+    note("append engine", us(ctl.append_ns), Fitted, format!("1 ÷ {:.1} KIOPS (4 KiB appends to one zone, QD ≥ 4) − hand-off − jitter", a_plateau / 1e3));
+    note("write completion", us(ctl.write_done_ns), Fitted, format!("4 KiB write at QD1, mean {} = dispatch + engine + jitter + this", us(w_lat as u64)));
+    note("append completion", us(ctl.append_done_ns), Fitted, format!("4 KiB append at QD1, mean {} = dispatch + engine + jitter + this", us(a_lat as u64)));
+    note("implicit open", us(ctl.implicit_open_ns), Fitted, "first write or append to an empty zone against the steady ones (harness p50s, mean of the two)".into());
+    note("open / close / finish of an empty zone", format!("{} / {} / {}", us(ctl.open_ns), us(ctl.close_ns), us(ctl.finish_empty_ns)), Fitted, "harness p50s − dispatch".into());
+    note(
+        "reset",
+        format!("{} + {} per MiB written", ms(ctl.reset_ns), us(ctl.reset_ns_per_mib)),
+        Fitted,
+        format!("least squares over the {} fills of reset after finish (p50)", resets.len()),
+    );
+    note("seal", ms(ctl.seal_ns), Fitted, "finish of a zone one block short of full (p50) − its padding's program in the model".into());
+    note(
+        "fio host time",
+        us(fio_think_ns),
+        Fitted,
+        "1 ÷ IOPS − mean latency of 4 KiB writes at QD1 (fio's own time per I/O; used to replay fio's runs, not a device figure)".into(),
+    );
+    Ok(Fit { flash, fio_think_ns, figures })
+}

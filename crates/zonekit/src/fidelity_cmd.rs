@@ -1,0 +1,46 @@
+//! `zonekit experiment device-fidelity`: wires the data, the fit and the comparison together
+//! and prints the summary; `zonekit_lab::device::fidelity` and its report module do the work.
+
+use std::path::Path;
+
+use anyhow::Result;
+use zonekit_device::preset;
+use zonekit_lab::device::fidelity::{compare, summarise};
+use zonekit_lab::device::{data as device_data, fidelity_report as device_fidelity_report, fit as device_fit};
+use zonekit_report::{fitted_table, TERMINAL_COLUMNS};
+
+use crate::error::lab;
+
+pub fn run(preset_name: &str, data: Option<&Path>, doc: Option<&Path>, out: &Path) -> Result<()> {
+    let Some(p) = preset::find(preset_name) else { usage!("--preset {preset_name:?}: no such preset; valid: {}", preset::names().join(", ")) };
+    let dir = data.map_or_else(device_data::default_dir, Path::to_path_buf);
+    if !dir.join("zn540").is_dir() {
+        usage!("--data {}: no zn540/ directory of measurements there", dir.display());
+    }
+    let rows = device_data::read_zn540(&dir).map_err(lab)?;
+    // The fit gives fio's host time per I/O (not a device figure) for replaying fio's runs.
+    let fit = device_fit::fit(&rows).map_err(lab)?;
+    say!("device-fidelity: {} ZN540 measurements from {} against the {} preset's timing model", rows.len(), dir.display(), p.name);
+    let started = std::time::Instant::now();
+    let bar = crate::progress::Progress::bar(0, "runs").with_message("running");
+    let result = compare(p.name, &p.geometry, &p.flash, &rows, fit.fio_think_ns, &mut |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    });
+    bar.finish_and_clear();
+    let wall = started.elapsed().as_secs_f64();
+    let command = crate::out_dir::this_command();
+    let files = device_fidelity_report::write(out, doc, p.name, &result, &fit, &command, wall).map_err(lab)?;
+    let fit_s = summarise(result.rows.iter().filter(|c| c.m.is_fit()));
+    let val_s = summarise(result.rows.iter().filter(|c| !c.m.is_fit()));
+    let pct = |x: f64| format!("{:.1} %", x * 100.0);
+    let rows: Vec<Vec<String>> = [("fit", &fit_s), ("validation", &val_s)]
+        .iter()
+        .map(|(name, s)| vec![name.to_string(), s.count.to_string(), pct(s.median_abs), pct(s.max_abs), s.within_10.to_string(), s.beyond_25.to_string()])
+        .collect();
+    println!();
+    print!("{}", fitted_table(&["rows", "compared", "median abs error", "max abs error", "within 10 %", "beyond 25 %"], &rows, TERMINAL_COLUMNS));
+    say!("\n{} runs, {} device commands in {:.1} s ({:.2} M commands/s of wall time)", result.runs, result.device_commands, wall, result.device_commands as f64 / wall / 1e6);
+    println!("wrote {} files in {}{}", files.len(), out.display(), doc.map_or(String::new(), |d| format!(" and the section of {}", d.display())));
+    Ok(())
+}
