@@ -15,6 +15,7 @@ pub fn ok(args: &[&str], cwd: &Path) -> String {
 }
 
 /// Runs `zonekit args`, expects it to fail (any status) without a panic, returns standard error.
+#[allow(dead_code)] // not every test binary that includes this module uses it
 pub fn failed(args: &[&str], cwd: &Path) -> String {
     let out = zonekit(args, cwd);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
