@@ -171,7 +171,12 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
     let Some(p) = preset::find(&a.preset) else { usage!("--preset {:?}: no such preset; valid: {}", a.preset, preset::names().join(", ")) };
     let spec = spec_of(a, &p.geometry)?;
     if let Err(e) = bench::check(&p.geometry, &spec) {
-        usage!("--{e}");
+        // The job's fill is one field, given by either flag: named as the user gave it.
+        match (e.field.as_str(), a.fill_blocks, a.fill) {
+            ("fill", Some(blocks), _) => usage!("--fill-blocks {blocks}: {}", e.reason),
+            ("fill", None, Some(share)) => usage!("--fill {share}: {}", e.reason),
+            _ => usage!("--{e}"),
+        }
     }
     if let Some(out) = &a.out {
         crate::out_dir::claim_out(out, "device bench", false)?;
