@@ -224,20 +224,6 @@ fn the_experiment_writes_every_section_and_chart() {
     );
 }
 
-/// A CSV line's cells (a cell with a comma is quoted, as `zonekit_report::csv` writes it).
-fn csv_cells(line: &str) -> Vec<String> {
-    let (mut cells, mut cell, mut quoted) = (Vec::new(), String::new(), false);
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => cells.push(std::mem::take(&mut cell)),
-            c => cell.push(c),
-        }
-    }
-    cells.push(cell);
-    cells
-}
-
 /// Every row of `out/results.csv` has its own command in `out/commands.tsv`, and the rows
 /// labelled `labels` rerun alone by it give the row's hit ratio, device WAF and evictions.
 fn rows_rerun_alone(d: &std::path::Path, out: &str, labels: &[&str]) {
@@ -250,7 +236,7 @@ fn rows_rerun_alone(d: &std::path::Path, out: &str, labels: &[&str]) {
     for label in labels {
         let command =
             commands.lines().find_map(|l| l.split('\t').nth(1).filter(|l| l == label).and(l.split('\t').nth(2))).unwrap_or_else(|| panic!("no command for {label}: {commands}"));
-        let row = results.lines().map(csv_cells).find(|cells| cells[1] == *label).unwrap_or_else(|| panic!("no row {label}"));
+        let row = zonekit_report::html::parse_csv(&results).into_iter().find(|cells| cells[1] == *label).unwrap_or_else(|| panic!("no row {label}"));
         let run =
             std::process::Command::new("sh").arg("-c").arg(format!("{} --json", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(d).output().unwrap();
         assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
@@ -280,7 +266,7 @@ fn the_interfaces_comparison_writes_every_interface_and_refuses_a_trace() {
     for label in ["ZNS-naive (LFU) on zns", "LRU sampler (LFU) on fdp:8:persistent", "ZNS-naive (LFU) on conventional+discard"] {
         let command = commands.lines().find_map(|l| l.split('\t').nth(1).filter(|l| l == &label).and(l.split('\t').nth(2))).unwrap();
         let (placement, interface) = label.split_once(" on ").unwrap();
-        let row = csv.lines().map(csv_cells).find(|c| c[0] == placement && c[1] == interface).unwrap();
+        let row = zonekit_report::html::parse_csv(&csv).into_iter().find(|c| c[0] == placement && c[1] == interface).unwrap();
         let run =
             std::process::Command::new("sh").arg("-c").arg(format!("{} --json", command.replacen("zonekit", env!("CARGO_BIN_EXE_zonekit"), 1))).current_dir(d).output().unwrap();
         assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));

@@ -51,7 +51,8 @@ fn the_experiment_writes_tables_charts_and_wear_maps() {
     let commands = std::fs::read_to_string(dir.path().join("oc/commands.tsv")).unwrap();
     assert_eq!(commands.lines().count(), results.lines().count(), "{commands}");
     assert!(!commands.contains("not one command"), "{commands}");
-    let column = |name: &str| header_cells(&results).iter().position(|c| c == name).unwrap();
+    let header = zonekit_report::html::parse_csv(&results).swap_remove(0);
+    let column = |name: &str| header.iter().position(|c| c == name).unwrap();
     let mut rerun = 0;
     for (row, command) in results.lines().zip(commands.lines()).skip(1) {
         let cells: Vec<&str> = row.split(',').collect();
@@ -135,9 +136,4 @@ fn bad_requests_are_refused_with_usage_status() {
     assert!(err.contains("the trace reaches") && err.contains("give a larger device"), "{err}");
     assert!(refused(&["ocssd", "experiment", "--scale", "2"], d, 2).contains("must be in (0, 1]"));
     assert!(refused(&["ocssd", "experiment", "--real-trace", "nope.csv"], d, 2).contains("no such file"));
-}
-
-/// The cells of a CSV's header line.
-fn header_cells(csv: &str) -> Vec<String> {
-    csv.lines().next().unwrap().split(',').map(str::to_string).collect()
 }
