@@ -32,6 +32,11 @@
 //! assert!(report.waf >= 1.0);
 //! ```
 
+/// Returns a usage error (a bad request: exit status 2 in the CLI) from the enclosing function.
+macro_rules! usage {
+    ($($t:tt)*) => { return Err($crate::LabError::Usage(format!($($t)*))) };
+}
+
 pub mod block;
 pub mod cache;
 pub mod device;

@@ -32,10 +32,6 @@ pub type Device = Box<dyn ZonedDevice + Send>;
 /// The cache on a device, in front of its disk file.
 pub type DeviceCache = Cache<DurableBuckets<Device>>;
 
-macro_rules! usage {
-    ($($t:tt)*) => { return Err(LabError::Usage(format!($($t)*))) };
-}
-
 fn disk_file(path: &Path, write: bool) -> Result<File> {
     File::options().read(true).write(write).open(path).map_err(LabError::step(|| format!("{}: opening the backing disk", path.display())))
 }

@@ -128,10 +128,6 @@ pub const RECORDS: u64 = 400_000;
 pub const THREADS: u32 = 8;
 pub const SEED: u64 = 1;
 
-macro_rules! usage {
-    ($($t:tt)*) => { return Err(LabError::Usage(format!($($t)*))) };
-}
-
 /// `v` units of `unit_bytes` in bytes, refused by `flag` past 2^64.
 fn in_bytes(v: u64, unit_bytes: u64, flag: &str) -> Result<u64> {
     v.checked_mul(unit_bytes).ok_or_else(|| LabError::Usage(format!("{flag} {v} is too large")))

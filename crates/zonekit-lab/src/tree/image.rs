@@ -23,10 +23,6 @@ pub type Device = Box<dyn ZonedDevice + Send>;
 /// The tree on a device.
 pub type DeviceTree = ZbTree<Device>;
 
-macro_rules! usage {
-    ($($t:tt)*) => { return Err(LabError::Usage(format!($($t)*))) };
-}
-
 /// The value [`load`] with `seed` writes for `key`: `bytes` bytes of a hash of both.
 pub fn value_of(key: u64, seed: u64, bytes: usize) -> Vec<u8> {
     let mut state = key ^ seed.rotate_left(32) ^ 0x9E37_79B9_7F4A_7C15;
