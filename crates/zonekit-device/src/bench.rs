@@ -31,6 +31,9 @@ pub const QD_MAX: u32 = 65_536;
 pub const BS_MAX_BYTES: u64 = 8 << 20;
 /// The most commands one run may measure.
 pub const OPS_MAX: u64 = 100_000_000;
+/// The longest pause between a stream's commands, a second: `OPS_MAX` such pauses (1e17 ns)
+/// still fit the u64 nanosecond clock with room to spare.
+pub const THINK_MAX_NS: u64 = 1_000_000_000;
 
 /// The kind of command a job issues.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
@@ -173,6 +176,9 @@ fn check_job(job: &Job, prefix: &str, g: &Geometry, background: bool) -> Result<
     }
     if job.zones == 0 {
         return refuse(prefix, "zones", "a job needs at least one zone".into());
+    }
+    if job.think_ns > THINK_MAX_NS {
+        return refuse(prefix, "think-ns", format!("{} ns between commands; at most {THINK_MAX_NS} (a second)", job.think_ns));
     }
     if job.rw.is_io() {
         if job.bs_bytes == 0 || job.bs_bytes % block != 0 {

@@ -147,3 +147,12 @@ fn every_preset_runs_every_kind_of_job() {
         }
     }
 }
+
+#[test]
+fn a_pause_past_a_second_is_refused_by_its_flag() {
+    let g = zn540().geometry;
+    let long = BenchSpec { job: Job { think_ns: THINK_MAX_NS + 1, ..Job::default() }, ..BenchSpec::default() };
+    assert_eq!(check(&g, &long).expect_err("refused").field, "think-ns");
+    let longest = BenchSpec { job: Job { think_ns: THINK_MAX_NS, ..Job::default() }, ..BenchSpec::default() };
+    assert_eq!(check(&g, &longest), Ok(()));
+}
