@@ -265,8 +265,8 @@ def ocssd_run(trace: Optional[PathLike] = None, workload: Optional[str] = None, 
     """``zonekit ocssd run --json``: a trace or generated workload through one open-channel
     FTL (ftl=pm-gcl, pm-gcc, sbm-gcl, hsbm-gcl, dftl or fast). Settings: format, lenient,
     seed, ftl, params, channels, luns, blocks_per_lun, pages_per_block, page_kib, compact,
-    timing, logical_mib, and the trace filters (sample, nodes, node, chunk_mib, window, volume,
-    block_size)."""
+    timing, logical_mib, logical_kib, and the trace filters (sample, nodes, node, chunk_mib,
+    window, volume, block_size)."""
     if "params" in settings:
         settings["params"] = _params(settings["params"])
     filters = _filters(settings)

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use pyo3::prelude::*;
 use zonekit_lab::cache::run::CacheRunSettings;
-use zonekit_lab::ocssd::bench::{self as ocssd_bench, OcssdSpec};
-use zonekit_lab::tree::bench::{self as tree_bench, Mix, TreeKind, TreeSpec};
-use zonekit_ocssd::{OcGeometry, Timing};
+use zonekit_lab::ocssd::bench as ocssd_bench;
+use zonekit_lab::ocssd::run::OcssdRunSettings;
+use zonekit_lab::tree::bench::{self as tree_bench, TreeSpec};
+use zonekit_lab::tree::run::TreeRunSettings;
 
 use crate::policy::{ErrorSlot, RunProgress};
 use crate::run::{guarded, input, lab_error, usage};
@@ -35,17 +36,17 @@ fn lab<T>(r: zonekit_lab::harness::error::Result<T>) -> PyResult<T> {
 /// (`tree="both"`), on an emulated device of sequential and conventional zones. Returns one
 /// JSON outcome per tree.
 #[pyfunction]
-#[pyo3(signature = (*, tree="both", records=None, operations=None, workload="w1", distribution="zipfian", seed=None,
+#[pyo3(signature = (*, tree=None, records=None, operations=None, workload=None, distribution=None, seed=None,
     sequential_zones=None, conventional_zones=None, zone_size_mib=None, node_size_bytes=None, value_size_bytes=None,
-    inner_entries_max=None, dynamic_zone_choice=true, cow_rebalance="bottom-up", cow_collect="reserve"))]
+    inner_entries_max=None, dynamic_zone_choice=true, cow_rebalance=None, cow_collect=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn tree_run(
     py: Python<'_>,
-    tree: &str,
+    tree: Option<String>,
     records: Option<Bound<'_, PyAny>>,
     operations: Option<Bound<'_, PyAny>>,
-    workload: &str,
-    distribution: &str,
+    workload: Option<String>,
+    distribution: Option<String>,
     seed: Option<u64>,
     sequential_zones: Option<u32>,
     conventional_zones: Option<u32>,
@@ -54,38 +55,29 @@ pub fn tree_run(
     value_size_bytes: Option<usize>,
     inner_entries_max: Option<usize>,
     dynamic_zone_choice: bool,
-    cow_rebalance: &str,
-    cow_collect: &str,
+    cow_rebalance: Option<String>,
+    cow_collect: Option<String>,
 ) -> PyResult<Vec<String>> {
-    let d = TreeSpec::default();
-    let trees = match tree {
-        "both" => TreeKind::ALL.to_vec(),
-        name => vec![lab(TreeKind::parse(name))?],
-    };
-    let records = count_arg("records", records)?.unwrap_or(d.records);
-    let operations = count_arg("operations", operations)?;
-    let zone_size_bytes = match zone_size_mib {
-        None => d.zone_size_bytes,
-        Some(mib) => mib.checked_mul(1 << 20).ok_or_else(|| usage(format!("--zone-size-mib {mib} is too large")))?,
-    };
-    let base = TreeSpec {
-        tree: trees[0],
-        records,
-        operations: operations.unwrap_or(records),
-        mix: lab(Mix::parse(workload))?,
-        distribution: lab(tree_bench::parse_distribution(distribution))?,
-        seed: seed.unwrap_or(d.seed),
+    let d = TreeRunSettings::default();
+    let settings = TreeRunSettings {
+        tree: tree.unwrap_or(d.tree),
+        workload: workload.unwrap_or(d.workload),
+        distribution: distribution.unwrap_or(d.distribution),
+        records: count_arg("records", records)?.unwrap_or(d.records),
+        operations: count_arg("operations", operations)?,
         sequential_zones: sequential_zones.unwrap_or(d.sequential_zones),
         conventional_zones: conventional_zones.unwrap_or(d.conventional_zones),
-        zone_size_bytes,
+        zone_size_mib,
         node_size_bytes: node_size_bytes.unwrap_or(d.node_size_bytes),
         value_size_bytes: value_size_bytes.unwrap_or(d.value_size_bytes),
         inner_entries_max: inner_entries_max.unwrap_or(d.inner_entries_max),
-        dynamic_zone_choice,
-        cow_rebalance: lab(tree_bench::cow_rebalance(cow_rebalance))?,
-        cow_collect: lab(tree_bench::cow_collect(cow_collect))?,
+        no_dynamic_zone_choice: !dynamic_zone_choice,
+        cow_rebalance: cow_rebalance.unwrap_or(d.cow_rebalance),
+        cow_collect: cow_collect.unwrap_or(d.cow_collect),
+        seed: seed.unwrap_or(d.seed),
     };
-    lab(base.validate())?;
+    let trees = lab(settings.trees())?;
+    let base = lab(settings.spec())?;
     py.allow_threads(|| {
         guarded(|| {
             trees
@@ -102,9 +94,9 @@ pub fn tree_run(
 /// `zonekit ocssd run`: a trace or generated workload through one open-channel FTL; returns
 /// the report as JSON.
 #[pyfunction]
-#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, filters=None, seed=1, ftl="pm-gcl", params=None,
+#[pyo3(signature = (*, trace=None, workload=None, format=None, lenient=false, filters=None, seed=1, ftl=None, params=None,
     channels=None, luns=None, blocks_per_lun=None, pages_per_block=None, page_kib=None, compact=false,
-    timing="synchronous", logical_mib=None))]
+    timing=None, logical_mib=None, logical_kib=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn ocssd_run(
     py: Python<'_>,
@@ -114,7 +106,7 @@ pub fn ocssd_run(
     lenient: bool,
     filters: Option<&str>,
     seed: u64,
-    ftl: &str,
+    ftl: Option<String>,
     params: Option<BTreeMap<String, String>>,
     channels: Option<u32>,
     luns: Option<u32>,
@@ -122,33 +114,25 @@ pub fn ocssd_run(
     pages_per_block: Option<u32>,
     page_kib: Option<u32>,
     compact: bool,
-    timing: &str,
+    timing: Option<String>,
     logical_mib: Option<u64>,
+    logical_kib: Option<u64>,
 ) -> PyResult<String> {
-    let t = OcGeometry::THESIS;
-    let geometry = lab(ocssd_bench::geometry(
-        channels.unwrap_or(t.channels),
-        luns.unwrap_or(t.luns_per_channel),
-        blocks_per_lun.unwrap_or(t.blocks_per_lun),
-        pages_per_block.unwrap_or(t.pages_per_block),
-        page_kib.unwrap_or(t.page_bytes / 1024),
-    ))?;
-    let logical_bytes_max = match logical_mib {
-        Some(0) => return Err(usage("--logical-mib 0: the host must be able to address at least one page")),
-        Some(mib) => Some(mib.checked_mul(1 << 20).ok_or_else(|| usage(format!("--logical-mib {mib}: too large")))?),
-        None => None,
-    };
-    let timing = Timing::parse(timing).map_err(|_| usage(format!("--timing {timing:?}: expected one of {}", Timing::NAMES.join(", "))))?;
-    let spec = OcssdSpec {
-        ftl: ftl.to_string(),
+    let d = OcssdRunSettings::default();
+    let settings = OcssdRunSettings {
+        ftl: ftl.unwrap_or(d.ftl),
         params: params.unwrap_or_default().into_iter().collect(),
-        geometry,
-        input: input(trace, workload, format, lenient, seed, filters)?,
+        channels: channels.unwrap_or(d.channels),
+        luns: luns.unwrap_or(d.luns),
+        blocks_per_lun: blocks_per_lun.unwrap_or(d.blocks_per_lun),
+        pages_per_block: pages_per_block.unwrap_or(d.pages_per_block),
+        page_kib: page_kib.unwrap_or(d.page_kib),
         compact,
-        sample_every_bytes: 64 << 20,
-        timing,
-        logical_bytes_max,
+        timing: timing.unwrap_or(d.timing),
+        logical_mib,
+        logical_kib,
     };
+    let spec = lab(settings.spec(input(trace, workload, format, lenient, seed, filters)?))?;
     let run = py.allow_threads(|| guarded(|| lab(ocssd_bench::run_ocssd(&spec, &mut |_| {}))))?;
     Ok(serde_json::to_string(&run.report).expect("a report serializes"))
 }

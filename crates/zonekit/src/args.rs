@@ -143,7 +143,7 @@ pub struct FtlArgs {
     /// gp-all (all garbage, open zones' included, over the threshold). A GC the garbage calls
     /// for takes only zones at or over the threshold. The unbounded log has its own rule; an
     /// FDP or conventional SSD collects when its free space runs short (free-zones only).
-    #[arg(long, default_value = "free-zones", value_parser = ["free-zones", "gp-sealed", "gp-all"], conflicts_with = "unbounded")]
+    #[arg(long, default_value_t = GcTrigger::default().name().to_string(), value_parser = ["free-zones", "gp-sealed", "gp-all"], conflicts_with = "unbounded")]
     pub gc_trigger: String,
     /// Charge operations to the preset's flash timing model (reports device time).
     #[arg(long)]
@@ -161,7 +161,7 @@ pub struct FtlArgs {
     /// fdp:N or fdp:N:persistent (an FDP SSD with N initially or persistently isolated
     /// handles: each placement class is written under a handle, the device collects) or
     /// conventional (an SSD that takes no hint). On an SSD the host writes in place.
-    #[arg(long, default_value = "zns", value_parser = parse_interface)]
+    #[arg(long, default_value_t = ReplaySpec::default().interface, value_parser = parse_interface)]
     pub interface: Interface,
 }
 
@@ -253,4 +253,25 @@ pub(crate) fn nothing_left(input: &Input, what: &str) -> anyhow::Error {
     }
     let after = if flags.is_empty() { String::new() } else { format!(" after the filters ({})", flags.join(" ")) };
     anyhow::anyhow!("{}: no {what}{after}: nothing to report", input.describe())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Replay {
+        #[command(flatten)]
+        ftl: FtlArgs,
+    }
+
+    /// The flags' defaults are the lab's: a bare `replay` is `ReplaySpec::default()`.
+    #[test]
+    fn the_flags_defaults_are_the_replay_specs() {
+        let bare = Replay::parse_from(["replay"]).ftl.spec("bhbdp", "cbe", Params::new(), 1);
+        assert_eq!(serde_json::to_string(&bare).unwrap(), serde_json::to_string(&ReplaySpec::default()).unwrap());
+        assert_eq!(serde_json::to_string(&FtlArgs::default().spec("bhbdp", "cbe", Params::new(), 1)).unwrap(), serde_json::to_string(&bare).unwrap());
+    }
 }

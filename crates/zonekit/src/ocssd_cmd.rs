@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::ocssd::bench::{report_table, run_ocssd, OcssdSpec};
+use zonekit_lab::ocssd::bench::{report_table, run_ocssd};
 use zonekit_lab::ocssd::experiment::{run_experiment, OcssdExperiment};
-use zonekit_ocssd::{OcGeometry, Timing};
+use zonekit_lab::ocssd::run::OcssdRunSettings;
 
 use crate::args::InputArgs;
 use crate::error::lab;
@@ -35,16 +35,16 @@ pub struct WorkloadArgs {
 /// The open-channel device (default: the thesis' 8 × 4 × 16 × 32 × 32 KiB).
 #[derive(Args)]
 pub struct GeometryArgs {
-    #[arg(long, default_value_t = OcGeometry::THESIS.channels)]
+    #[arg(long, default_value_t = OcssdRunSettings::default().channels)]
     channels: u32,
-    #[arg(long, default_value_t = OcGeometry::THESIS.luns_per_channel)]
+    #[arg(long, default_value_t = OcssdRunSettings::default().luns)]
     luns: u32,
-    #[arg(long, default_value_t = OcGeometry::THESIS.blocks_per_lun)]
+    #[arg(long, default_value_t = OcssdRunSettings::default().blocks_per_lun)]
     blocks_per_lun: u32,
-    #[arg(long, default_value_t = OcGeometry::THESIS.pages_per_block)]
+    #[arg(long, default_value_t = OcssdRunSettings::default().pages_per_block)]
     pages_per_block: u32,
     /// Flash page (the mapping unit) in KiB, a multiple of 4.
-    #[arg(long, default_value_t = OcGeometry::THESIS.page_bytes / 1024)]
+    #[arg(long, default_value_t = OcssdRunSettings::default().page_kib)]
     page_kib: u32,
 }
 
@@ -52,7 +52,7 @@ pub struct GeometryArgs {
 pub struct RunArgs {
     /// pm-gcl, pm-gcc, sbm-gcl, hsbm-gcl, dftl or fast (`zonekit policies` lists their
     /// parameters).
-    #[arg(long, default_value = "pm-gcl")]
+    #[arg(long, default_value_t = OcssdRunSettings::default().ftl)]
     ftl: String,
     /// An FTL parameter, KEY=VALUE (repeatable), e.g. pn=2, logs=16, no_free=erase-in-place.
     #[arg(long = "param", value_name = "KEY=VALUE")]
@@ -67,7 +67,7 @@ pub struct RunArgs {
     /// synchronous (the thesis' replay: one command at a time, table 3.1's latencies), fitted
     /// (the same with per-command and per-request costs fitted to table 4.2) or parallel (every
     /// page of a request at once over 40 MB/s channels).
-    #[arg(long, default_value = "synchronous")]
+    #[arg(long, default_value_t = OcssdRunSettings::default().timing)]
     timing: String,
     /// Let the host address only this many MiB of logical space (default: all the FTL
     /// exposes); the FTL keeps the rest as spare. Refused above the FTL's own logical space.
@@ -101,13 +101,6 @@ pub struct ExperimentArgs {
     out: PathBuf,
 }
 
-impl GeometryArgs {
-    /// The geometry the flags describe, each dimension checked against its flag.
-    fn geometry(&self) -> Result<OcGeometry> {
-        zonekit_lab::ocssd::bench::geometry(self.channels, self.luns, self.blocks_per_lun, self.pages_per_block, self.page_kib).map_err(lab)
-    }
-}
-
 pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
     match cmd {
         OcssdCommand::Run(a) => run_cmd(*a),
@@ -122,6 +115,24 @@ pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
     }
 }
 
+impl RunArgs {
+    fn settings(&self) -> Result<OcssdRunSettings> {
+        Ok(OcssdRunSettings {
+            ftl: self.ftl.clone(),
+            params: crate::params::parse_params("--param", &self.params)?,
+            channels: self.geometry.channels,
+            luns: self.geometry.luns,
+            blocks_per_lun: self.geometry.blocks_per_lun,
+            pages_per_block: self.geometry.pages_per_block,
+            page_kib: self.geometry.page_kib,
+            compact: self.compact,
+            timing: self.timing.clone(),
+            logical_mib: self.logical_mib,
+            logical_kib: self.logical_kib,
+        })
+    }
+}
+
 fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if a.input.block_size != 4096 {
         usage!("--block-size does not apply here: the FTL maps flash pages (--page-kib)");
@@ -129,29 +140,8 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if a.input.sample.is_some() || a.input.nodes.is_some() || a.input.window.is_some() {
         usage!("--sample, --nodes and --window select blocks, not whole requests: an FTL replay needs the requests as issued");
     }
-    let geometry = a.geometry.geometry()?;
-    let (logical_flag, logical) = match (a.logical_mib, a.logical_kib) {
-        (_, Some(kib)) => ("--logical-kib", Some((kib, 1u64 << 10))),
-        (mib, None) => ("--logical-mib", mib.map(|mib| (mib, 1u64 << 20))),
-    };
-    let logical_bytes_max = match logical {
-        Some((0, _)) => usage!("{logical_flag} 0: the host must be able to address at least one page"),
-        Some((n, unit)) => Some(n.checked_mul(unit).ok_or_else(|| crate::error::Usage(format!("{logical_flag} {n}: too large")))?),
-        None => None,
-    };
-    let spec = OcssdSpec {
-        ftl: a.ftl.clone(),
-        params: crate::params::parse_params("--param", &a.params)?,
-        geometry,
-        input: a.input.input()?,
-        compact: a.compact,
-        sample_every_bytes: 64 << 20,
-        timing: match Timing::parse(&a.timing) {
-            Ok(timing) => timing,
-            Err(_) => usage!("--timing {:?}: expected one of {}", a.timing, Timing::NAMES.join(", ")),
-        },
-        logical_bytes_max,
-    };
+    let settings = a.settings()?;
+    let spec = settings.spec(a.input.input()?).map_err(lab)?;
     let bar = crate::progress::Progress::counter("");
     // An FTL that refuses the geometry or its parameters is named by the flags that set them.
     let run = run_ocssd(&spec, &mut |written| bar.set_message(&format!("{} MB written", written / 1_000_000))).map_err(|e| match e {
@@ -162,7 +152,8 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
             )))
         }
         zonekit_lab::LabError::Ocssd { context, error } if matches!(*error, zonekit_ocssd::OcError::LogicalSpace { .. }) => {
-            anyhow::Error::new(crate::error::Usage(format!("{logical_flag} {}: {context}: {error}", logical.map_or(0, |(n, _)| n))))
+            let (flag, n) = settings.logical_flag().unwrap_or(("--logical-mib", 0));
+            anyhow::Error::new(crate::error::Usage(format!("{flag} {n}: {context}: {error}")))
         }
         e => lab(e),
     })?;
@@ -199,29 +190,58 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
 
+    #[derive(Parser)]
+    struct Run {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    /// A bare `ocssd run` is the lab's default settings, and each flag reaches its setting.
     #[test]
-    fn each_dimension_is_refused_by_its_flag() {
-        let thesis = || GeometryArgs { channels: 8, luns: 4, blocks_per_lun: 16, pages_per_block: 32, page_kib: 32 };
-        assert_eq!(thesis().geometry().unwrap(), OcGeometry::THESIS);
-        for (args, flag) in [
-            (GeometryArgs { channels: 0, ..thesis() }, "--channels 0"),
-            (GeometryArgs { luns: 0, ..thesis() }, "--luns 0"),
-            (GeometryArgs { blocks_per_lun: 0, ..thesis() }, "--blocks-per-lun 0"),
-            (GeometryArgs { pages_per_block: 0, ..thesis() }, "--pages-per-block 0"),
-            (GeometryArgs { channels: u32::MAX, ..thesis() }, "--channels 4294967295"),
-            (GeometryArgs { channels: 65536, luns: 65536, ..thesis() }, "--channels 65536 --luns 65536"),
-            (GeometryArgs { blocks_per_lun: u32::MAX, ..thesis() }, "--blocks-per-lun 4294967295"),
-            (GeometryArgs { pages_per_block: u32::MAX, ..thesis() }, "--pages-per-block 4294967295"),
-            (GeometryArgs { blocks_per_lun: 4096, pages_per_block: 65535, ..thesis() }, "--pages-per-block 65535"),
-            (GeometryArgs { page_kib: 0, ..thesis() }, "--page-kib 0"),
-            (GeometryArgs { page_kib: 6, ..thesis() }, "--page-kib 6"),
-            (GeometryArgs { page_kib: 2048, ..thesis() }, "--page-kib 2048"),
-            (GeometryArgs { page_kib: 4_194_304, ..thesis() }, "--page-kib 4194304"),
-        ] {
-            let e = args.geometry().unwrap_err();
-            assert!(e.is::<crate::error::Usage>() && e.to_string().starts_with(flag), "{flag}: {e}");
-        }
+    fn the_flags_are_the_lab_settings() {
+        assert_eq!(Run::parse_from(["run"]).run.settings().unwrap(), OcssdRunSettings::default());
+        let given = Run::parse_from([
+            "run",
+            "--ftl",
+            "dftl",
+            "--param",
+            "k=v",
+            "--channels",
+            "2",
+            "--luns",
+            "3",
+            "--blocks-per-lun",
+            "5",
+            "--pages-per-block",
+            "7",
+            "--page-kib",
+            "8",
+            "--compact",
+            "--timing",
+            "parallel",
+            "--logical-kib",
+            "11",
+        ])
+        .run
+        .settings()
+        .unwrap();
+        let expected = OcssdRunSettings {
+            ftl: "dftl".into(),
+            params: [("k".to_string(), "v".to_string())].into(),
+            channels: 2,
+            luns: 3,
+            blocks_per_lun: 5,
+            pages_per_block: 7,
+            page_kib: 8,
+            compact: true,
+            timing: "parallel".into(),
+            logical_mib: None,
+            logical_kib: Some(11),
+        };
+        assert_eq!(given, expected);
     }
 }

@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::tree::bench::{cow_collect, cow_rebalance, fits_device, parse_distribution, run_tree, run_tree_on, Mix, TreeKind, TreeSpec};
+use zonekit_lab::tree::bench::{cow_collect, cow_rebalance, fits_device, run_tree, run_tree_on, TreeKind, TreeSpec};
 use zonekit_lab::tree::experiment::{run_experiment, Backend, Section, TreeExperiment};
+use zonekit_lab::tree::run::TreeRunSettings;
 
 use crate::error::lab;
 use crate::error::Usage;
@@ -36,23 +37,23 @@ pub enum TreeCommand {
 #[derive(Args)]
 pub struct RunArgs {
     /// zbtree, cow, or both (one after the other on the same workload).
-    #[arg(long, default_value = "both")]
+    #[arg(long, default_value_t = TreeRunSettings::default().tree)]
     tree: String,
     /// w1..w5 (the paper's mixes) or INSERT/DELETE/SEARCH percentages, e.g. 40/30/30.
-    #[arg(long, default_value = "w1")]
+    #[arg(long, default_value_t = TreeRunSettings::default().workload)]
     workload: String,
     /// zipfian, uniform or latest (YCSB's key choosers).
-    #[arg(long, default_value = "zipfian")]
+    #[arg(long, default_value_t = TreeRunSettings::default().distribution)]
     distribution: String,
     /// Records loaded first (suffixes K and M allowed).
-    #[arg(long, default_value = "100K", value_parser = count)]
+    #[arg(long, default_value_t = TreeRunSettings::default().records, value_parser = count)]
     records: u64,
     /// Operations run after the load (default: as many as records).
     #[arg(long, value_parser = count)]
     operations: Option<u64>,
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = TreeRunSettings::default().sequential_zones)]
     sequential_zones: u32,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = TreeRunSettings::default().conventional_zones)]
     conventional_zones: u32,
     /// Zone size of the emulated device (default 2048, the paper's); with --device the
     /// device's, and the flag is refused.
@@ -64,15 +65,15 @@ pub struct RunArgs {
     /// overwritten.
     #[arg(long)]
     device: Option<PathBuf>,
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = TreeRunSettings::default().node_size_bytes)]
     node_size_bytes: usize,
     /// Value bytes per record (default: fitted to the paper's load-phase figures, see
     /// docs/results/seed-003.md).
-    #[arg(long, default_value_t = zonekit_lab::tree::bench::CALIBRATED_VALUE_SIZE_BYTES)]
+    #[arg(long, default_value_t = TreeRunSettings::default().value_size_bytes)]
     value_size_bytes: usize,
     /// Cap on entries of interior, head and CoW inner nodes, 0 for as many as fit (default:
     /// fitted like the value size).
-    #[arg(long, default_value_t = zonekit_lab::tree::bench::CALIBRATED_INNER_ENTRIES_MAX)]
+    #[arg(long, default_value_t = TreeRunSettings::default().inner_entries_max)]
     inner_entries_max: usize,
     /// Fill sequential zones in order instead of the paper's hot/cold (most/least free) choice.
     #[arg(long)]
@@ -80,19 +81,41 @@ pub struct RunArgs {
     /// How the cow tree splits and merges: bottom-up (on the way back up, a sibling read only
     /// when a node falls below half) or top-down (Rodeh's: on the way down, a delete reading a
     /// sibling at every level whose node is at its minimum). cow tree only.
-    #[arg(long, default_value = "bottom-up")]
+    #[arg(long, default_value_t = TreeRunSettings::default().cow_rebalance)]
     cow_rebalance: String,
     /// When the cow tree collects a zone: reserve (before free room falls below twice the live
     /// tree, the zone with the fewest live nodes) or when-full (§4.2.5: a zone as soon as it
     /// fills, zones written one at a time in a cycle; needs --no-dynamic-zone-choice). cow tree
     /// only.
-    #[arg(long, default_value = "reserve")]
+    #[arg(long, default_value_t = TreeRunSettings::default().cow_collect)]
     cow_collect: String,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = TreeRunSettings::default().seed)]
     seed: u64,
     /// Print the full outcome as JSON instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+impl RunArgs {
+    fn settings(&self) -> TreeRunSettings {
+        TreeRunSettings {
+            tree: self.tree.clone(),
+            workload: self.workload.clone(),
+            distribution: self.distribution.clone(),
+            records: self.records,
+            operations: self.operations,
+            sequential_zones: self.sequential_zones,
+            conventional_zones: self.conventional_zones,
+            zone_size_mib: self.zone_size_mib,
+            node_size_bytes: self.node_size_bytes,
+            value_size_bytes: self.value_size_bytes,
+            inner_entries_max: self.inner_entries_max,
+            no_dynamic_zone_choice: self.no_dynamic_zone_choice,
+            cow_rebalance: self.cow_rebalance.clone(),
+            cow_collect: self.cow_collect.clone(),
+            seed: self.seed,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -153,44 +176,20 @@ pub fn run(cmd: TreeCommand) -> Result<ExitCode> {
 }
 
 fn run_cmd(a: RunArgs) -> Result<ExitCode> {
-    let trees = match a.tree.as_str() {
-        "both" => TreeKind::ALL.to_vec(),
-        name => vec![TreeKind::parse(name).map_err(lab)?],
-    };
-    let mut base = TreeSpec {
-        tree: trees[0],
-        records: a.records,
-        operations: a.operations.unwrap_or(a.records),
-        mix: Mix::parse(&a.workload).map_err(lab)?,
-        distribution: parse_distribution(&a.distribution).map_err(lab)?,
-        seed: a.seed,
-        sequential_zones: a.sequential_zones,
-        conventional_zones: a.conventional_zones,
-        zone_size_bytes: 0,
-        node_size_bytes: a.node_size_bytes,
-        value_size_bytes: a.value_size_bytes,
-        inner_entries_max: a.inner_entries_max,
-        dynamic_zone_choice: !a.no_dynamic_zone_choice,
-        cow_rebalance: cow_rebalance(&a.cow_rebalance).map_err(lab)?,
-        cow_collect: cow_collect(&a.cow_collect).map_err(lab)?,
-    };
-    let mut device = match &a.device {
+    let settings = a.settings();
+    let trees = settings.trees().map_err(lab)?;
+    if let (Some(_), Some(mib)) = (&a.device, a.zone_size_mib) {
+        return Err(Usage(format!("--zone-size-mib {mib}: with --device the zones are the device's")).into());
+    }
+    let (base, mut device) = match &a.device {
         Some(path) => {
-            if let Some(mib) = a.zone_size_mib {
-                return Err(Usage(format!("--zone-size-mib {mib}: with --device the zones are the device's")).into());
-            }
             let device = crate::open::open_read_write(path)?.device;
-            base.zone_size_bytes = device.geometry().zone_size_bytes();
+            let base = settings.spec_with_zones_of(device.geometry().zone_size_bytes()).map_err(lab)?;
             fits_device(&base, device.geometry()).map_err(|e| Usage(format!("--device {}: {e}", path.display())))?;
-            Some(device)
+            (base, Some(device))
         }
-        None => {
-            let mib = a.zone_size_mib.unwrap_or(2048);
-            base.zone_size_bytes = mib.checked_mul(1 << 20).ok_or_else(|| Usage(format!("--zone-size-mib {mib} is too large")))?;
-            None
-        }
+        None => (settings.spec().map_err(lab)?, None),
     };
-    base.validate().map_err(lab)?;
     let mut outcomes = Vec::new();
     for tree in trees {
         let spec = TreeSpec { tree, ..base.clone() };
@@ -315,4 +314,75 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     println!("\nresults: {}/results.csv, summary.md and charts", a.out.display());
     crate::out_dir::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Run {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    /// A bare `tree run` is the lab's default settings, and each flag reaches its setting.
+    #[test]
+    fn the_flags_are_the_lab_settings() {
+        assert_eq!(Run::parse_from(["run"]).run.settings(), TreeRunSettings::default());
+        let given = Run::parse_from([
+            "run",
+            "--tree",
+            "cow",
+            "--records",
+            "2K",
+            "--operations",
+            "3K",
+            "--workload",
+            "w4",
+            "--distribution",
+            "uniform",
+            "--seed",
+            "7",
+            "--sequential-zones",
+            "9",
+            "--conventional-zones",
+            "2",
+            "--zone-size-mib",
+            "64",
+            "--node-size-bytes",
+            "8192",
+            "--value-size-bytes",
+            "40",
+            "--inner-entries-max",
+            "50",
+            "--no-dynamic-zone-choice",
+            "--cow-rebalance",
+            "top-down",
+            "--cow-collect",
+            "when-full",
+        ])
+        .run
+        .settings();
+        let expected = TreeRunSettings {
+            tree: "cow".into(),
+            records: 2000,
+            operations: Some(3000),
+            workload: "w4".into(),
+            distribution: "uniform".into(),
+            seed: 7,
+            sequential_zones: 9,
+            conventional_zones: 2,
+            zone_size_mib: Some(64),
+            node_size_bytes: 8192,
+            value_size_bytes: 40,
+            inner_entries_max: 50,
+            no_dynamic_zone_choice: true,
+            cow_rebalance: "top-down".into(),
+            cow_collect: "when-full".into(),
+        };
+        assert_eq!(given, expected);
+    }
 }

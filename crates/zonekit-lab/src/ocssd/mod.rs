@@ -3,4 +3,5 @@
 pub mod bench;
 pub mod experiment;
 pub mod fit;
+pub mod run;
 pub mod workload;
