@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::tree::bench::{cow_collect, cow_rebalance, fits_device, run_tree, run_tree_on, TreeKind, TreeSpec};
+use zonekit_lab::tree::bench::{cow_collect, cow_rebalance, fits_device, run_tree, run_tree_on, tree_timing, TreeKind, TreeSpec};
 use zonekit_lab::tree::experiment::{run_experiment, Backend, Section, TreeExperiment};
 use zonekit_lab::tree::run::TreeRunSettings;
 
@@ -89,6 +89,11 @@ pub struct RunArgs {
     /// only.
     #[arg(long, default_value_t = TreeRunSettings::default().cow_collect)]
     cow_collect: String,
+    /// Whose ZN540 figures charge the model ms: zn540 (the preset fitted to the drive's
+    /// published measurements) or zn540-assumed (the figures before that fit, which seed 003's
+    /// earlier results used).
+    #[arg(long, default_value_t = TreeRunSettings::default().timing)]
+    timing: String,
     #[arg(long, default_value_t = TreeRunSettings::default().seed)]
     seed: u64,
     /// Print the full outcome as JSON instead of a table.
@@ -113,6 +118,7 @@ impl RunArgs {
             no_dynamic_zone_choice: self.no_dynamic_zone_choice,
             cow_rebalance: self.cow_rebalance.clone(),
             cow_collect: self.cow_collect.clone(),
+            timing: self.timing.clone(),
             seed: self.seed,
         }
     }
@@ -145,6 +151,11 @@ pub struct ExperimentArgs {
     /// when-full (§4.2.5's rule; see `tree run`). Refused without the resets section.
     #[arg(long, default_value = "reserve")]
     cow_collect: String,
+    /// Whose ZN540 figures charge the model ms: zn540 (the preset fitted to the drive's
+    /// published measurements) or zn540-assumed (the figures before that fit, which seed 003's
+    /// earlier results used).
+    #[arg(long, default_value_t = TreeRunSettings::default().timing)]
+    timing: String,
     /// Runs in parallel (default: the machine's cores; with --device 1, the only value).
     #[arg(long)]
     threads: Option<usize>,
@@ -229,9 +240,9 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     }
     match &a.device {
         Some(path) => {
-            println!("measured on {}: the run phase's wall and CPU time (system calls included) on it; model ms the ZN540 timing model's for the same requests", path.display())
+            println!("measured on {}: the run phase's wall and CPU time (system calls included) on it; model ms {}'s for the same requests", path.display(), base.timing.describe())
         }
-        None => say!("on the emulated device: model ms is the ZN540 timing model's; wall and CPU ms the trees' own computation (no device I/O)"),
+        None => say!("on the emulated device: model ms is {}'s; wall and CPU ms the trees' own computation (no device I/O)", base.timing.describe()),
     }
     // Two tables, so each fits a terminal: the run's I/O and time, then the space it left.
     let header = ["tree", "run reads", "run writes", "to seq zones", "model ms", "wall ms", "cpu ms", "wall ops/s"];
@@ -287,6 +298,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
         inner_entries_max: a.inner_entries_max,
         cow_rebalance: cow_rebalance(&a.cow_rebalance).map_err(lab)?,
         cow_collect: cow_collect(&a.cow_collect).map_err(lab)?,
+        timing: tree_timing(&a.timing).map_err(lab)?,
         threads,
         out: a.out.clone(),
     };
@@ -363,6 +375,8 @@ mod tests {
             "top-down",
             "--cow-collect",
             "when-full",
+            "--timing",
+            "zn540-assumed",
         ])
         .run
         .settings();
@@ -382,6 +396,7 @@ mod tests {
             no_dynamic_zone_choice: true,
             cow_rebalance: "top-down".into(),
             cow_collect: "when-full".into(),
+            timing: "zn540-assumed".into(),
         };
         assert_eq!(given, expected);
     }

@@ -58,6 +58,8 @@ pub struct TreeExperiment {
     /// When the CoW runs with zones in order (the resets section) collect a zone; the other
     /// sections choose zones dynamically and keep the default.
     pub cow_collect: CowCollect,
+    /// Whose ZN540 figures charge every run's device time.
+    pub timing: TreeTiming,
     pub threads: usize,
     pub out: std::path::PathBuf,
 }
@@ -79,6 +81,7 @@ impl TreeExperiment {
             zone_size_bytes: self.zone_size_bytes(),
             value_size_bytes: self.value_size_bytes,
             inner_entries_max: self.inner_entries_max,
+            timing: self.timing,
             ..TreeSpec::default()
         };
         let zipf_w1_w2 = |records: f64, extra: &dyn Fn(&mut TreeSpec)| -> Vec<TreeSpec> {
@@ -141,7 +144,7 @@ impl TreeExperiment {
 }
 
 /// Columns of `results.csv`: the settings of a run, then what it measured.
-pub const RESULTS_HEADER: [&str; 32] = [
+pub const RESULTS_HEADER: [&str; 33] = [
     "section",
     "tree",
     "workload",
@@ -161,6 +164,9 @@ pub const RESULTS_HEADER: [&str; 32] = [
     // "model" (the paper's device emulated in memory, time from the timing model) or the
     // zoned device the run measured its wall time on.
     "device",
+    // Whose ZN540 figures charge run_device_ms: zn540 (fitted) or zn540-assumed (before the
+    // fit; the rows made before issue 48 added this column).
+    "timing",
     "run_node_reads",
     "run_node_writes",
     "run_node_writes_sequential",
@@ -179,7 +185,7 @@ pub const RESULTS_HEADER: [&str; 32] = [
     // A fingerprint of the other cells: a damaged row is recomputed, not reused.
     "check",
 ];
-const SETTINGS_COLUMNS: usize = 16;
+const SETTINGS_COLUMNS: usize = 17;
 
 fn settings_row(section: Section, s: &TreeSpec, device: &str) -> Vec<String> {
     vec![
@@ -199,6 +205,7 @@ fn settings_row(section: Section, s: &TreeSpec, device: &str) -> Vec<String> {
         s.inner_entries_max.to_string(),
         s.seed.to_string(),
         device.to_string(),
+        s.timing.name().into(),
     ]
 }
 
@@ -242,7 +249,8 @@ pub struct TreeExperimentOutcome {
 
 /// Where the experiment's runs happen.
 pub enum Backend {
-    /// The paper's device emulated in memory, the ZN540 timing model's device time; runs in
+    /// The paper's device emulated in memory, the ZN540 timing model's device time (the
+    /// experiment's `timing`); runs in
     /// parallel ([`run_tree`]).
     Model,
     /// A zoned device (an image or `/dev`), its name as the rows record it: runs take turns on
@@ -417,15 +425,17 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
         let _ = writeln!(text, "\nCoW zone collection in the resets section: {collect} (a zone is collected when it fills, zones written one at a time in a cycle; the default, reserve, collects before free room falls below twice the live tree).");
     }
     let on_device = rows.iter().find(|r| r[col("device")] != "model").map(|r| r[col("device")].clone());
+    let timing = rows.first().and_then(|r| TreeTiming::ALL.into_iter().find(|t| t.name() == r[col("timing")])).unwrap_or_default();
+    let model = timing.describe();
     match &on_device {
         Some(device) => {
             let _ = writeln!(
                 text,
-                "\nMeasured on {device}: every node is read from and written to it. cpu ms is the run phase's CPU time, system calls included (on a memory-backed device, its running time without what other processes took); Δ wall compares wall-clock times; model ms is the ZN540 timing model's for the same requests."
+                "\nMeasured on {device}: every node is read from and written to it. cpu ms is the run phase's CPU time, system calls included (on a memory-backed device, its running time without what other processes took); Δ wall compares wall-clock times; model ms is {model}'s for the same requests."
             );
         }
         None => {
-            let _ = writeln!(text, "\nOn the emulated device: model ms is the ZN540 timing model's device time; cpu ms and Δ wall are the trees' own computation, without device I/O (`--device` measures on a zoned device).");
+            let _ = writeln!(text, "\nOn the emulated device: model ms is {model}'s device time; cpu ms and Δ wall are the trees' own computation, without device I/O (`--device` measures on a zoned device).");
         }
     }
     let sizes = [0.5e6, 1.5e6, 2.5e6].map(|r| scaled(r, scale));
@@ -505,7 +515,10 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
             if !bars_time.is_empty() {
                 let (title, unit) = match &on_device {
                     Some(device) => (format!("Run phase measured on {device}, {} keys, {} records", d.name(), sizes[2]), "s (CPU time, system calls included)"),
-                    None => (format!("Device time of the run phase, {} keys, {} records", d.name(), sizes[2]), "ms (ZN540 timing, QD1)"),
+                    None => (
+                        format!("Device time of the run phase, {} keys, {} records", d.name(), sizes[2]),
+                        if timing == TreeTiming::Zn540 { "ms (fitted ZN540 timing, QD1)" } else { "ms (ZN540 timing as assumed, QD1)" },
+                    ),
                 };
                 write_chart(out, &format!("time-{}.svg", d.name()), zonekit_report::bar_chart(&title, unit, &bars_time))?;
                 let title = format!("Node writes of the run phase, {} keys, {} records", d.name(), sizes[2]);

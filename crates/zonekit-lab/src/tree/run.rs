@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::harness::error::{LabError, Result};
-use crate::tree::bench::{cow_collect, cow_rebalance, parse_distribution, Mix, TreeKind, TreeSpec, CALIBRATED_INNER_ENTRIES_MAX, CALIBRATED_VALUE_SIZE_BYTES};
+use crate::tree::bench::{
+    cow_collect, cow_rebalance, parse_distribution, tree_timing, Mix, TreeKind, TreeSpec, TreeTiming, CALIBRATED_INNER_ENTRIES_MAX, CALIBRATED_VALUE_SIZE_BYTES,
+};
 
 /// Every setting of one tree run, named as `zonekit tree run`'s flags (with `_` for `-`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -31,6 +33,8 @@ pub struct TreeRunSettings {
     pub no_dynamic_zone_choice: bool,
     pub cow_rebalance: String,
     pub cow_collect: String,
+    /// zn540 (fitted) or zn540-assumed: whose figures charge the device time.
+    pub timing: String,
     pub seed: u64,
 }
 
@@ -54,6 +58,7 @@ impl Default for TreeRunSettings {
             no_dynamic_zone_choice: false,
             cow_rebalance: "bottom-up".into(),
             cow_collect: "reserve".into(),
+            timing: TreeTiming::default().name().into(),
             seed: 1,
         }
     }
@@ -100,6 +105,7 @@ impl TreeRunSettings {
             dynamic_zone_choice: !self.no_dynamic_zone_choice,
             cow_rebalance: cow_rebalance(&self.cow_rebalance)?,
             cow_collect: cow_collect(&self.cow_collect)?,
+            timing: tree_timing(&self.timing)?,
         };
         spec.validate()?;
         Ok(spec)
@@ -126,6 +132,7 @@ mod tests {
             (TreeRunSettings { zone_size_mib: Some(u64::MAX), ..Default::default() }, "--zone-size-mib"),
             (TreeRunSettings { records: 0, ..Default::default() }, "--records"),
             (TreeRunSettings { cow_collect: "never".into(), ..Default::default() }, "--cow-collect"),
+            (TreeRunSettings { timing: "femu".into(), ..Default::default() }, "--timing"),
         ] {
             let e = settings.spec().unwrap_err().to_string();
             assert!(e.contains(flag), "{flag}: {e}");
