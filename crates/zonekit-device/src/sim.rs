@@ -35,9 +35,13 @@
 //! The handle is shared (`Clone`): the engine owns one, the test keeps another to arm the
 //! crash, recover and count. Everything is decided by the seed, so a run replays exactly.
 
+mod runner;
+
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use zonekit_base::Rng;
+
+pub use runner::{run_seeds, SeedPlan};
 
 use crate::{DeviceError, DeviceStats, Geometry, Lba, MemDevice, Result, StorageMode, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneType, ZonedDevice};
 
@@ -200,6 +204,11 @@ struct SimState {
     pending_blocks: std::collections::BTreeMap<u64, Vec<Vec<u8>>>,
     /// Conventional blocks ever written (candidates for flips).
     conventional_written: std::collections::BTreeSet<u64>,
+    /// Blocks written since the last crash: half the flips land among them, where the state
+    /// recovery has to read (a journal just committed) most likely is.
+    recent: std::collections::BTreeSet<u64>,
+    /// Print every operation to stderr (`ZONEKIT_SIM_TRACE`), for debugging a seed.
+    trace: bool,
 }
 
 /// A zoned device whose crashes are chosen by a seed (module doc: what a crash may do).
@@ -225,6 +234,8 @@ impl SimDevice {
             zones: vec![ZoneTrack::default(); geometry.zone_count as usize],
             pending_blocks: Default::default(),
             conventional_written: Default::default(),
+            recent: Default::default(),
+            trace: std::env::var_os("ZONEKIT_SIM_TRACE").is_some(),
         };
         Ok(SimDevice { state: Arc::new(Mutex::new(state)), geometry, behavior, stats: DeviceStats::new(geometry.zone_count) })
     }
@@ -339,8 +350,10 @@ impl SimDevice {
             holders.extend(start..start + keep);
         }
         let mut flips: std::collections::BTreeMap<u64, Vec<u32>> = Default::default();
+        let recent: Vec<u64> = holders.iter().copied().filter(|b| s.recent.contains(b)).collect();
         for _ in 0..if holders.is_empty() { 0 } else { faults.flips } {
-            let lba = holders[s.rng.below(holders.len() as u64) as usize];
+            let pool = if !recent.is_empty() && s.rng.chance(0.5) { &recent } else { &holders };
+            let lba = pool[s.rng.below(pool.len() as u64) as usize];
             let bit = s.rng.below(bs as u64 * 8) as u32;
             flips.entry(lba).or_default().push(bit);
             report.flips.push((Lba(lba), bit));
@@ -379,6 +392,7 @@ impl SimDevice {
             *t = ZoneTrack { data: keep, durable: keep, finished: t.finished, write_ends: Vec::new() };
         }
         s.pending_blocks.clear();
+        s.recent.clear();
         s.crashed = None;
         s.crash_at = None;
         Ok(report)
@@ -387,6 +401,9 @@ impl SimDevice {
     /// Counts an operation and fails it if the device is dead (or dies now).
     fn gate(s: &mut SimState, kind: OpKind) -> Result<bool> {
         let index = s.ops;
+        if s.trace {
+            eprintln!("sim op {index}: {}", kind.name());
+        }
         s.ops += 1;
         if let Some((at, _)) = s.crashed {
             return Err(DeviceError::InjectedFault { op_index: at });
@@ -402,6 +419,7 @@ impl SimDevice {
         let g = self.geometry;
         let zone = g.zone_of(lba).expect("written, so in range");
         let bs = g.block_size_bytes as usize;
+        s.recent.extend(lba.0..lba.0 + (data.len() / bs) as u64);
         if g.zone_type(zone) == ZoneType::Conventional {
             let old = old.expect("conventional writes keep the old blocks");
             for (i, block) in data.chunks(bs).enumerate() {
