@@ -711,30 +711,18 @@ impl<C: CacheDevice> Cache<C> {
     }
 
     /// Drops the cached copy of `lba`, if any.
-    /// Before the disk takes a write past the cache: on a durable device, the keys of clean
-    /// cached copies of the range are removed and committed first. Else a crash after the disk
-    /// write and before the request's commit reopens the cache with the old copy's key, clean,
-    /// over a disk holding the new data: reads return the old version until the copy is
-    /// evicted, then the new one, with no write in between (found by the fault simulator,
-    /// `tests/sim.rs` seed 130). A dirty copy keeps its key: it is written back over the disk
-    /// before it goes, so disk and cache agree again.
+    /// Before a write past the cache reaches the disk, a durable device commits the removal of
+    /// clean cached copies' keys: else a crash in between reopens the old copy, clean, over newer
+    /// disk data (fault simulator, seed 130). Dirty copies are written back before they go.
     fn drop_clean_copies_durably(&mut self, lba: u64, blocks: u64) -> Result<()> {
-        if !self.device.durable() {
-            return Ok(());
+        let clean = |c: &Self, b: u64| c.lookup(b).is_some_and(|e| !c.slot_dirty[c.slot(e.bucket, e.offset as u64)]);
+        let stale: Vec<u64> = (lba..lba + blocks).filter(|&b| self.device.durable() && clean(self, b)).collect();
+        stale.iter().for_each(|&b| self.invalidate(b));
+        if stale.is_empty() {
+            Ok(())
+        } else {
+            self.device.commit()
         }
-        let mut dropped = false;
-        for b in lba..lba + blocks {
-            if let Some(e) = self.lookup(b) {
-                if !self.slot_dirty[self.slot(e.bucket, e.offset as u64)] {
-                    self.invalidate(b);
-                    dropped = true;
-                }
-            }
-        }
-        if dropped {
-            self.device.commit()?;
-        }
-        Ok(())
     }
 
     fn invalidate(&mut self, lba: u64) {

@@ -288,9 +288,7 @@ pub struct ZbTree<D: ZonedDevice> {
     events: std::collections::BTreeMap<&'static str, u64>,
     /// Sequence of the last committed operation (durable trees).
     sequence: u64,
-    /// The root and record count the last commit wrote to the superblock: an operation that
-    /// changes them writes nothing else when it deletes the last key (the root head is freed,
-    /// not rewritten), and must still commit.
+    /// Root and records as last committed (deleting the last key changes only these).
     committed: (Option<(u64, u32)>, u64),
     /// Set when an operation failed part-way: the in-memory tree no longer matches the device.
     poisoned: Option<String>,

@@ -234,7 +234,5 @@ fn seeds() {
 /// created vanished with no error).
 #[test]
 fn regressions() {
-    for seed in [1033131] {
-        run(seed, &mut Coverage::default());
-    }
+    run(1033131, &mut Coverage::default());
 }
