@@ -31,10 +31,15 @@
 //!
 //! That damage, a sequence number that is not the next one, a tag (the user's fixed setting,
 //! e.g. the volume's size) other than the snapshot's, a block of the wrong kind for its place,
-//! and blocks in a zone of a half after a partly written one are [`JournalError::Corrupt`],
+//! and blocks in a zone of a half after a partly written one that do not continue the log are
+//! [`JournalError::Corrupt`],
 //! naming the zone, block and LBA; recovery only reads, so a refused open writes nothing. A
 //! device that persisted a commit's blocks out of order and tore one in the middle would be
-//! refused too: refusing is the side that never serves stale data. Two things are not damage:
+//! refused too: refusing is the side that never serves stale data. Blocks after a partly
+//! written zone that continue the log are not damage: a drive writes zones independently, so
+//! of a commit a crash interrupted (every earlier one was flushed whole) it may keep the blocks
+//! in a later zone and lose those at the end of an earlier one; they are dropped as a torn
+//! tail. Two more things are not damage:
 //! blocks in a half after an *empty* zone, which a crash between a snapshot's zone resets
 //! leaves of the half's previous use (that half has no snapshot; the other is taken); and
 //! damage in the half not taken when every intact block in it is older than the taken half's
@@ -282,7 +287,18 @@ fn read_half<D: ZonedDevice>(dev: &mut D, layout: &Layout, half: usize) -> Resul
         if in_order == 0 {
             return Ok(Half::Unusable);
         }
-        return corrupt((stray, 0), format!("the zone holds blocks, but zone {short} before it in the journal is not full"));
+        // Blocks after a partly written zone that continue the log are the end of the one
+        // commit (or snapshot) a crash interrupted: the writer flushes before each, so every
+        // earlier one is durable whole, and a drive may keep a later zone's blocks of an
+        // unflushed commit while losing an earlier zone's (zones are written independently).
+        // Not acknowledged, so dropped as a torn tail (found by the fault simulator: the
+        // cache's `tests/sim.rs` seed 688 was refused as damaged). Anything else is not the
+        // journal's.
+        let before = blocks[..in_order].iter().filter_map(|b| b.2.as_ref().map(|j| j.seq)).max().unwrap_or(0);
+        let continues = blocks[in_order..].iter().all(|b| b.2.as_ref().is_some_and(|j| j.seq > before));
+        if !continues {
+            return corrupt((stray, 0), format!("the zone holds blocks, but zone {short} before it in the journal is not full"));
+        }
     }
     let blocks = &blocks[..in_order];
     // A crash leaves at most one torn block, at the end: an intact block after a damaged one

@@ -11,7 +11,7 @@
 //!   `<linux/blkzoned.h>` ioctls.
 //!
 //! Wrappers implement the same trait: [`timing::TimedDevice`] charges each operation to a flash
-//! timing model in virtual time, [`fault::FaultyDevice`] fails chosen operations, [`FirstZones`] shows only a device's first
+//! timing model in virtual time, [`fault::FaultyDevice`] fails chosen operations, [`sim::SimDevice`] crashes where a seed says and shows what a real drive may keep, [`FirstZones`] shows only a device's first
 //! zones.
 //! [`conformance`] is the one suite every backend passes. [`preset`] names the geometries and
 //! timings of the devices the research used.
@@ -41,6 +41,7 @@ mod flash;
 pub mod journal;
 pub mod linux;
 pub mod preset;
+pub mod sim;
 pub mod timing;
 mod types;
 

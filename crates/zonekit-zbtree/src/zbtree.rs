@@ -288,6 +288,8 @@ pub struct ZbTree<D: ZonedDevice> {
     events: std::collections::BTreeMap<&'static str, u64>,
     /// Sequence of the last committed operation (durable trees).
     sequence: u64,
+    /// Root and records as last committed (deleting the last key changes only these).
+    committed: (Option<(u64, u32)>, u64),
     /// Set when an operation failed part-way: the in-memory tree no longer matches the device.
     poisoned: Option<String>,
     leaf_cap: usize,
@@ -335,6 +337,7 @@ impl<D: ZonedDevice> ZbTree<D> {
             records: 0,
             events: Default::default(),
             sequence: 0,
+            committed: (None, 0),
             poisoned: None,
         }
     }
@@ -368,6 +371,7 @@ impl<D: ZonedDevice> ZbTree<D> {
         tree.root = sb.root;
         tree.records = sb.records;
         tree.sequence = sb.sequence;
+        tree.committed = (sb.root, sb.records);
         let records = match sb.root {
             Some((addr, level)) => tree.mark_reachable(addr, level)?,
             None => 0,
@@ -411,7 +415,7 @@ impl<D: ZonedDevice> ZbTree<D> {
     /// Ends an operation: in a durable tree, the superblock and every held-back write commit
     /// atomically.
     fn commit(&mut self) -> Result<(), TreeError> {
-        if !self.config.durable || !self.store.has_pending() {
+        if !self.config.durable || (!self.store.has_pending() && (self.root, self.records) == self.committed) {
             // Nothing changed (a search, a delete of an absent key).
             return Ok(());
         }
@@ -427,6 +431,7 @@ impl<D: ZonedDevice> ZbTree<D> {
         self.store.write_raw(addr, &buf)?;
         self.store.commit(sb.sequence)?;
         self.sequence = sb.sequence;
+        self.committed = (sb.root, sb.records);
         Ok(())
     }
 

@@ -172,3 +172,18 @@ fn a_durable_tree_persists_in_an_image_file_across_processes_and_power_cycles() 
     assert_eq!(tree.scan(0, usize::MAX).unwrap().into_iter().collect::<BTreeMap<_, _>>(), model);
     assert_eq!(tree.stats().records, 80);
 }
+
+#[test]
+fn deleting_the_last_key_is_durable() {
+    // Found by the fault simulator (tests/sim.rs, seed 142): deleting the tree's only key frees
+    // the root head without writing a node, so the operation committed nothing and the key came
+    // back after a power loss.
+    let mut tree = ZbTree::create(device(), config()).unwrap();
+    tree.insert(22, &value_for(22, 1)).unwrap();
+    assert!(tree.delete(22).unwrap());
+    let mut dev = tree.into_device();
+    dev.inner_mut().power_loss();
+    let mut tree = ZbTree::open(dev).unwrap();
+    tree.check_invariants();
+    assert_eq!(contents(&mut tree), BTreeMap::new(), "the acknowledged delete was lost");
+}
