@@ -92,8 +92,11 @@ impl FdpTheorySpec {
         if self.logical_blocks < 1 << 12 || self.logical_blocks > 1 << 24 {
             return bad(format!("--logical-mib {}: from 16 to 65536 MiB", self.logical_blocks / 256));
         }
-        if self.ru_blocks == 0 || self.ru_blocks > self.logical_blocks / 64 {
-            return bad(format!("--ru-kib {}: a reclaim unit of 4 KiB to 1/64 of the device", self.ru_blocks * 4));
+        if self.ru_blocks == 0 || self.ru_blocks > self.logical_blocks / 256 {
+            return bad(format!(
+                "--ru-kib {}: a reclaim unit of 4 KiB to 1/256 of the device (at least 274 units: fewer leave too little spare for the model's write points and reserve)",
+                self.ru_blocks * 4
+            ));
         }
         // The smallest SOC must span many units, or a unit's worth of its spare is most of it.
         let smallest = self.soc_shares.iter().cloned().fold(1.0, f64::min) * self.utilizations.iter().cloned().fold(1.0, f64::min);
@@ -204,8 +207,8 @@ pub fn run(spec: &FdpTheorySpec, on_start: &dyn Fn(usize), on_done: &(dyn Fn() +
     let grid_jobs = jobs.len();
     let (last_s, last_u) = (*spec.soc_shares.last().expect("validated"), *spec.utilizations.last().expect("validated"));
     for &ru in &spec.ru_sweep_blocks {
-        if ru == 0 || ru > spec.logical_blocks / 64 {
-            return Err(LabError::Usage(format!("a reclaim unit of {ru} blocks in the granularity sweep: from 1 to 1/64 of the device")));
+        if ru == 0 || ru > spec.logical_blocks / 256 {
+            return Err(LabError::Usage(format!("a reclaim unit of {ru} blocks in the granularity sweep: from 1 to 1/256 of the device")));
         }
         jobs.push((last_s, last_u, ru, true));
     }
@@ -321,13 +324,8 @@ pub fn write(out: &Path, spec: &FdpTheorySpec, result: &TheoryResult, drive: &[D
         put("granularity.csv", csv(&GRANULARITY_HEADER, &result.granularity.iter().map(granularity_cells).collect::<Vec<_>>()))?,
         put("drive.csv", csv(&DRIVE_HEADER, &drive_cells(drive)))?,
     ];
-    let commands: String = result
-        .grid
-        .iter()
-        .filter(|r| r.fdp)
-        .chain(&result.granularity)
-        .map(|r| format!("{}\t{}\t{}\t{}\n", r.soc_share, r.utilization, r.ru_blocks, r.command))
-        .collect();
+    let commands: String =
+        result.grid.iter().filter(|r| r.fdp).chain(&result.granularity).map(|r| format!("{}\t{}\t{}\t{}\n", r.soc_share, r.utilization, r.ru_blocks, r.command)).collect();
     files.push(put("commands.tsv", format!("soc_share\tutilization\tru_blocks\tcommand\n{commands}"))?);
     // Per utilisation, the SOC's DLWA against its share: model (FDP) and theorem.
     let mut series = Vec::new();
