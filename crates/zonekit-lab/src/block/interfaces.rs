@@ -219,8 +219,20 @@ mod tests {
         assert!((waf(1.0, false) - 3.22).abs() < 0.15, "{rows:?}");
         assert!(waf(1.0, true) < 1.3 && waf(0.5, true) < 1.1, "{rows:?}");
         assert!(waf(0.5, false) < 2.0, "{rows:?}");
-        let bad =
-            NavySpec { logical_blocks: 1 << 12, used: 1.5, small_share: 0.04, small_writes: 0.5, region_blocks: 4, spare: 0.07, ru_blocks: 16, passes: 1.0, warmup: 0.0, fdp: true, persistent: false, seed: 1 };
+        let bad = NavySpec {
+            logical_blocks: 1 << 12,
+            used: 1.5,
+            small_share: 0.04,
+            small_writes: 0.5,
+            region_blocks: 4,
+            spare: 0.07,
+            ru_blocks: 16,
+            passes: 1.0,
+            warmup: 0.0,
+            fdp: true,
+            persistent: false,
+            seed: 1,
+        };
         assert!(navy_waf(&bad).unwrap_err().to_string().contains("used 1.5"));
     }
 }
@@ -340,8 +352,20 @@ pub fn navy_anchor(logical_blocks: u64, seed: u64) -> Result<(f64, Vec<NavyRow>)
     let ru_blocks = ((logical_blocks as f64 * (1.0 + p.spare)) / units).floor().max(1.0) as u64;
     // Navy's 16 MiB regions against the 6 GiB reclaim unit, kept in proportion.
     let region_blocks = crate::block::fdp_theory::region_blocks(ru_blocks);
-    let spec =
-        |used, small_writes, fdp| NavySpec { logical_blocks, used, small_share: NAVY_SMALL_SHARE, small_writes, region_blocks, spare: p.spare, ru_blocks, passes: 4.0, warmup: 0.0, fdp, persistent: false, seed };
+    let spec = |used, small_writes, fdp| NavySpec {
+        logical_blocks,
+        used,
+        small_share: NAVY_SMALL_SHARE,
+        small_writes,
+        region_blocks,
+        spare: p.spare,
+        ru_blocks,
+        passes: 4.0,
+        warmup: 0.0,
+        fdp,
+        persistent: false,
+        seed,
+    };
     // WAF falls as BigHash's share of writes rises past the peak (~0.5): bisect above it.
     let (target, mut lo, mut hi) = (NAVY_PUBLISHED[0].2, 0.6, 0.99);
     for _ in 0..14 {
@@ -368,15 +392,26 @@ pub fn navy_waf(s: &NavySpec) -> Result<f64> {
 pub fn navy_run(s: &NavySpec) -> Result<NavyCounts> {
     use zonekit_ssd::{Pid, RuhType, Ssd, SsdConfig};
     let bad = |m: String| LabError::Usage(format!("the Navy anchor: {m}"));
-    let in_range = s.used > 0.0 && s.used <= 1.0 && s.small_share > 0.0 && s.small_share < 1.0 && (0.0..=1.0).contains(&s.small_writes) && s.passes >= 0.0 && s.passes.is_finite() && s.warmup >= 0.0 && s.warmup.is_finite();
+    let in_range = s.used > 0.0
+        && s.used <= 1.0
+        && s.small_share > 0.0
+        && s.small_share < 1.0
+        && (0.0..=1.0).contains(&s.small_writes)
+        && s.passes >= 0.0
+        && s.passes.is_finite()
+        && s.warmup >= 0.0
+        && s.warmup.is_finite();
     if !in_range {
         return Err(bad(format!(
             "used {} and small share {} must be in (0, 1], small writes {} in [0, 1], passes {} and warm-up {} finite and not negative",
             s.used, s.small_share, s.small_writes, s.passes, s.warmup
         )));
     }
-    let mut cfg =
-        if s.fdp { SsdConfig::fdp(s.logical_blocks, s.spare, s.ru_blocks, 2, if s.persistent { RuhType::PersistentlyIsolated } else { RuhType::InitiallyIsolated }) } else { SsdConfig::conventional(s.logical_blocks, s.spare, s.ru_blocks) };
+    let mut cfg = if s.fdp {
+        SsdConfig::fdp(s.logical_blocks, s.spare, s.ru_blocks, 2, if s.persistent { RuhType::PersistentlyIsolated } else { RuhType::InitiallyIsolated })
+    } else {
+        SsdConfig::conventional(s.logical_blocks, s.spare, s.ru_blocks)
+    };
     cfg.victim = "greedy".into();
     cfg.seed = s.seed;
     let mut ssd = Ssd::new(cfg).map_err(|e| bad(e.to_string()))?;
