@@ -185,6 +185,13 @@ impl SsdConfig {
         self.gc_streams() as u64 + 1
     }
 
+    /// Reclaim units of a group that never serve as spare for GC: the free ones it keeps in
+    /// reserve and one open unit per write point (half written on average). What a closed form
+    /// of GC that assumes every spare block usable misses (`crate::theory`).
+    pub fn units_held_back(&self) -> f64 {
+        self.gc_reserve_units() as f64 + self.streams_per_group() as f64 / 2.0
+    }
+
     /// Refuses, naming the setting, what the model cannot run.
     pub fn validate(&self) -> Result<(), SsdError> {
         let bad = |m: String| Err(SsdError::Config(m));

@@ -39,6 +39,7 @@ pub mod log;
 pub mod preset;
 pub mod run;
 pub mod ssd;
+pub mod theory;
 pub mod zoned;
 
 pub use config::{RuhType, SsdConfig};

@@ -55,7 +55,7 @@ pub type ZonedSsd = Emulator<SsdMedia>;
 pub const RUS_PER_ZONE: u64 = 4;
 
 /// The over-provisioning [`for_zns`] aims at when the caller names none: a read-intensive
-/// datacenter drive's 7 % (the `dc-7` and `fdp-pm9d3a` presets).
+/// datacenter drive's 7 % (the `dc-7` and `fdp-pm9d3` presets).
 pub const SPARE_DEFAULT: f64 = 0.07;
 
 /// The medium: an SSD model and, per zone, the placement its writes carry.

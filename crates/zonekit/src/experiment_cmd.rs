@@ -50,6 +50,12 @@ pub enum Experiment {
     /// the SSD model: calibrated on one figure, measured on the other three.
     #[value(name = "fdp-anchor")]
     FdpAnchor,
+    /// FDP's device GC against theory and the drive: CacheLib's two streams (random SOC writes,
+    /// a LOC log) on the SSD model over a grid of SOC shares and utilisations, against Theorem 1
+    /// of Allison et al. (EuroSys '25; DLWA = 1/(1 − δ), δ by the Lambert W function), the
+    /// reclaim unit's size, and the published figures of the 1.88 TB FDP drive (fdp-pm9d3).
+    #[value(name = "fdp-theory")]
+    FdpTheory,
     /// Every characterised experiment of the ZN540 (Doekemeijer et al., CLUSTER 2023: fio and
     /// SPDK runs) rerun on a preset's timing model: per metric the drive's value, ours and the
     /// error, fit and validation rows apart, with charts (`--doc` writes the write-up section).
@@ -92,6 +98,8 @@ pub struct ExperimentArgs {
     /// markers; the prose around them stays), e.g. docs/results/devices.md.
     #[arg(long)]
     doc: Option<PathBuf>,
+    #[command(flatten)]
+    fdp: crate::fdp_theory_cmd::FdpTheoryArgs,
 }
 
 fn workloads(quick: bool) -> Vec<String> {
@@ -130,6 +138,15 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     if fidelity && (a.traces.is_some() || a.quick || a.scale.is_some()) {
         usage!("device-fidelity reruns the drive's characterisation: no --traces, --quick or --scale");
     }
+    let fdp_theory = matches!(a.experiment, Experiment::FdpTheory);
+    if let Some(flag) = a.fdp.given().filter(|_| !fdp_theory) {
+        usage!("{flag} is for fdp-theory");
+    }
+    if fdp_theory && a.traces.is_some() {
+        usage!("--traces: fdp-theory runs CacheLib's two streams as a generated pattern");
+    }
+    // Its settings checked before the output directory is claimed.
+    let fdp_spec = if fdp_theory { Some(a.fdp.spec(a.quick, a.jobs)?) } else { None };
     // The node experiments run real traces only when named.
     // No trace unless named: a run must not depend on which files happen to lie around.
     let traces = a.traces.clone().unwrap_or_default();
@@ -156,6 +173,7 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
         Experiment::Table22 => table_22(&workloads(a.quick), &traces, &out)?,
         Experiment::Interfaces => interfaces(&a, &out)?,
         Experiment::FdpAnchor => fdp_anchor(&a, &out)?,
+        Experiment::FdpTheory => crate::fdp_theory_cmd::run(&fdp_spec.expect("built above"), &out)?,
         Experiment::DeviceFidelity => crate::fidelity_cmd::run(a.preset.as_deref().unwrap_or("zn540"), a.data.as_deref(), a.doc.as_deref(), &out)?,
     }
     crate::out_dir::finish(&out)?;
@@ -408,7 +426,7 @@ const ANCHOR_LOGICAL_BLOCKS: u64 = 1 << 19;
 fn fdp_anchor(a: &ExperimentArgs, out: &Path) -> Result<()> {
     let logical = if a.quick { ANCHOR_LOGICAL_BLOCKS / 4 } else { ANCHOR_LOGICAL_BLOCKS };
     println!(
-        "CacheLib's Navy on an FDP SSD (fdp-pm9d3a's shape, {} MiB of logical space, its reclaim-unit count kept): BigHash {:.0} % of the cache (assumed) rewriting random 4 KiB buckets, BlockCache writing regions in a ring; FDP puts each under a handle of its own.",
+        "CacheLib's Navy on an FDP SSD (fdp-pm9d3's shape, {} MiB of logical space, its reclaim-unit count kept): BigHash {:.0} % of the cache (assumed) rewriting random 4 KiB buckets, BlockCache writing regions in a ring; FDP puts each under a handle of its own.",
         logical * 4 / 1024,
         zonekit_lab::block::interfaces::NAVY_SMALL_SHARE * 100.0
     );

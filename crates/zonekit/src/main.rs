@@ -28,6 +28,7 @@ mod device_demo;
 mod error;
 mod experiment_cmd;
 mod experiment_run;
+mod fdp_theory_cmd;
 mod fidelity_cmd;
 mod fs_cmd;
 mod kv_bench_cmd;
@@ -82,7 +83,7 @@ enum Command {
     /// List every policy family's policies with their parameters and defaults.
     Policies,
     /// Reproduce a seed-000 experiment (table-4.3, granularity, table-2.2, table-3.2,
-    /// bhbdp-sensitivity) or compare interfaces (interfaces, fdp-anchor).
+    /// bhbdp-sensitivity) or compare interfaces (interfaces, fdp-anchor, fdp-theory).
     Experiment(experiment_cmd::ExperimentArgs),
     /// One self-contained HTML page (settings, tables, inline charts) of a results directory;
     /// every experiment also writes it at its end, as DIR/report.html.

@@ -10,12 +10,12 @@ use common::{ok, refused};
 fn presets_list_every_shape_with_its_sources() {
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&["ssd", "presets"], dir.path());
-    for name in ["dc-7", "dc-28", "fdp-pm9d3a"] {
+    for name in ["dc-7", "dc-28", "fdp-pm9d3"] {
         assert!(out.contains(name), "{out}");
     }
     assert!(out.contains("sources:") && out.contains("assumed"), "{out}");
     let json: serde_json::Value = serde_json::from_str(&ok(&["ssd", "presets", "--json"], dir.path())).unwrap();
-    let pm = json.as_array().unwrap().iter().find(|p| p["name"] == "fdp-pm9d3a").unwrap();
+    let pm = json.as_array().unwrap().iter().find(|p| p["name"] == "fdp-pm9d3").unwrap();
     assert_eq!((pm["handles"].as_u64(), pm["ru_bytes"].as_u64()), (Some(8), Some(6 << 30)));
     assert_eq!(pm["kind"], "fdp");
 }
@@ -52,7 +52,7 @@ fn a_scaled_preset_and_a_conventional_run_work() {
     let d = dir.path();
     let out = ok(&["ssd", "run", "--preset", "dc-28", "--logical-mib", "64", "--writes", "20000"], d);
     assert!(out.starts_with("conventional SSD (preset dc-28, scaled from 1.60 TB)") && !out.contains("log page"), "{out}");
-    let json: serde_json::Value = serde_json::from_str(&ok(&["ssd", "run", "--preset", "fdp-pm9d3a", "--logical-mib", "256", "--handles", "2", "--json"], d)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&ok(&["ssd", "run", "--preset", "fdp-pm9d3", "--logical-mib", "256", "--handles", "2", "--json"], d)).unwrap();
     // The preset's spare and erase block, its reclaim unit scaled to whole erase blocks.
     assert_eq!((json["report"]["spare"].as_f64(), json["report"]["erase_block_blocks"].as_u64()), (Some(0.07), Some(768)));
     assert_eq!(json["report"]["ru_blocks"], 768);
@@ -106,6 +106,6 @@ fn bad_shapes_are_refused_by_the_flag_that_sets_them() {
         assert!(err.contains(flag), "{args:?}: no {flag:?} in {err}");
     }
     // A preset at its full capacity is more than the command holds in memory.
-    let err = refused(&["ssd", "run", "--preset", "fdp-pm9d3a", "--logical-mib", "1792000"], d, 2);
+    let err = refused(&["ssd", "run", "--preset", "fdp-pm9d3", "--logical-mib", "1792000"], d, 2);
     assert!(err.contains("--logical-mib 1792000"), "{err}");
 }

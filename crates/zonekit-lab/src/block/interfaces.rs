@@ -219,8 +219,20 @@ mod tests {
         assert!((waf(1.0, false) - 3.22).abs() < 0.15, "{rows:?}");
         assert!(waf(1.0, true) < 1.3 && waf(0.5, true) < 1.1, "{rows:?}");
         assert!(waf(0.5, false) < 2.0, "{rows:?}");
-        let bad =
-            NavySpec { logical_blocks: 1 << 12, used: 1.5, small_share: 0.04, small_writes: 0.5, region_blocks: 4, spare: 0.07, ru_blocks: 16, passes: 1.0, fdp: true, seed: 1 };
+        let bad = NavySpec {
+            logical_blocks: 1 << 12,
+            used: 1.5,
+            small_share: 0.04,
+            small_writes: 0.5,
+            region_blocks: 4,
+            spare: 0.07,
+            ru_blocks: 16,
+            passes: 1.0,
+            warmup: 0.0,
+            fdp: true,
+            persistent: false,
+            seed: 1,
+        };
         assert!(navy_waf(&bad).unwrap_err().to_string().contains("used 1.5"));
     }
 }
@@ -250,8 +262,68 @@ pub struct NavySpec {
     pub ru_blocks: u64,
     /// Host writes, in device capacities (the first pass fills the cache).
     pub passes: f64,
+    /// Host writes after the fill that are not counted, in device capacities: the device
+    /// reaches its steady state before the measured `passes` (0: count from the fill on).
+    pub warmup: f64,
     pub fdp: bool,
+    /// With FDP: persistently isolated handles (GC keeps each cache's moved data in units of
+    /// its own) rather than initially isolated (moved data of both shares GC units).
+    pub persistent: bool,
     pub seed: u64,
+}
+
+/// What a Navy-like run measured, after its fill and warm-up.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct NavyCounts {
+    /// Host blocks written to the small-object cache (BigHash) and the large (BlockCache).
+    pub small_host_blocks: u64,
+    pub large_host_blocks: u64,
+    /// Blocks device GC moved, all of them and those out of units the large cache's handle
+    /// wrote (FDP only; 0 on a conventional SSD, where no unit belongs to a handle; with
+    /// persistently isolated handles, every move of the large cache's data).
+    pub gc_blocks: u64,
+    pub gc_blocks_from_large: u64,
+    /// Blocks device GC moved out of units the small cache's handle wrote (FDP only; with
+    /// persistently isolated handles, every move of the small cache's data).
+    pub gc_blocks_from_small: u64,
+    /// Blocks of the device: live at the end of the fill (both caches) and physical.
+    pub small_blocks: u64,
+    pub large_blocks: u64,
+    pub physical_blocks: u64,
+    /// Blocks of the units GC never has as spare: its free reserve and the open units
+    /// (`SsdConfig::units_held_back`).
+    pub held_back_blocks: f64,
+}
+
+impl NavyCounts {
+    /// Device write amplification over the measured writes.
+    pub fn waf(&self) -> f64 {
+        let host = self.small_host_blocks + self.large_host_blocks;
+        (host + self.gc_blocks) as f64 / host.max(1) as f64
+    }
+
+    /// The small-object cache's own amplification under FDP: 1 + moves out of its units / its
+    /// host writes (exact with persistently isolated handles, whose GC keeps its data in its
+    /// own units; initially isolated ones move data a second time out of shared units).
+    pub fn small_waf(&self) -> f64 {
+        1.0 + self.gc_blocks_from_small as f64 / self.small_host_blocks.max(1) as f64
+    }
+
+    /// Moves of the large cache's data per block it wrote: 0 if its units die whole.
+    pub fn large_moves_per_write(&self) -> f64 {
+        self.gc_blocks_from_large as f64 / self.large_host_blocks.max(1) as f64
+    }
+
+    /// Blocks of the device not live: over-provisioning and every logical block neither cache
+    /// uses.
+    pub fn spare_blocks(&self) -> u64 {
+        self.physical_blocks - self.small_blocks - self.large_blocks
+    }
+
+    /// The small-object cache's share of host writes.
+    pub fn small_write_share(&self) -> f64 {
+        self.small_host_blocks as f64 / (self.small_host_blocks + self.large_host_blocks).max(1) as f64
+    }
 }
 
 /// The published figures: (share of the device used, FDP on, WAF).
@@ -269,19 +341,31 @@ pub struct NavyRow {
     pub waf: f64,
 }
 
-/// The anchor: the drive's shape (fdp-pm9d3a: its reclaim-unit count kept as the device is
+/// The anchor: the drive's shape (fdp-pm9d3: its reclaim-unit count kept as the device is
 /// scaled to `logical_blocks`), BigHash's share of host writes calibrated so that the
 /// conventional run at 100 % gives the published 3.22 (the larger of the two shares that do:
 /// small objects' random writes dominate), then the other three settings measured with it.
 /// Returns the calibrated share and the four rows.
 pub fn navy_anchor(logical_blocks: u64, seed: u64) -> Result<(f64, Vec<NavyRow>)> {
-    let p = zonekit_ssd::preset::find("fdp-pm9d3a").expect("the preset exists");
+    let p = zonekit_ssd::preset::find("fdp-pm9d3").expect("the preset exists");
     let units = (p.capacity_bytes as f64 * (1.0 + p.spare) / p.ru_bytes() as f64).round();
     let ru_blocks = ((logical_blocks as f64 * (1.0 + p.spare)) / units).floor().max(1.0) as u64;
     // Navy's 16 MiB regions against the 6 GiB reclaim unit, kept in proportion.
-    let region_blocks = (ru_blocks * 16 / 6144).max(1);
-    let spec =
-        |used, small_writes, fdp| NavySpec { logical_blocks, used, small_share: NAVY_SMALL_SHARE, small_writes, region_blocks, spare: p.spare, ru_blocks, passes: 4.0, fdp, seed };
+    let region_blocks = crate::block::fdp_theory::region_blocks(ru_blocks);
+    let spec = |used, small_writes, fdp| NavySpec {
+        logical_blocks,
+        used,
+        small_share: NAVY_SMALL_SHARE,
+        small_writes,
+        region_blocks,
+        spare: p.spare,
+        ru_blocks,
+        passes: 4.0,
+        warmup: 0.0,
+        fdp,
+        persistent: false,
+        seed,
+    };
     // WAF falls as BigHash's share of writes rises past the peak (~0.5): bisect above it.
     let (target, mut lo, mut hi) = (NAVY_PUBLISHED[0].2, 0.6, 0.99);
     for _ in 0..14 {
@@ -300,14 +384,34 @@ pub fn navy_anchor(logical_blocks: u64, seed: u64) -> Result<(f64, Vec<NavyRow>)
 
 /// Device WAF of a Navy-like run ([`NavySpec`]).
 pub fn navy_waf(s: &NavySpec) -> Result<f64> {
+    navy_run(s).map(|c| c.waf())
+}
+
+/// A Navy-like run ([`NavySpec`]): what it wrote and what device GC moved, after the fill and
+/// the warm-up.
+pub fn navy_run(s: &NavySpec) -> Result<NavyCounts> {
     use zonekit_ssd::{Pid, RuhType, Ssd, SsdConfig};
     let bad = |m: String| LabError::Usage(format!("the Navy anchor: {m}"));
-    let in_range = s.used > 0.0 && s.used <= 1.0 && s.small_share > 0.0 && s.small_share < 1.0 && (0.0..=1.0).contains(&s.small_writes);
+    let in_range = s.used > 0.0
+        && s.used <= 1.0
+        && s.small_share > 0.0
+        && s.small_share < 1.0
+        && (0.0..=1.0).contains(&s.small_writes)
+        && s.passes >= 0.0
+        && s.passes.is_finite()
+        && s.warmup >= 0.0
+        && s.warmup.is_finite();
     if !in_range {
-        return Err(bad(format!("used {} and small share {} must be in (0, 1], small writes {} in [0, 1]", s.used, s.small_share, s.small_writes)));
+        return Err(bad(format!(
+            "used {} and small share {} must be in (0, 1], small writes {} in [0, 1], passes {} and warm-up {} finite and not negative",
+            s.used, s.small_share, s.small_writes, s.passes, s.warmup
+        )));
     }
-    let mut cfg =
-        if s.fdp { SsdConfig::fdp(s.logical_blocks, s.spare, s.ru_blocks, 2, RuhType::InitiallyIsolated) } else { SsdConfig::conventional(s.logical_blocks, s.spare, s.ru_blocks) };
+    let mut cfg = if s.fdp {
+        SsdConfig::fdp(s.logical_blocks, s.spare, s.ru_blocks, 2, if s.persistent { RuhType::PersistentlyIsolated } else { RuhType::InitiallyIsolated })
+    } else {
+        SsdConfig::conventional(s.logical_blocks, s.spare, s.ru_blocks)
+    };
     cfg.victim = "greedy".into();
     cfg.seed = s.seed;
     let mut ssd = Ssd::new(cfg).map_err(|e| bad(e.to_string()))?;
@@ -326,28 +430,47 @@ pub fn navy_waf(s: &NavySpec) -> Result<f64> {
     for lba in small..small + large {
         ssd.write_meta(lba, pid(0)).map_err(|e| bad(e.to_string()))?;
     }
-    let before = ssd.counters().clone();
     let mut ring = 0u64;
-    let writes = (s.logical_blocks as f64 * s.passes) as u64;
     // A BigHash write is one block, a BlockCache flush a region: the chance per event that
     // gives BigHash `small_writes` of the blocks.
     let r = s.region_blocks as f64;
     let small_event = s.small_writes * r / (1.0 - s.small_writes + s.small_writes * r);
-    let mut w = 0;
-    while w < writes {
-        if rng.chance(small_event) {
-            ssd.write_meta(rng.below(small), pid(1)).map_err(|e| bad(e.to_string()))?;
-            w += 1;
-        } else {
-            // A whole region, as Navy flushes one.
-            for b in 0..s.region_blocks {
-                ssd.write_meta(small + ring + b, pid(0)).map_err(|e| bad(e.to_string()))?;
+    // Host blocks written to each cache since the fill: (small, large).
+    let mut written = (0u64, 0u64);
+    let mut write = |ssd: &mut Ssd, blocks: u64| -> Result<(u64, u64)> {
+        let mut w = 0;
+        while w < blocks {
+            if rng.chance(small_event) {
+                ssd.write_meta(rng.below(small), pid(1)).map_err(|e| bad(e.to_string()))?;
+                w += 1;
+                written.0 += 1;
+            } else {
+                // A whole region, as Navy flushes one.
+                for b in 0..s.region_blocks {
+                    ssd.write_meta(small + ring + b, pid(0)).map_err(|e| bad(e.to_string()))?;
+                }
+                ring = (ring + s.region_blocks) % large;
+                w += s.region_blocks;
+                written.1 += s.region_blocks;
             }
-            ring = (ring + s.region_blocks) % large;
-            w += s.region_blocks;
         }
-    }
+        Ok(written)
+    };
+    let warm = write(&mut ssd, (s.logical_blocks as f64 * s.warmup) as u64)?;
+    let before = ssd.counters().clone();
+    let end = write(&mut ssd, (s.logical_blocks as f64 * s.passes) as u64)?;
     let after = ssd.counters();
-    let host = after.host_blocks - before.host_blocks;
-    Ok((after.media_blocks() - before.media_blocks()) as f64 / host.max(1) as f64)
+    debug_assert_eq!(after.host_blocks - before.host_blocks, end.0 - warm.0 + end.1 - warm.1);
+    let by = |v: &Vec<u64>, i: usize| v.get(i).copied().unwrap_or(0);
+    Ok(NavyCounts {
+        small_host_blocks: end.0 - warm.0,
+        large_host_blocks: end.1 - warm.1,
+        gc_blocks: after.gc_blocks - before.gc_blocks,
+        gc_blocks_from_large: if s.fdp { by(&after.gc_blocks_by_handle, 0) - by(&before.gc_blocks_by_handle, 0) } else { 0 },
+        gc_blocks_from_small: if s.fdp { by(&after.gc_blocks_by_handle, 1) - by(&before.gc_blocks_by_handle, 1) } else { 0 },
+        small_blocks: small,
+        large_blocks: large,
+        physical_blocks: ssd.config().physical_blocks(),
+        held_back_blocks: ssd.config().units_held_back() * ssd.config().ru_blocks() as f64,
+    })
 }
