@@ -12,7 +12,7 @@ use crate::geometry::{OcGeometry, SECTOR_BYTES};
 use crate::{OcError, Result};
 
 /// What the flash did, in pages and blocks.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FlashCounters {
     /// Pages programmed, filler included.
     pub pages_programmed: u64,

@@ -24,7 +24,7 @@ pub const MAX_BLOCKS: u64 = 1 << 22;
 pub const MAX_PAGES: u64 = 1 << 26;
 
 /// Channels × LUNs × blocks × pages of an open-channel SSD.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct OcGeometry {
     pub channels: u32,
     pub luns_per_channel: u32,

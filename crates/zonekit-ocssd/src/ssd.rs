@@ -126,9 +126,9 @@ pub struct Ssd<D: ZonedDevice> {
 }
 
 /// What a run measured.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct SsdReport {
-    pub ftl: &'static str,
+    pub ftl: String,
     pub geometry: OcGeometry,
     /// Logical space the host could address (capped, if it was).
     pub logical_bytes: u64,
@@ -361,7 +361,7 @@ impl<D: ZonedDevice> Ssd<D> {
         let us = |ns: u64| ns as f64 / 1000.0;
         let physical_bytes = self.flash.geometry().capacity_bytes();
         SsdReport {
-            ftl: self.ftl.name(),
+            ftl: self.ftl.name().to_string(),
             geometry: *self.flash.geometry(),
             logical_bytes: self.logical_bytes(),
             native_logical_bytes: self.native_logical_bytes(),

@@ -89,6 +89,39 @@ fn the_experiment_writes_tables_charts_and_wear_maps() {
     for file in ["summary.md", "series.csv", "throughput-lammps.svg", "wear-erases-macdrp-pm-gcc.svg", "wear-writes-lammps-hsbm-gcl.svg", "sensitivity-superblock-waf-macdrp.svg"] {
         assert!(dir.path().join("oc").join(file).exists(), "{file}");
     }
+    // Interrupted and resumed (issues 44 and 47): with half the finished runs gone and one
+    // damaged, a rerun loads the rest and every output is the uninterrupted run's, byte for byte.
+    let outputs = |dir: &std::path::Path| -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file() && !p.file_name().unwrap().to_string_lossy().starts_with('.') && p.file_name().unwrap() != "report.html")
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+            .collect();
+        files.sort();
+        files
+    };
+    let whole = outputs(&dir.path().join("oc"));
+    let mut runs: Vec<_> = std::fs::read_dir(dir.path().join("oc/runs")).unwrap().map(|e| e.unwrap().path()).collect();
+    runs.sort();
+    let distinct: std::collections::BTreeSet<&str> = commands.lines().skip(1).map(|l| l.rsplit('\t').next().unwrap()).collect();
+    assert_eq!(runs.len(), distinct.len(), "one file a run (a run two sections share, once)");
+    for run in runs.iter().step_by(2) {
+        std::fs::remove_file(run).unwrap();
+    }
+    let damaged = &runs[1];
+    let text = std::fs::read_to_string(damaged).unwrap();
+    std::fs::write(damaged, &text[..text.len() - 10]).unwrap();
+    let kept = &runs[3];
+    let kept_before = std::fs::metadata(kept).unwrap().modified().unwrap();
+    ok(&["ocssd", "experiment", "--scale", "0.01", "--threads", "2", "--out", "oc"], dir.path());
+    assert_eq!(std::fs::metadata(kept).unwrap().modified().unwrap(), kept_before, "a finished run is loaded, not run again");
+    let resumed = outputs(&dir.path().join("oc"));
+    assert_eq!(resumed.iter().map(|(n, _)| n).collect::<Vec<_>>(), whole.iter().map(|(n, _)| n).collect::<Vec<_>>());
+    for ((name, a), (_, b)) in whole.iter().zip(&resumed) {
+        assert!(a == b, "{name} differs after a resumed run");
+    }
+    assert_eq!(std::fs::read_to_string(damaged).unwrap(), text, "the damaged run was recomputed");
 }
 
 #[test]

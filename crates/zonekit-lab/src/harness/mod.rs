@@ -6,3 +6,4 @@ pub mod interface;
 pub(crate) mod parallel;
 pub mod progress;
 pub(crate) mod results;
+pub mod runs;

@@ -121,7 +121,7 @@ impl OcssdSpec {
 }
 
 /// The running counters after some bytes were written.
-#[derive(Copy, Clone, Debug, Serialize)]
+#[derive(Copy, Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Sample {
     pub written_mb: f64,
     /// User bytes moved so far per second of virtual time so far.
@@ -131,6 +131,7 @@ pub struct Sample {
     pub map_update_kb: f64,
 }
 
+#[derive(Serialize, serde::Deserialize)]
 pub struct OcssdRun {
     pub report: SsdReport,
     pub series: Vec<Sample>,
@@ -242,7 +243,7 @@ pub fn run_ocssd(spec: &OcssdSpec, progress: &mut dyn FnMut(u64)) -> Result<Ocss
         );
         // Too small a cap is the cap's fault, refused as the FTL refuses one it cannot honour.
         return Err(match spec.logical_bytes_max {
-            Some(cap) => engine_error(context)(OcError::LogicalSpace { ftl: ssd.report().ftl, requested_bytes: cap, detail }),
+            Some(cap) => engine_error(context)(OcError::LogicalSpace { ftl: zonekit_ocssd::ftl::Ftl::name(ssd.ftl()), requested_bytes: cap, detail }),
             None => LabError::Usage(format!("{context}: {detail}")),
         });
     }

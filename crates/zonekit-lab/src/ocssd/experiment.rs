@@ -16,6 +16,7 @@ use zonekit_trace::synth::{HpcPattern, Workload};
 
 use crate::harness::error::{LabError, Result};
 use crate::harness::parallel;
+use crate::harness::runs::{RunStore, Stored};
 use crate::ocssd::bench::*;
 use crate::ocssd::fit::{self, CommandCounts, FitError, TimingFit};
 
@@ -309,10 +310,16 @@ pub fn run_experiment(exp: &OcssdExperiment, progress: &(dyn Fn(usize, usize, &s
         commands.push_str(&format!("{}\t{}\t{}\t{}\t{command}\n", job.trace, job.axis.section(), job.axis.value(), job.spec.ftl));
     }
     crate::harness::results::write_atomically(&exp.out.join("commands.tsv"), &commands)?;
+    // Each finished run is kept under OUT/runs/, so an interrupted experiment resumes there.
+    let store = RunStore::open(&exp.out)?;
+    let keys: Vec<String> = jobs.iter().map(|job| run_key(&job.spec)).collect();
     let results: Vec<std::sync::Mutex<Option<Result<OcssdRun>>>> = jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     let done = std::sync::atomic::AtomicUsize::new(0);
     parallel::for_each(jobs.len(), exp.threads, |i| {
-        let run = run_ocssd(&jobs[i].spec, &mut |_| {});
+        let run = match store.load(&keys[i]) {
+            Stored::Run(run) => Ok(run),
+            Stored::Missing | Stored::Damaged => run_ocssd(&jobs[i].spec, &mut |_| {}).and_then(|run| store.save(&keys[i], &run).map(|()| run)),
+        };
         *results[i].lock().expect("no panics while holding") = Some(run);
         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         progress(n, jobs.len(), &format!("{} {} {}", jobs[i].trace, jobs[i].axis.section(), jobs[i].spec.ftl));
@@ -330,6 +337,20 @@ pub fn run_experiment(exp: &OcssdExperiment, progress: &(dyn Fn(usize, usize, &s
         return Err(LabError::Runs { failed, total: jobs.len() });
     }
     Ok(summary)
+}
+
+/// Everything that defines a run, as [`RunStore`] keys it: its own command (every setting
+/// spelt out), or where no command gives it its whole spec; for a trace, the file's length and
+/// modification time, so that a changed trace is replayed again.
+fn run_key(spec: &OcssdSpec) -> String {
+    let mut key = spec.command().unwrap_or_else(|_| format!("{spec:?}").replace('\n', " "));
+    if let zonekit_trace::input::Source::Binary(path) | zonekit_trace::input::Source::Trace { path, .. } = &spec.input.source {
+        if let Ok(meta) = std::fs::metadata(path) {
+            let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+            key.push_str(&format!(" # {} bytes, modified {modified} ns", meta.len()));
+        }
+    }
+    key
 }
 
 /// The thesis' §4.3 update traffic (KB per trace) and map sizes, for the summary; its table

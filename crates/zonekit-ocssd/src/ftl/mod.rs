@@ -35,7 +35,7 @@ use crate::{Flash, OcError, OcGeometry, Result};
 /// The log-open charge is kept apart because the thesis does not say it counts one: its
 /// HSBM_GCL figures (487 KB LAMMPS, 571 KB MACDRP) sit below ours by about that charge. A
 /// reader who wants it adds `log_open_bytes` to `map_update_bytes`.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct MapCounters {
     /// Bytes of mapping entries rewritten: page/superblock/data-map entries and in-log entries,
     /// not the log-open charge (see the type's doc).
