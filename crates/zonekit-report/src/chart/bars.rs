@@ -68,13 +68,23 @@ pub struct BarChart {
     series: Vec<(String, Vec<f64>)>,
     stacked: bool,
     width: Width,
+    caption: String,
 }
 
 impl BarChart {
     /// A chart of `categories` along x (named `x_label`, or nothing when empty) against a value
     /// `y_label` in `y_unit` (empty for a ratio such as WAF).
     pub fn new(title: &str, y_label: &str, y_unit: &str, x_label: &str, categories: Vec<String>) -> BarChart {
-        BarChart { title: title.into(), y_label: with_unit(y_label, y_unit), x_label: x_label.into(), categories, series: Vec::new(), stacked: false, width: Width::Page }
+        BarChart {
+            title: title.into(),
+            y_label: with_unit(y_label, y_unit),
+            x_label: x_label.into(),
+            categories,
+            series: Vec::new(),
+            stacked: false,
+            width: Width::Page,
+            caption: String::new(),
+        }
     }
 
     /// Adds a series: one value per category, in the categories' order; a NaN draws no bar.
@@ -96,6 +106,12 @@ impl BarChart {
     /// Draws for a paper's column or a report page (the default).
     pub fn width(mut self, width: Width) -> BarChart {
         self.width = width;
+        self
+    }
+
+    /// A caption under the chart: which seed figure it mirrors and at what setting.
+    pub fn caption(mut self, caption: &str) -> BarChart {
+        self.caption = caption.into();
         self
     }
 
@@ -123,6 +139,7 @@ impl BarChart {
             x_ticks_height: categories.height,
             right_margin: font,
             legend: &legend,
+            caption: &self.caption,
         });
         let slot = (frame.right - frame.left) / self.categories.len().max(1) as f64;
         let bars_in_slot = if self.stacked { 1 } else { self.series.len().max(1) };
@@ -176,7 +193,7 @@ pub fn box_chart(title: &str, y_label: &str, y_max: f64, boxes: &[(String, [f64;
     let width = Width::Page;
     let labels: Vec<String> = boxes.iter().map(|b| b.0.clone()).collect();
     let categories = Categories::new(&labels, slot_estimate(width, boxes.len()), width.font());
-    let mut frame = Frame::new(&FrameSpec { width, title, y_label, y: scale, x_label: "", x_ticks_height: categories.height, right_margin: 0.0, legend: &[] });
+    let mut frame = Frame::new(&FrameSpec { width, title, y_label, y: scale, x_label: "", x_ticks_height: categories.height, right_margin: 0.0, legend: &[], caption: "" });
     let slot = (frame.right - frame.left) / boxes.len().max(1) as f64;
     let box_width = (slot * 0.6).min(70.0);
     for (i, (_, [lo, q1, med, q3, hi])) in boxes.iter().enumerate() {
@@ -265,11 +282,15 @@ mod tests {
 
     #[test]
     fn stacked_bars_reach_the_sum() {
-        let chart = BarChart::new("t", "GiB written", "GiB", "", vec!["a".into(), "b".into()]).series("user", vec![2.0, 1.0]).series("gc", vec![1.0, f64::NAN]).stacked();
+        let chart = BarChart::new("t", "GiB written", "GiB", "", vec!["a".into(), "b".into()])
+            .series("user", vec![2.0, 1.0])
+            .series("gc", vec![1.0, f64::NAN])
+            .stacked()
+            .caption("Mirrors nothing & nobody: a test");
         let svg = chart.svg();
         well_formed(&svg).unwrap();
         assert_eq!(svg.matches("<rect x=").count(), 3, "a NaN draws nothing");
-        assert!(svg.contains("GiB written (GiB)"));
+        assert!(svg.contains("GiB written (GiB)") && svg.contains("class=\"caption\"") && svg.contains("nothing &amp; nobody"));
         // The stacked axis runs to the largest sum (3), so it ticks at 3.
         assert!(svg.contains(">3</text>"));
     }

@@ -38,6 +38,7 @@ pub struct LineChart<'a> {
     y_log: bool,
     markers: bool,
     width: Width,
+    caption: String,
 }
 
 impl<'a> LineChart<'a> {
@@ -52,6 +53,7 @@ impl<'a> LineChart<'a> {
             y_log: false,
             markers: true,
             width: Width::Page,
+            caption: String::new(),
         }
     }
 
@@ -89,6 +91,12 @@ impl<'a> LineChart<'a> {
         self
     }
 
+    /// A caption under the chart: which seed figure it mirrors and at what setting.
+    pub fn caption(mut self, caption: &str) -> LineChart<'a> {
+        self.caption = caption.into();
+        self
+    }
+
     /// The points of `s` that have a place on the axes.
     fn points<'s>(&self, s: &'s Series) -> impl Iterator<Item = (f64, f64)> + 's {
         let (x_log, y_log) = (self.x_log, self.y_log);
@@ -110,7 +118,7 @@ impl<'a> LineChart<'a> {
         let x_label = if self.x_log && !self.x_label.contains("log") { format!("{} (log scale)", self.x_label) } else { self.x_label.clone() };
         let y_label = if self.y_log && !self.y_label.contains("log") { format!("{} (log scale)", self.y_label) } else { self.y_label.clone() };
         let legend: Vec<(String, &str, Swatch)> =
-            self.series.iter().enumerate().map(|(k, s)| (s.name.clone(), COLORS[k % COLORS.len()], Swatch::Line { marker: if self.markers { k } else { usize::MAX } })).collect();
+            self.series.iter().enumerate().map(|(k, s)| (s.name.clone(), COLORS[k % COLORS.len()], Swatch::Line { marker: self.markers.then_some(k) })).collect();
         let mut frame = Frame::new(&FrameSpec {
             width: self.width,
             title: &self.title,
@@ -120,6 +128,7 @@ impl<'a> LineChart<'a> {
             x_ticks_height: font + 8.0,
             right_margin: last_tick,
             legend: &legend,
+            caption: &self.caption,
         });
         let px = |v: f64| frame.left + x.ratio(v).clamp(0.0, 1.0) * (frame.right - frame.left);
         for (v, label) in &x_ticks {

@@ -77,7 +77,7 @@ pub(crate) fn wrap(text: &str, width: f64, font: f64) -> Vec<String> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Swatch {
     Bar,
-    Line { marker: usize },
+    Line { marker: Option<usize> },
 }
 
 /// Draws marker `kind` (circle, square, triangle, diamond, in turn) centred on (x, y), so that
@@ -131,6 +131,8 @@ pub(crate) struct FrameSpec<'a> {
     pub right_margin: f64,
     /// Series names, colours and swatches; no legend when fewer than two.
     pub legend: &'a [(String, &'a str, Swatch)],
+    /// Text under the chart (what it mirrors, at what setting); none when empty.
+    pub caption: &'a str,
 }
 
 impl Frame {
@@ -148,7 +150,9 @@ impl Frame {
         let top = (font * 0.8 + title.len() as f64 * (font + 6.0) + legend_rows as f64 * (font + 6.0) + font * 0.8).round();
         let bottom = top + spec.width.plot_height();
         let x_label_height = if spec.x_label.is_empty() { 0.0 } else { font + 8.0 };
-        let height = (bottom + spec.x_ticks_height + x_label_height + font * 0.6).round();
+        let caption = wrap(spec.caption, width - 2.0 * font, font - 1.0);
+        let caption_top = bottom + spec.x_ticks_height + x_label_height;
+        let height = (caption_top + caption.len() as f64 * (font + 3.0) + font * 0.6).round();
 
         let mut svg = String::new();
         let _ = writeln!(
@@ -171,7 +175,9 @@ impl Frame {
                     }
                     Swatch::Line { marker: kind } => {
                         let _ = writeln!(svg, r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{color}" stroke-width="2"/>"#, n(*x), n(y), n(*x + font * 1.6), n(y));
-                        marker(&mut svg, *kind, *x + font * 0.8, y, font * 0.3, color);
+                        if let Some(kind) = kind {
+                            marker(&mut svg, *kind, *x + font * 0.8, y, font * 0.3, color);
+                        }
                     }
                 }
                 let _ = writeln!(svg, r#"<text class="legend-entry" x="{}" y="{}">{}</text>"#, n(*x + font * 2.0), n(y + font * 0.35), escape(name));
@@ -199,6 +205,10 @@ impl Frame {
             b = n(bottom),
             t = n(top)
         );
+        for (i, line) in caption.iter().enumerate() {
+            let y = caption_top + (i + 1) as f64 * (font + 3.0);
+            let _ = writeln!(svg, r##"<text class="caption" x="{}" y="{}" font-size="{}" fill="#444">{}</text>"##, n(font), n(y), font - 1.0, escape(line));
+        }
         Frame { svg, left, right, top, bottom, font }
     }
 
