@@ -1,8 +1,12 @@
 //! Tables and SVG charts for Zonekit results, so people can look rather than read.
 //!
-//! Charts are plain SVG strings with no dependencies: [`bar_chart`] for comparisons across
-//! policies or devices, [`box_chart`] for distributions, [`line_chart`] for CDFs and time
-//! series (optionally log-scale x), [`heat_map`] for grids such as per-block erase counts.
+//! Charts are self-contained SVG strings with no dependencies (why not `plotters`: the chart
+//! module's doc): [`BarChart`] for comparisons across policies or devices, grouped by category
+//! with one coloured series each and a legend, or stacked; [`LineChart`] for CDFs and time
+//! series with markers and linear or log axes; [`box_chart`] for distributions, [`heat_map`]
+//! for grids such as per-block erase counts; [`bar_chart`] and [`line_chart`] in one call.
+//! Ticks fall on round numbers, whole-number axes read as whole numbers, and [`Width`] draws
+//! for a paper's column or a report page.
 //! [`html`] puts a results directory's settings, tables and charts on one self-contained page.
 //!
 //! ```
@@ -15,7 +19,7 @@ pub mod claims;
 pub mod html;
 mod terminal;
 
-pub use chart::{bar_chart, box_chart, heat_map, line_chart, Series};
+pub use chart::{bar_chart, box_chart, heat_map, line_chart, BarChart, LineChart, Series, Width};
 pub use terminal::{fitted_table, for_terminal};
 
 /// The width terminal output keeps to.

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use serde::Serialize;
-use zonekit_report::{bar_chart, csv, text_table, Spread};
+use zonekit_report::{csv, text_table, BarChart, Spread};
 
 use crate::block::replay::{replay_staged, ReplaySpec, TempDir};
 use crate::block::stage::stage;
@@ -123,11 +123,12 @@ pub fn write(out: &Path, placements: &[String], interfaces: &[String], rows: &[I
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let mut table = Vec::new();
-    let mut waf_bars = Vec::new();
-    let mut p99_bars = Vec::new();
+    // Per interface, one value per placement: the charts group bars by placement.
+    let mut waf_series = vec![Vec::new(); interfaces.len()];
+    let mut p99_series = vec![Vec::new(); interfaces.len()];
     for p in placements {
         let zns: Vec<f64> = of(rows, p, "zns").map(|r| r.waf).collect();
-        for i in interfaces {
+        for (k, i) in interfaces.iter().enumerate() {
             let waf: Vec<f64> = of(rows, p, i).map(|r| r.waf).collect();
             let host: Vec<f64> = of(rows, p, i).map(|r| r.host_waf).collect();
             let device: Vec<f64> = of(rows, p, i).map(|r| r.device_waf).collect();
@@ -144,10 +145,8 @@ pub fn write(out: &Path, placements: &[String], interfaces: &[String], rows: &[I
                 vs_zns,
                 if p99.is_empty() { "-".into() } else { format!("{:.0}", mean(&p99)) },
             ]);
-            waf_bars.push((format!("{p} {i}"), mean(&waf)));
-            if !p99.is_empty() {
-                p99_bars.push((format!("{p} {i}"), mean(&p99) / 1e3));
-            }
+            waf_series[k].push(if waf.is_empty() { f64::NAN } else { mean(&waf) });
+            p99_series[k].push(if p99.is_empty() { f64::NAN } else { mean(&p99) / 1e3 });
         }
     }
     let header = ["placement", "interface", "host WAF", "device WAF", "total WAF", "total WAF min–max", "total vs ZNS", "write p99 µs"];
@@ -158,11 +157,17 @@ pub fn write(out: &Path, placements: &[String], interfaces: &[String], rows: &[I
     std::fs::write(&path, csv(&header, &table)).map_err(LabError::io(&path))?;
     // The terminal's table names the range by its place beside the total, to fit 100 columns.
     let header = header.map(|h| if h == "total WAF min–max" { "min–max" } else { h });
+    let chart = |title: &str, label: &str, unit: &str, series: Vec<Vec<f64>>| {
+        let chart = BarChart::new(title, label, unit, "placement", placements.to_vec());
+        interfaces.iter().zip(series).fold(chart, |chart, (i, values)| chart.series(i, values)).svg()
+    };
     let path = out.join("waf.svg");
-    std::fs::write(&path, bar_chart("Total WAF (host × device) by placement and interface, mean over inputs", "WAF", &waf_bars)).map_err(LabError::io(&path))?;
-    if !p99_bars.is_empty() {
+    let svg = chart("Total WAF (host × device) by placement and interface, mean over inputs", "total WAF", "", waf_series);
+    std::fs::write(&path, svg).map_err(LabError::io(&path))?;
+    if p99_series.iter().flatten().any(|v| v.is_finite()) {
         let path = out.join("write_p99.svg");
-        std::fs::write(&path, bar_chart("Device write latency p99 by placement and interface, mean over inputs", "ms", &p99_bars)).map_err(LabError::io(&path))?;
+        let svg = chart("Device write latency p99 by placement and interface, mean over inputs", "write latency p99", "ms", p99_series);
+        std::fs::write(&path, svg).map_err(LabError::io(&path))?;
     }
     Ok(text_table(&header, &table))
 }
@@ -206,7 +211,12 @@ mod tests {
         let dir = TempDir::new().unwrap();
         let names: Vec<String> = spec.interfaces.iter().map(Interface::name).collect();
         let text = write(dir.path(), &spec.placements, &names, &rows).unwrap();
-        assert!(text.contains("fdp:2") && dir.path().join("waf.svg").exists() && dir.path().join("interfaces.csv").exists());
+        assert!(text.contains("fdp:2") && dir.path().join("interfaces.csv").exists());
+        // The WAF chart groups bars by placement, one coloured series per interface, a legend.
+        let svg = std::fs::read_to_string(dir.path().join("waf.svg")).unwrap();
+        assert_eq!(svg.matches("<rect x=").count(), 6, "2 placements × 3 interfaces");
+        assert_eq!(svg.matches("class=\"legend-entry\"").count(), 3);
+        assert!(svg.contains(">sepbit</text>") && svg.contains(">fdp:2</text>") && !svg.contains("sepbit fdp:2"));
     }
 
     #[test]
