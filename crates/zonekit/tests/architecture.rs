@@ -57,11 +57,40 @@ fn modules(src: &Path) -> BTreeMap<String, PathBuf> {
         .collect()
 }
 
-/// The code of a file before its tests, comments dropped.
+/// The code of a file without its test-only items, comments dropped. Every `#[cfg(test)]`
+/// item is cut (a `mod tests;` line, or the item through its closing brace), not the whole rest
+/// of the file: a test helper in the middle once hid an import that ran in a circle.
 fn code(file: &Path) -> String {
-    let text = std::fs::read_to_string(file).unwrap();
-    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
-    text.lines().map(|l| l.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n")
+    without_tests(&std::fs::read_to_string(file).unwrap())
+}
+
+fn without_tests(text: &str) -> String {
+    let text: String = text.lines().map(|l| l.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n");
+    let mut kept = String::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        kept.push_str(&rest[..at]);
+        let item = &rest[at..];
+        let end = match (item.find('{'), item.find(';')) {
+            (Some(open), semi) if semi.is_none_or(|s| open < s) => {
+                let mut depth = 0usize;
+                let close = item[open..].char_indices().find(|&(_, c)| {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                });
+                close.map_or(item.len(), |(i, _)| open + i + 1)
+            }
+            (_, Some(semi)) => semi + 1,
+            _ => item.len(),
+        };
+        rest = &item[end..];
+    }
+    kept.push_str(rest);
+    kept
 }
 
 /// The modules `module`'s code imports: every `crate::a::b::…` path, and the heads of a
@@ -142,6 +171,8 @@ fn the_circle_finder_finds_a_circle() {
     let known: BTreeMap<String, PathBuf> = ["", "a", "a::b", "c"].iter().map(|m| (m.to_string(), PathBuf::new())).collect();
     let found = imports("c", "use crate::a::b::Thing;\nuse crate::{a, c::X};\nlet x = crate::Top;", &known);
     assert_eq!(found, ["a", "a::b"].iter().map(|s| s.to_string()).collect());
+    let kept = without_tests("use crate::a;\n#[cfg(test)]\nfn helper() { if x { y() } }\nuse crate::b; // crate::c\n#[cfg(test)]\nmod tests;\nfn z() {}");
+    assert_eq!(kept, "use crate::a;\n\nuse crate::b; \n\nfn z() {}");
 }
 
 #[test]

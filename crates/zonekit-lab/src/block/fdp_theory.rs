@@ -16,7 +16,7 @@ use serde::Serialize;
 use zonekit_report::{csv, line_chart, Series};
 use zonekit_ssd::theory;
 
-use crate::block::interfaces::{navy_run, NavyCounts, NavySpec};
+use crate::block::interfaces::{navy_run, region_blocks, NavyCounts, NavySpec};
 use crate::harness::error::{LabError, Result};
 
 /// What the experiment runs.
@@ -44,14 +44,6 @@ pub struct FdpTheorySpec {
     pub persistent: bool,
     pub threads: usize,
     pub seed: u64,
-}
-
-/// BlockCache's region in reclaim units: Navy's 16 MiB against the drive's 6 GiB unit (the
-/// `fdp-pm9d3` preset's, assumed), kept in proportion as `fdp-anchor` keeps it. A region far
-/// smaller than a unit is what mixes the two caches in one unit without FDP: with regions of
-/// many units, the LOC's units stay pure even through one write point.
-pub fn region_blocks(ru_blocks: u64) -> u64 {
-    (ru_blocks * 16 / 6144).max(1)
 }
 
 impl FdpTheorySpec {

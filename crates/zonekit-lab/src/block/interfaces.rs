@@ -351,6 +351,14 @@ pub struct NavyRow {
     pub waf: f64,
 }
 
+/// BlockCache's region in reclaim units: Navy's 16 MiB against the drive's 6 GiB unit (the
+/// `fdp-pm9d3` preset's, assumed), kept in proportion as `fdp-anchor` keeps it. A region far
+/// smaller than a unit is what mixes the two caches in one unit without FDP: with regions of
+/// many units, the LOC's units stay pure even through one write point.
+pub fn region_blocks(ru_blocks: u64) -> u64 {
+    (ru_blocks * 16 / 6144).max(1)
+}
+
 /// The anchor: the drive's shape (fdp-pm9d3: its reclaim-unit count kept as the device is
 /// scaled to `logical_blocks`), BigHash's share of host writes calibrated so that the
 /// conventional run at 100 % gives the published 3.22 (the larger of the two shares that do:
@@ -361,7 +369,7 @@ pub fn navy_anchor(logical_blocks: u64, seed: u64) -> Result<(f64, Vec<NavyRow>)
     let units = (p.capacity_bytes as f64 * (1.0 + p.spare) / p.ru_bytes() as f64).round();
     let ru_blocks = ((logical_blocks as f64 * (1.0 + p.spare)) / units).floor().max(1.0) as u64;
     // Navy's 16 MiB regions against the 6 GiB reclaim unit, kept in proportion.
-    let region_blocks = crate::block::fdp_theory::region_blocks(ru_blocks);
+    let region_blocks = region_blocks(ru_blocks);
     let spec = |used, small_writes, fdp| NavySpec {
         logical_blocks,
         used,
