@@ -171,6 +171,24 @@ fn complete(q: &UblkQueue, h: &Held) {
     }
 }
 
+/// A server killed with SIGKILL cannot delete its ublk device: the kernel removes the disk but
+/// keeps the device, dead, under its id until someone deletes it, and adding a device with that
+/// id fails with a bare I/O error. So `--id N` first deletes device N when the process that
+/// served it is gone, and refuses, naming the process, when it is still there.
+fn release_orphan(dev_id: i32) -> Result<(), UblkServeError> {
+    // No device with this id (the usual case): nothing to release.
+    let Ok(old) = UblkCtrl::new_simple(dev_id) else { return Ok(()) };
+    let pid = old.dev_info().ublksrv_pid;
+    if pid > 0 && std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        return Err(UblkServeError::Kernel(format!("ublk device {dev_id} is in use (served by process {pid}): stop it or choose another --id")));
+    }
+    // The pid reads -1 once the server's queues are gone (Linux 6.12 after a SIGKILL).
+    let who = if pid > 0 { format!("process {pid}, gone") } else { "a server that is gone".to_string() };
+    old.del_dev().map_err(|e| UblkServeError::Kernel(format!("deleting ublk device {dev_id}, left behind by {who}: {e}")))?;
+    eprintln!("zonekit serve ublk: deleted ublk device {dev_id}, left behind by {who}");
+    Ok(())
+}
+
 /// Exports `device` until SIGINT/SIGTERM or until someone deletes the ublk device, and returns
 /// the final counters. `ready` is called with the device id once `/dev/ublkbN` exists.
 pub fn serve<D: Served>(device: D, options: &UblkOptions, ready: impl FnOnce(i32) + Send + Sync + 'static) -> Result<Snapshot, UblkServeError> {
@@ -184,6 +202,9 @@ pub fn serve<D: Served>(device: D, options: &UblkOptions, ready: impl FnOnce(i32
     }
     // Before the kernel device exists, so a log that cannot be created leaves nothing behind.
     let log = options.trace_out.as_ref().map(|path| RequestLog::create(path, g.block_size_bytes, "zonekit serve ublk")).transpose().map_err(UblkServeError::Config)?;
+    if options.dev_id >= 0 {
+        release_orphan(options.dev_id)?;
+    }
     let stop_signals = crate::signals::block_stop_signals();
     let ctrl = UblkCtrlBuilder::default()
         .name("zonekit")
