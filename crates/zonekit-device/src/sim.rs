@@ -32,15 +32,20 @@
 //! may first land in part, at a block boundary), so the engine sees the device die mid-call.
 //! Reads before the crash see every write (a drive's cache serves its own writes).
 //!
+//! [`SimImage`] does the same one layer down, for the file-backed emulator: a simulated image
+//! file whose unsynced sectors a crash keeps at any of their versions (its module doc).
+//!
 //! The handle is shared (`Clone`): the engine owns one, the test keeps another to arm the
 //! crash, recover and count. Everything is decided by the seed, so a run replays exactly.
 
+mod image;
 mod runner;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use zonekit_base::Rng;
 
+pub use image::{SimImage, SECTOR_BYTES};
 pub use runner::{run_seeds, SeedPlan};
 
 use crate::{DeviceError, DeviceStats, Geometry, Lba, MemDevice, Result, StorageMode, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZoneType, ZonedDevice};

@@ -154,6 +154,16 @@ fn encode_record(zone: u32, record: &ZoneRecord) -> [u8; RECORD_BYTES] {
     r
 }
 
+/// Every zone's record as a fresh image holds them.
+fn encode_records(table: &ZoneTable, zone_count: u32) -> Vec<u8> {
+    let mut records = vec![0u8; zone_count as usize * RECORD_BYTES];
+    for z in 0..zone_count {
+        let r = encode_record(z, &ZoneRecord { zone: table.durable(z), resets: 0 });
+        records[z as usize * RECORD_BYTES..][..RECORD_BYTES].copy_from_slice(&r);
+    }
+    records
+}
+
 fn record_crc(zone: u32, r: &[u8]) -> u32 {
     let mut hasher = crc32fast::Hasher::new();
     hasher.update(&zone.to_le_bytes());
@@ -170,8 +180,41 @@ fn decode_record(zone: u32, r: &[u8]) -> std::result::Result<ZoneRecord, String>
     Ok(ZoneRecord { zone: DurableZone { state, written_blocks: u64::from_le_bytes(r[0..8].try_into().unwrap()) }, resets: u64::from_le_bytes(r[8..16].try_into().unwrap()) })
 }
 
+/// Where an image's bytes live: its file (which also holds the image's flock for as long as
+/// it is open), or a simulated file whose power losses a seed decides
+/// ([`crate::sim::SimImage`]). Offsets are the image's; the length never changes once made.
+pub trait ImageIo: Send {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
+    fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()>;
+    fn sync_data(&self) -> std::io::Result<()>;
+    /// Gives the range's space back; it reads as zeros after. May do nothing (a file system
+    /// without hole punching): the emulator never reads a discarded zone's data.
+    fn punch_hole(&self, offset: u64, len: u64);
+}
+
+impl ImageIo for File {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        FileExt::read_exact_at(self, buf, offset)
+    }
+
+    fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()> {
+        FileExt::write_all_at(self, data, offset)
+    }
+
+    fn sync_data(&self) -> std::io::Result<()> {
+        File::sync_data(self)
+    }
+
+    fn punch_hole(&self, offset: u64, len: u64) {
+        // SAFETY: fallocate on an fd we own, with in-range offsets; it touches no memory of ours.
+        unsafe {
+            libc::fallocate(self.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, offset as libc::off_t, len as libc::off_t);
+        }
+    }
+}
+
 pub struct FileMedia {
-    file: File,
+    file: Box<dyn ImageIo>,
     path: PathBuf,
     header: ImageHeader,
     /// Opened read-only (under a shared lock): every mutating call is refused.
@@ -213,12 +256,7 @@ impl Media for FileMedia {
     fn discard(&mut self, zone: u32) -> Result<()> {
         // Only reclaims space: data past the write pointer is never read, so a file system
         // without hole punching loses nothing but disk space.
-        let len = self.header.geometry.zone_size_bytes() as libc::off_t;
-        let at = self.data_at(zone, 0) as libc::off_t;
-        // SAFETY: fallocate on an fd we own, with in-range offsets; it touches no memory of ours.
-        unsafe {
-            libc::fallocate(self.file.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, at, len);
-        }
+        self.file.punch_hole(self.data_at(zone, 0), self.header.geometry.zone_size_bytes());
         Ok(())
     }
 
@@ -374,20 +412,33 @@ impl FileDevice {
     /// holds it exclusively.
     fn init(file: File, at: &Path, path: &Path, geometry: Geometry, behavior: ZoneBehavior, preset: &str) -> Result<FileDevice> {
         lock(&file, at, true, None)?;
+        let len = ImageHeader::new(geometry, behavior, preset).image_len();
+        file.set_len(len).map_err(|e| DeviceError::io(format!("{}: set length", at.display()), e))?;
+        FileDevice::write_fresh(Box::new(file), at, path, geometry, behavior, preset)
+    }
+
+    /// A fresh image written through `io` (a simulated file; [`FileDevice::create`] for a real
+    /// one): the same bytes, made durable in the same order.
+    pub fn create_on(io: Box<dyn ImageIo>, name: &Path, geometry: Geometry, behavior: ZoneBehavior, preset: &str) -> Result<FileDevice> {
+        check_create(&geometry, preset)?;
+        FileDevice::write_fresh(io, name, name, geometry, behavior, preset)
+    }
+
+    /// Writes a fresh image's records and then its header into `io` (at `at`, to be known as
+    /// `path`), and makes them durable (fdatasync covers the file's length too).
+    fn write_fresh(io: Box<dyn ImageIo>, at: &Path, path: &Path, geometry: Geometry, behavior: ZoneBehavior, preset: &str) -> Result<FileDevice> {
         let header = ImageHeader::new(geometry, behavior, preset);
-        let io = |what: &str, e| DeviceError::io(format!("{}: {what}", at.display()), e);
-        file.set_len(header.image_len()).map_err(|e| io("set length", e))?;
+        let err = |what: &str, e| DeviceError::io(format!("{}: {what}", at.display()), e);
         let table = ZoneTable::new(geometry, behavior);
-        let mut records = vec![0u8; geometry.zone_count as usize * RECORD_BYTES];
-        for z in 0..geometry.zone_count {
-            let r = encode_record(z, &ZoneRecord { zone: table.durable(z), resets: 0 });
-            records[z as usize * RECORD_BYTES..][..RECORD_BYTES].copy_from_slice(&r);
-        }
-        file.write_all_at(&records, header.records_offset).map_err(|e| io("write zone records", e))?;
-        file.write_all_at(&header.encode(), 0).map_err(|e| io("write header", e))?;
-        file.sync_all().map_err(|e| io("sync", e))?;
-        let media = FileMedia { file, path: path.to_path_buf(), header, read_only: false };
-        Ok(Emulator::from_parts(table, media, vec![0; geometry.zone_count as usize]))
+        io.write_all_at(&encode_records(&table, geometry.zone_count), header.records_offset).map_err(|e| err("write zone records", e))?;
+        io.write_all_at(&header.encode(), 0).map_err(|e| err("write header", e))?;
+        io.sync_data().map_err(|e| err("sync", e))?;
+        Ok(FileDevice::on_new_image(io, path, header, table))
+    }
+
+    fn on_new_image(io: Box<dyn ImageIo>, path: &Path, header: ImageHeader, table: ZoneTable) -> FileDevice {
+        let zones = header.geometry.zone_count as usize;
+        Emulator::from_parts(table, FileMedia { file: io, path: path.to_path_buf(), header, read_only: false }, vec![0; zones])
     }
 
     /// Opens an existing image read-write, restoring every zone's durable state and write
@@ -409,10 +460,17 @@ impl FileDevice {
     }
 
     fn open_with(path: &Path, power_cycle: bool, options: &OpenOptions) -> Result<FileDevice> {
-        let bad = |reason: String| DeviceError::BadImage { path: path.to_path_buf(), reason };
         // Locked before anything is read: a writer may be in the middle of changing it.
         let file = open_locked(path, !options.read_only, !options.read_only, options.wait)?;
         let len = file.metadata().map_err(|e| DeviceError::io(format!("{}: stat", path.display()), e))?.len();
+        FileDevice::open_on(Box::new(file), len, path, power_cycle, options.read_only)
+    }
+
+    /// Opens the image of `len` bytes that `io` holds (a simulated file; [`FileDevice::open`]
+    /// for a real one), checking it as an open of a file does; `name` names it in errors.
+    pub fn open_on(file: Box<dyn ImageIo>, len: u64, name: &Path, power_cycle: bool, read_only: bool) -> Result<FileDevice> {
+        let path = name;
+        let bad = |reason: String| DeviceError::BadImage { path: path.to_path_buf(), reason };
         if len < HEADER_BYTES {
             return Err(bad(format!("{len} bytes is too small to be a zonekit device image")));
         }
@@ -432,7 +490,7 @@ impl FileDevice {
         let durable: Vec<DurableZone> = records.iter().map(|r| r.zone).collect();
         let table = ZoneTable::restore(geometry, header.behavior, &durable, power_cycle).map_err(bad)?;
         let resets = records.iter().map(|r| r.resets).collect();
-        let media = FileMedia { file, path: path.to_path_buf(), header, read_only: options.read_only };
+        let media = FileMedia { file, path: path.to_path_buf(), header, read_only };
         Ok(Emulator::from_parts(table, media, resets))
     }
 
@@ -441,7 +499,7 @@ impl FileDevice {
         let bad = |reason: String| DeviceError::BadImage { path: path.to_path_buf(), reason };
         let file = File::open(path).map_err(|e| DeviceError::io(format!("{}: open", path.display()), e))?;
         let mut h = vec![0u8; HEADER_BYTES as usize];
-        file.read_exact_at(&mut h, 0).map_err(|_| bad("too small to be a zonekit device image".into()))?;
+        FileExt::read_exact_at(&file, &mut h, 0).map_err(|_| bad("too small to be a zonekit device image".into()))?;
         ImageHeader::decode(&h).map_err(bad)
     }
 }

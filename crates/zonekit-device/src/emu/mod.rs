@@ -24,7 +24,7 @@ pub mod mem;
 pub(crate) mod zones;
 
 use crate::{DeviceError, DeviceStats, FlashWrites, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZonedDevice};
-pub use file::FileMedia;
+pub use file::{FileMedia, ImageIo};
 pub use mem::{MemMedia, StorageMode};
 pub use zones::DurableZone;
 use zones::{WriteTarget, ZoneTable};
