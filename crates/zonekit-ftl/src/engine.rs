@@ -486,7 +486,9 @@ impl<D: ZonedDevice> Ftl<D> {
         Some(id)
     }
 
-    fn capacity_blocks(&self) -> u64 {
+    /// The most distinct blocks a fixed-capacity FTL holds: its usable zones less GC's reserve
+    /// and one open zone per class.
+    pub fn capacity_blocks(&self) -> u64 {
         (self.usable_zones - self.reserve_zones as u64 - self.pool.classes() as u64) * self.zone_blocks
     }
 
