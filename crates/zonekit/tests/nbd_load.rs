@@ -62,7 +62,7 @@ fn block_bytes(block: u64, writer: u32, seq: u64) -> Vec<u8> {
     b[4..12].copy_from_slice(&block.to_le_bytes());
     b[12..16].copy_from_slice(&writer.to_le_bytes());
     b[16..24].copy_from_slice(&seq.to_le_bytes());
-    let mut fill = Rng::new(block ^ (writer as u64) << 40 ^ seq << 8);
+    let mut fill = Rng::new(block ^ ((writer as u64) << 40) ^ (seq << 8));
     for chunk in b[32..].chunks_mut(8) {
         chunk.copy_from_slice(&fill.next().to_le_bytes());
     }
@@ -419,7 +419,7 @@ fn sixteen_clients_through_kills_lose_no_flushed_write_and_tear_no_block() {
     let threads: Vec<_> = (0..CLIENTS)
         .map(|i| {
             let sh = sh.clone();
-            std::thread::spawn(move || client(&sh, i as u32, seed ^ (i as u64 + 1) * 0x1000_0001))
+            std::thread::spawn(move || client(&sh, i as u32, seed ^ ((i as u64 + 1) * 0x1000_0001)))
         })
         .collect();
     let mut rng = Rng::new(seed);
