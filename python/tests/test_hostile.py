@@ -82,7 +82,9 @@ def hostile_values(tmp: str) -> dict:
 NEVER_VALID = {"nan", "inf", "-inf", "-1", "2**64", "-2**63", "10**100", "object", "nul-str"}
 # Calls that are long because they were asked to be, not wrong: a count of 2^32 operations is
 # that many operations (Ctrl-C stops them). Not attacked; listed so that the list is seen.
-# The tree's zone size of 2^32 MiB is a known hang still to fix (issue 44's report).
+# Not so the tree's zone size of 2^32 MiB: a bug still open (`zonekit tree run --zone-size-mib
+# 4294967296` too grows past 20 GB resident within a minute); left out here so that the test
+# does not take the machine's memory.
 KNOWN_LONG = {
     ("tree_run", "records", "2**32"), ("tree_run", "records", "2**63"), ("tree_run", "operations", "2**32"), ("tree_run", "operations", "2**63"),
     ("tree_run", "records", "2**40"), ("tree_run", "operations", "2**40"), ("cache_run", "operations", "2**40"),
