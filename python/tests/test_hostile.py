@@ -420,13 +420,20 @@ def replay_results(seed):
     return {k: v for k, v in r.items() if k not in ("stage_s", "wall_s", "blocks_per_s")}
 
 
+SHARED_ZONE = 8
+
+
 def device_session(zone, dev):
+    """32 appends to the caller's own zone (its data read back), and 32 to a zone every thread
+    appends to (where each landed, with what)."""
     block = dev.geometry["block_size_bytes"]
-    lbas = []
+    lbas, shared = [], []
     for i in range(32):
         lbas.append(dev.append(zone, bytes([zone % 256, i]) * (block // 2)))
+        data = bytes([zone % 256, 100 + i]) * (block // 2)
+        shared.append((dev.append(SHARED_ZONE, data), data))
     start = lbas[0]
-    return lbas, dev.read(start, 32 * block)
+    return lbas, dev.read(start, 32 * block), shared
 
 
 def test_eight_threads_at_once_give_the_serial_results():
@@ -457,8 +464,14 @@ def test_eight_threads_at_once_give_the_serial_results():
         for t in threads:
             t.join()
         assert not errors, errors
+        # The zone all eight appended to: 256 distinct LBAs, each holding what its append wrote.
+        landed = [entry for r in results for entry in r[2][2]]
+        assert len({lba for lba, _ in landed}) == len(landed), "two appends landed at one LBA"
+        block = dev.geometry["block_size_bytes"]
+        for lba, data in landed:
+            assert dev.read(lba, block) == data, f"LBA {lba} of the shared zone holds another append's data"
         for i in range(8):
-            replay, rows, (lbas, data) = results[i]
+            replay, rows, (lbas, data, _) = results[i]
             assert replay == serial[i], f"thread {i}: replay differs from the serial run of seed {SERIAL_SEEDS[i]}"
             assert rows == serial_traces[i]
             # The shared device's zones were appended to from eight threads: each zone holds
