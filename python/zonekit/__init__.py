@@ -47,6 +47,56 @@ __version__ = _native.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
 
+import math
+
+# Counts the native module takes as 32-bit; every other integer is 64-bit unsigned.
+_U32 = frozenset(
+    ("zone", "sequential_zones", "conventional_zones", "channels", "luns", "blocks_per_lun", "pages_per_block", "page_kib", "write_points",
+     "threads", "journal_buckets", "btree_reserve", "zones_per_bucket", "nodes", "node", "block_size")
+)
+# Settings that are JSON on their way down (trace filters, cache_run's flags): plain values only.
+_JSON_PLAIN = (type(None), bool, int, float, str)
+
+
+def _check_value(call: str, name: str, value: Any) -> None:
+    """Refuses, naming the argument, what no setting can mean: numbers out of the native
+    module's range, NaN and infinities, text that is not UTF-8. The native conversions refuse
+    these too, but without the argument's name."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        limit = 2**32 if name in _U32 else 2**64
+        if not 0 <= value < limit:
+            raise OverflowError(f"{call}: {name}={value}: out of range (0 to {limit - 1})")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{call}: {name}={value}: not a finite number")
+    elif isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{call}: {name}={value!r}: not UTF-8 text (a path must be UTF-8)") from None
+        if "\0" in value:
+            raise ValueError(f"{call}: {name}={value!r}: contains a NUL character")
+    elif isinstance(value, bytes):
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{call}: {name}={value!r}: not UTF-8 (a path must be UTF-8)") from None
+    elif isinstance(value, os.PathLike):
+        _check_value(call, name, os.fspath(value))
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _check_value(call, name, v)
+
+
+def _check_args(call: str, args: Dict[str, Any], json_plain=()) -> None:
+    for name, value in args.items():
+        _check_value(call, name, value)
+        if name in json_plain and value is not None and not isinstance(value, _JSON_PLAIN + (list, tuple)):
+            raise TypeError(f"{call}: {name}={value!r}: expected a number, string or list, not {type(value).__name__}")
+
+
 def _check_settings(call: str, settings: Dict[str, Any], valid) -> None:
     unknown = sorted(set(settings) - set(valid))
     if unknown:
@@ -67,8 +117,14 @@ def _filters(settings: Dict[str, Any]) -> Optional[str]:
     return json.dumps(given) if given else None
 
 
-def _params(params: Optional[Dict[str, Any]]) -> Optional[Dict[str, str]]:
-    return None if params is None else {str(k): str(v) for k, v in params.items()}
+def _params(params: Optional[Dict[str, Any]], name: str = "params") -> Optional[Dict[str, str]]:
+    if params is None:
+        return None
+    if not isinstance(params, dict):
+        raise TypeError(f"{name}: expected a dict of parameter names to values, not {type(params).__name__}")
+    for k, v in params.items():
+        _check_value(name, str(k), v)
+    return {str(k): str(v) for k, v in params.items()}
 
 
 def defaults() -> Dict[str, str]:
@@ -137,6 +193,8 @@ def replay(
     device, zone_mib, interface, seed, format and lenient (a trace's), and the trace filters
     sample, nodes, node, chunk_mib, window, volume, block_size.
     """
+    named = {k: v for k, v in (("placement", placement), ("victim", victim)) if isinstance(v, str)}
+    _check_args("replay", dict(settings, trace=trace, workload=workload, **named), _FILTERS)
     filters = _filters(settings)
     text = _native.replay(trace=trace, workload=workload, placement=placement, victim=victim, params=_params(params), filters=filters, **settings)
     report = Report(json.loads(text))
@@ -158,6 +216,11 @@ def sweep(
     """``zonekit sweep``: every input × placement × victim (× grid point) into ``out``, whose
     ``results.csv`` is resumed only under the same settings, as the CLI's. Returns its rows;
     ``df.attrs`` has ``ran``, ``reused`` and ``results`` (the file)."""
+    _check_args("sweep", dict(settings, out=out, traces=traces, workloads=workloads, placements=placements, victims=victims))
+    # A lone path or name is a sequence too: iterated, it was a list of one-character names.
+    for name, value in (("traces", traces), ("workloads", workloads), ("placements", placements), ("victims", victims)):
+        if value is not None and not isinstance(value, (list, tuple)):
+            raise TypeError(f"sweep: {name}={value!r}: expected a list, not {type(value).__name__}")
     results, ran, reused = _native.sweep(
         out=out,
         traces=None if traces is None else [os.fspath(t) for t in traces],
@@ -206,6 +269,11 @@ def read_trace(
     sharding and ``window`` select blocks, so they are refused here (a replay takes them).
     """
     _check_settings("read_trace", filters, _FILTERS)
+    _check_args("read_trace", dict(filters, path=path, format=format, workload=workload, seed=seed, batch_rows=batch_rows), _FILTERS)
+    if not isinstance(arrow, bool):
+        raise TypeError(f"read_trace: arrow={arrow!r}: expected True or False")
+    if batch_rows is not None and (isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1):
+        raise ValueError(f"read_trace: batch_rows={batch_rows!r}: a number of rows, at least 1")
     reader = _native.read_trace(
         trace=path, workload=workload, format=format, lenient=lenient, filters=_filters(filters), seed=seed, batch_rows=batch_rows or 1 << 20
     )
@@ -228,6 +296,7 @@ def analyze(trace: Optional[PathLike] = None, workload: Optional[str] = None, **
     lenient, seed and the trace filters (sample, nodes, node, chunk_mib, window, volume,
     block_size)."""
     _check_settings("analyze", settings, ("format", "lenient", "seed") + _FILTERS)
+    _check_args("analyze", dict(settings, trace=trace, workload=workload), _FILTERS)
     return json.loads(_native.analyze(trace=trace, workload=workload, filters=_filters(settings), **settings))
 
 
@@ -244,8 +313,11 @@ def cache_sim(
     ``cache_blocks`` blocks — built-in names (lru, fifo, s3fifo, sieve, belady) or eviction
     policies written in Python (``zonekit.Eviction``). One row per policy."""
     _check_settings("cache_sim", settings, ("format", "lenient", "seed") + _FILTERS)
+    _check_args("cache_sim", dict(settings, policies=policies, cache_blocks=cache_blocks, trace=trace, workload=workload), _FILTERS)
     if isinstance(policies, str):
         policies = [policies]
+    if not isinstance(policies, (list, tuple)):
+        raise TypeError(f"cache_sim: policies={policies!r}: expected a list of policy names or objects, not {type(policies).__name__}")
     filters = _filters(settings)
     reports = _native.cache_sim(list(policies), cache_blocks, trace=trace, workload=workload, params=_params(params), filters=filters, **settings)
     return pd.DataFrame([json.loads(r) for r in reports])
@@ -258,6 +330,7 @@ def tree_run(**settings: Any) -> pd.DataFrame:
     workload (w1..w5 or I/D/S percentages), distribution, seed, sequential_zones,
     conventional_zones, zone_size_mib, node_size_bytes, value_size_bytes, inner_entries_max,
     dynamic_zone_choice, cow_rebalance, cow_collect, timing."""
+    _check_args("tree_run", settings)
     return pd.json_normalize([json.loads(t) for t in _native.tree_run(**settings)])
 
 
@@ -269,6 +342,7 @@ def ocssd_run(trace: Optional[PathLike] = None, workload: Optional[str] = None, 
     window, volume, block_size)."""
     if "params" in settings:
         settings["params"] = _params(settings["params"])
+    _check_args("ocssd_run", dict(settings, trace=trace, workload=workload), _FILTERS)
     filters = _filters(settings)
     return json.loads(_native.ocssd_run(trace=trace, workload=workload, filters=filters, **settings))
 
@@ -282,9 +356,13 @@ def cache_run(trace: Optional[PathLike] = None, **settings: Any) -> Dict[str, An
     ``ValueError`` listing the valid ones. Returns the report: hit ratios, host, device and
     total WAF, evictions, latency."""
     if trace is not None:
+        _check_value("cache_run", "trace", trace)
+        if not isinstance(trace, (str, os.PathLike)):
+            raise TypeError(f"cache_run: trace={trace!r}: expected a path, not {type(trace).__name__}")
         settings["trace"] = os.fspath(trace)
     if settings.get("sampler_params") is not None:
-        settings["sampler_params"] = _params(settings["sampler_params"])
+        settings["sampler_params"] = _params(settings["sampler_params"], "sampler_params")
+    _check_args("cache_run", settings, set(settings) - {"sampler_params"})
     return json.loads(_native.cache_run(json.dumps(settings)))
 
 
@@ -299,14 +377,17 @@ class Device:
 
     @classmethod
     def memory(cls, preset: str = "tiny") -> "Device":
+        _check_args("Device.memory", dict(preset=preset))
         return cls(_native.Device.memory(preset))
 
     @classmethod
     def create(cls, path: PathLike, preset: str = "tiny") -> "Device":
+        _check_args("Device.create", dict(path=path, preset=preset))
         return cls(_native.Device.create(path, preset))
 
     @classmethod
     def open(cls, path: PathLike, read_only: bool = False) -> "Device":
+        _check_args("Device.open", dict(path=path, read_only=read_only))
         return cls(_native.Device.open(path, read_only))
 
     def __repr__(self) -> str:
@@ -322,25 +403,32 @@ class Device:
         return pd.DataFrame(self._dev.zone_report())
 
     def read(self, lba: int, nbytes: int) -> bytes:
+        _check_args("Device.read", dict(lba=lba, nbytes=nbytes))
         return self._dev.read(lba, nbytes)
 
     def write(self, lba: int, data: bytes) -> None:
+        _check_args("Device.write", dict(lba=lba))
         self._dev.write(lba, data)
 
     def append(self, zone: int, data: bytes) -> int:
         """Zone Append; returns the LBA the data landed at."""
+        _check_args("Device.append", dict(zone=zone))
         return self._dev.append(zone, data)
 
     def open_zone(self, zone: int) -> None:
+        _check_args("Device.open_zone", dict(zone=zone))
         self._dev.open_zone(zone)
 
     def close_zone(self, zone: int) -> None:
+        _check_args("Device.close_zone", dict(zone=zone))
         self._dev.close_zone(zone)
 
     def finish_zone(self, zone: int) -> None:
+        _check_args("Device.finish_zone", dict(zone=zone))
         self._dev.finish_zone(zone)
 
     def reset_zone(self, zone: int) -> None:
+        _check_args("Device.reset_zone", dict(zone=zone))
         self._dev.reset_zone(zone)
 
     def flush(self) -> None:

@@ -486,7 +486,9 @@ impl<D: ZonedDevice> Ftl<D> {
         Some(id)
     }
 
-    fn capacity_blocks(&self) -> u64 {
+    /// The most distinct blocks a fixed-capacity FTL holds: its usable zones less GC's reserve
+    /// and one open zone per class.
+    pub fn capacity_blocks(&self) -> u64 {
         (self.usable_zones - self.reserve_zones as u64 - self.pool.classes() as u64) * self.zone_blocks
     }
 
@@ -563,7 +565,8 @@ impl<D: ZonedDevice> Ftl<D> {
     #[inline(always)]
     fn write_block(&mut self, id: u32, inserted: bool, data: Option<&[u8]>, now_us: u64, next_write: u64) -> Result<(), FtlError> {
         let state = self.blocks[id as usize];
-        let last = if inserted {
+        // A block whose first write failed after its id was made has no copy to invalidate.
+        let last = if inserted || state.slot == UNMAPPED {
             None
         } else {
             self.invalidate(state.slot);
@@ -584,6 +587,12 @@ impl<D: ZonedDevice> Ftl<D> {
     }
 
     fn resolve_or_insert(&mut self, key: u64) -> Result<(u32, bool), FtlError> {
+        // A new block past the capacity is refused before its key is mapped: a key left mapped
+        // to no copy was taken by its next write for a written block (an index out of bounds
+        // in `invalidate`, which a served volume then hit on every write).
+        if self.is_full() && self.ids.get(key).is_none() {
+            return Err(self.does_not_fit());
+        }
         let (slot, inserted) = self.ids.entry(key);
         if !inserted {
             return Ok((*slot - 1, false));
@@ -594,11 +603,20 @@ impl<D: ZonedDevice> Ftl<D> {
         Ok((id, true))
     }
 
+    /// No new block fits: the blocks known fill the fixed capacity.
+    fn is_full(&self) -> bool {
+        self.config.capacity == CapacityMode::Fixed && self.blocks.len() as u64 >= self.capacity_blocks()
+    }
+
+    fn does_not_fit(&self) -> FtlError {
+        FtlError::DoesNotFit { live_blocks: self.blocks.len() as u64 + 1, capacity_blocks: self.capacity_blocks(), reserve_zones: self.reserve_zones as u64 }
+    }
+
     fn push_block(&mut self) -> Result<(), FtlError> {
-        self.blocks.push(BlockState { slot: UNMAPPED, last_write: 0, policy: 0 });
-        if self.config.capacity == CapacityMode::Fixed && self.blocks.len() as u64 > self.capacity_blocks() {
-            return Err(FtlError::DoesNotFit { live_blocks: self.blocks.len() as u64, capacity_blocks: self.capacity_blocks(), reserve_zones: self.reserve_zones as u64 });
+        if self.is_full() {
+            return Err(self.does_not_fit());
         }
+        self.blocks.push(BlockState { slot: UNMAPPED, last_write: 0, policy: 0 });
         Ok(())
     }
 
@@ -611,8 +629,14 @@ impl<D: ZonedDevice> Ftl<D> {
             buf.fill(0);
             return Ok(false);
         };
-        let lba = self.slot_lba(self.blocks[(id - 1) as usize].slot);
-        self.dev.read(lba, buf)?;
+        let slot = self.blocks[(id - 1) as usize].slot;
+        if slot == UNMAPPED {
+            // Its first write failed: nothing was written.
+            self.stats.reads_unmapped += 1;
+            buf.fill(0);
+            return Ok(false);
+        }
+        self.dev.read(self.slot_lba(slot), buf)?;
         Ok(true)
     }
 

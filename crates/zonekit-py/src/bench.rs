@@ -13,7 +13,7 @@ use zonekit_lab::tree::bench::{self as tree_bench, TreeSpec};
 use zonekit_lab::tree::run::TreeRunSettings;
 
 use crate::policy::{ErrorSlot, RunProgress};
-use crate::run::{guarded, input, lab_error, usage};
+use crate::run::{guarded, input, lab_error, settings_from_json, usage};
 
 /// A record or operation count as the CLI takes it: an int, or a string with an optional K or
 /// M suffix (`"100K"`, `"2.5M"`).
@@ -144,7 +144,7 @@ pub fn ocssd_run(
 /// unknown name is refused, naming the valid ones. Returns the report as JSON.
 #[pyfunction]
 pub fn cache_run(py: Python<'_>, settings: &str) -> PyResult<String> {
-    let settings: CacheRunSettings = serde_json::from_str(settings).map_err(|e| usage(format!("cache_run: {e}")))?;
+    let settings: CacheRunSettings = settings_from_json("cache_run", settings)?;
     let slot = ErrorSlot::default();
     let mut progress = RunProgress { slot: slot.clone() };
     let report = py.allow_threads(|| guarded(|| settings.run(&mut progress).map_err(|e| lab_error(e, &slot))))?;

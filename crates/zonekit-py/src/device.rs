@@ -123,6 +123,13 @@ impl Device {
 
     /// Reads `nbytes` (whole blocks) from `lba`.
     fn read<'py>(&self, py: Python<'py>, lba: u64, nbytes: usize) -> PyResult<Bound<'py, PyBytes>> {
+        // The buffer is sized by the caller's number: refused past the device's end before it
+        // is allocated (a size near 2^63 aborted the interpreter, allocation failure is no panic).
+        let g = self.with(|d| Ok(*d.geometry()))?;
+        let device_bytes = g.total_blocks().saturating_mul(g.block_size_bytes as u64);
+        if nbytes as u64 > device_bytes {
+            return Err(usage(format!("nbytes={nbytes}: the device holds {device_bytes} bytes")));
+        }
         let mut buf = vec![0u8; nbytes];
         self.with(|d| d.read(Lba(lba), &mut buf))?;
         Ok(PyBytes::new(py, &buf))

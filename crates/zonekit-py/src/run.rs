@@ -47,6 +47,23 @@ pub fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     })
 }
 
+/// `json` (an object of settings by name) as `T`. serde names only a line and column; a refused
+/// value is named here by its setting, found by reading each setting alone (every settings
+/// struct this takes is `#[serde(default)]`, so one setting alone is a whole object).
+pub fn settings_from_json<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> PyResult<T> {
+    let e = match serde_json::from_str::<T>(json) {
+        Ok(settings) => return Ok(settings),
+        Err(e) => e,
+    };
+    let culprit = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json).ok().and_then(|m| {
+        m.into_iter().find_map(|(key, value)| {
+            let alone = serde_json::Value::Object(serde_json::Map::from_iter([(key.clone(), value.clone())]));
+            serde_json::from_value::<T>(alone).err().map(|e| format!("{what}: {key}={value}: {e}"))
+        })
+    });
+    Err(usage(culprit.unwrap_or_else(|| format!("{what}: {e}"))))
+}
+
 /// The input of a run: a trace file or a generated workload, as the CLI takes them, with the
 /// CLI's filters (`filters`: a JSON object of `FilterFlags` by flag name).
 pub fn input(trace: Option<PathBuf>, workload: Option<&str>, format: Option<&str>, lenient: bool, seed: u64, filters: Option<&str>) -> PyResult<Input> {
@@ -73,7 +90,7 @@ pub fn input(trace: Option<PathBuf>, workload: Option<&str>, format: Option<&str
     };
     let flags: FilterFlags = match filters {
         None => FilterFlags::default(),
-        Some(json) => serde_json::from_str(json).map_err(|e| usage(format!("trace filters: {e}")))?,
+        Some(json) => settings_from_json("trace filters", json)?,
     };
     flags.apply(&mut input).map_err(|e| usage(e.to_string()))?;
     Ok(input)

@@ -60,7 +60,8 @@ pub struct NbdArgs {
     #[arg(long, default_value = "greedy")]
     victim: String,
     /// Share of the data zones exported when the volume is created (the rest is
-    /// over-provisioning for GC); a volume from an earlier run keeps its size.
+    /// over-provisioning for GC), at most what the FTL holds beside its open zones and GC's
+    /// reserve; a volume from an earlier run keeps its size.
     #[arg(long, default_value_t = 0.8)]
     utilization: f64,
     /// When GC runs: free-zones (as late as the space allows), gp-all or gp-sealed.
