@@ -293,6 +293,16 @@ impl TreeSpec {
         if self.node_size_bytes as u64 % BLOCK_BYTES != 0 || self.node_size_bytes == 0 {
             return bad(format!("--node-size-bytes {}: node size {} bytes is not a positive multiple of the {BLOCK_BYTES}-byte block", self.node_size_bytes, self.node_size_bytes));
         }
+        // The cow tree lists its conventional zones' node slots up front (8 bytes each): a
+        // zone of 2^32 MiB would have the process take memory without end.
+        let conventional_slots = self.conventional_zones as u64 * (self.zone_size_bytes / self.node_size_bytes as u64);
+        if let Some(total) = zonekit_base::mem::beyond_memory(conventional_slots.saturating_mul(8)) {
+            return bad(format!(
+                "{zones} --zone-size-mib {} --node-size-bytes {}: {conventional_slots} conventional node slots need more memory than the machine's {total} bytes",
+                self.zone_size_bytes >> 20,
+                self.node_size_bytes
+            ));
+        }
         // A value larger than a node holds no record (and sized a buffer past memory).
         if self.value_size_bytes == 0 || self.value_size_bytes > self.node_size_bytes {
             return bad(format!("--value-size-bytes {}: values of 1 to {} bytes fit a {}-byte node", self.value_size_bytes, self.node_size_bytes, self.node_size_bytes));

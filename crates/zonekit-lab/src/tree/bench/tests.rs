@@ -23,6 +23,13 @@ fn zone_counts_are_refused_by_flag_not_wrapped() {
         other => panic!("{other:?}"),
     };
     assert!(m.contains("over 2^64 bytes"), "{m}");
+    // A 2^32 MiB zone: the cow tree listed its conventional node slots up front and the
+    // process grew past 20 GB within a minute. Refused before anything is allocated.
+    let m = match (TreeSpec { zone_size_bytes: 1 << 52, ..TreeSpec::default() }).validate() {
+        Err(LabError::Usage(m)) => m,
+        other => panic!("{other:?}"),
+    };
+    assert!(m.contains("--zone-size-mib 4294967296") && m.contains("conventional node slots"), "{m}");
 }
 
 #[test]
