@@ -264,24 +264,33 @@ pub(crate) mod check {
         assert!([1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6), "{what}: step {step} of {ticks:?} is not 1, 2 or 5 × 10^k");
     }
 
-    /// Every chart of `svg`: `series` series, a legend naming each when several, a y label
-    /// ending in `(unit)` unless `unit` is empty, round ticks; and the caption names `figure`.
+    /// Every chart of `svg` passes [`assert_chart`], and its caption names `figure`.
     pub(crate) fn assert_figure(svg: &str, figure: &str, series_count: usize, unit: &str) {
+        assert_caption(svg, figure);
+        for (k, chart) in charts(svg).into_iter().enumerate() {
+            assert_chart(chart, &format!("{figure}, chart {k}"), series_count, unit);
+        }
+    }
+
+    /// The figure's caption names the seed `figure` it mirrors.
+    pub(crate) fn assert_caption(svg: &str, figure: &str) {
         assert!(svg.contains("class=\"caption\""), "{figure}: no caption");
         let caption: String = svg.split("class=\"caption\"").skip(1).map(|s| &s[s.find('>').unwrap() + 1..s.find("</text>").unwrap()]).collect::<Vec<_>>().join(" ");
-        assert!(caption.contains(figure), "{figure}: the caption {caption:?} does not name the seed figure");
-        for (k, chart) in charts(svg).into_iter().enumerate() {
-            let what = format!("{figure}, chart {k}");
-            assert_eq!(series(chart), series_count, "{what}: series");
-            if series_count > 1 {
-                assert_eq!(legend(chart).len(), series_count, "{what}: a legend entry per series");
-            }
-            let label = y_label(chart);
-            if !unit.is_empty() {
-                assert!(label.ends_with(&format!("({unit})")) || label.contains(&format!("({unit})")), "{what}: y label {label:?} without ({unit})");
-            }
-            assert_round(&y_ticks(chart), &what);
+        assert!(caption.contains(&format!("{figure} ")), "{figure}: the caption {caption:?} does not name the seed figure");
+    }
+
+    /// A chart with `series` series, a legend naming each when several, a y label ending in
+    /// `(unit)` unless `unit` is empty, and round ticks.
+    pub(crate) fn assert_chart(chart: &str, what: &str, series_count: usize, unit: &str) {
+        assert_eq!(series(chart), series_count, "{what}: series");
+        if series_count > 1 {
+            assert_eq!(legend(chart).len(), series_count, "{what}: a legend entry per series");
         }
+        let label = y_label(chart);
+        if !unit.is_empty() {
+            assert!(label.ends_with(&format!("({unit})")), "{what}: y label {label:?} without ({unit})");
+        }
+        assert_round(&y_ticks(chart), what);
     }
 
     #[test]
