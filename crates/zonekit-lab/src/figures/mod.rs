@@ -155,6 +155,11 @@ impl Table {
         Ok(Table { path: path.to_path_buf(), header, rows })
     }
 
+    /// The name of column `index`.
+    pub(crate) fn header_at(&self, index: usize) -> Result<&str, LabError> {
+        self.header.get(index).map(String::as_str).ok_or_else(|| LabError::Results { path: self.path.clone(), line: 1, reason: format!("no column {}", index + 1) })
+    }
+
     fn column(&self, name: &str) -> Result<usize, LabError> {
         self.header.iter().position(|h| h == name).ok_or_else(|| LabError::Results { path: self.path.clone(), line: 1, reason: format!("no column {name}") })
     }
