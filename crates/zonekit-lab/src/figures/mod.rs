@@ -22,9 +22,10 @@ use crate::LabError;
 /// The seeds with figures to redraw.
 pub const SEEDS: [u32; 4] = [0, 2, 3, 4];
 /// The folder of a results directory the figures are written to.
-pub const FIGURES_DIR: &str = "figures";
-/// Their order and captions, one `file<TAB>seed figure<TAB>caption` line each.
-pub const ORDER_FILE: &str = "figures.tsv";
+pub use zonekit_report::html::FIGURES_DIR;
+/// Their order and captions, one `file<TAB>seed figure<TAB>caption` line each (the figures
+/// not drawn last, with no file and the reason as caption), which the HTML page follows.
+pub use zonekit_report::html::FIGURES_INDEX as ORDER_FILE;
 
 /// One redrawn figure.
 #[derive(Clone, Debug)]
@@ -99,6 +100,9 @@ pub fn write(figures: &SeedFigures, results: &Path) -> Result<Vec<PathBuf>, LabE
         std::fs::write(&path, &f.svg).map_err(io(&path))?;
         written.push(path);
         order.push_str(&format!("{}\t{}\t{}\n", f.file_name, one_line(&f.seed_figure), one_line(&f.caption)));
+    }
+    for n in &figures.not_drawn {
+        order.push_str(&format!("\t{}\t{}\n", one_line(&n.seed_figure), one_line(&n.why)));
     }
     for (name, text) in [(ORDER_FILE, order), ("README.md", readme(figures))] {
         let path = dir.join(name);
@@ -296,6 +300,33 @@ pub(crate) mod check {
             assert!(label.ends_with(&format!("({unit})")), "{what}: y label {label:?} without ({unit})");
         }
         assert_round(&y_ticks(chart), what);
+    }
+
+    #[test]
+    fn write_puts_each_figure_its_index_and_readme_in_figures_and_removes_stale_charts() {
+        let dir = tempfile::tempdir().unwrap();
+        let figures_dir = dir.path().join(super::FIGURES_DIR);
+        std::fs::create_dir_all(&figures_dir).unwrap();
+        std::fs::write(figures_dir.join("fig-9.9.svg"), "<svg/>").unwrap();
+        std::fs::write(figures_dir.join("notes.txt"), "kept").unwrap();
+        let figures = super::SeedFigures {
+            seed: 2,
+            figures: vec![super::Figure {
+                file_name: "fig-4.2.svg".into(),
+                seed_figure: "Fig. 4.2".into(),
+                caption: "Mirrors\tit".into(),
+                svg: "<svg></svg>".into(),
+                compare: vec![super::Compare { quantity: "q".into(), seed: "1".into(), ours: "2".into() }],
+            }],
+            not_drawn: vec![super::NotDrawn { seed_figure: "Fig. 4.3".into(), why: "no data".into() }],
+        };
+        super::write(&figures, dir.path()).unwrap();
+        assert!(!figures_dir.join("fig-9.9.svg").exists(), "a chart no figure writes any more is removed");
+        assert!(figures_dir.join("notes.txt").exists(), "only SVG files are removed");
+        assert_eq!(std::fs::read_to_string(figures_dir.join("fig-4.2.svg")).unwrap(), "<svg></svg>");
+        assert_eq!(std::fs::read_to_string(figures_dir.join(super::ORDER_FILE)).unwrap(), "fig-4.2.svg\tFig. 4.2\tMirrors it\n\tFig. 4.3\tno data\n");
+        let readme = std::fs::read_to_string(figures_dir.join("README.md")).unwrap();
+        assert!(readme.contains("![Fig. 4.2](fig-4.2.svg)") && readme.contains("| q | 1 | 2 |") && readme.contains("- **Fig. 4.3**: no data"), "{readme}");
     }
 
     #[test]
