@@ -94,22 +94,32 @@ pub fn write(figures: &SeedFigures, results: &Path) -> Result<Vec<PathBuf>, LabE
         }
     }
     let mut written = Vec::new();
-    let mut order = String::new();
+    let mut lines: Vec<(Vec<u32>, String)> = Vec::new();
     for f in &figures.figures {
         let path = dir.join(&f.file_name);
         std::fs::write(&path, &f.svg).map_err(io(&path))?;
         written.push(path);
-        order.push_str(&format!("{}\t{}\t{}\n", f.file_name, one_line(&f.seed_figure), one_line(&f.caption)));
+        lines.push((numbers(&f.seed_figure), format!("{}\t{}\t{}\n", f.file_name, one_line(&f.seed_figure), one_line(&f.caption))));
     }
+    // A figure not drawn takes its place in the seed's order: before the first drawn one whose
+    // number comes after it (the drawn ones keep theirs: a table may precede a lower figure).
     for n in &figures.not_drawn {
-        order.push_str(&format!("\t{}\t{}\n", one_line(&n.seed_figure), one_line(&n.why)));
+        let key = numbers(&n.seed_figure);
+        let at = lines.iter().position(|(k, _)| *k > key).unwrap_or(lines.len());
+        lines.insert(at, (key, format!("\t{}\t{}\n", one_line(&n.seed_figure), one_line(&n.why))));
     }
+    let order: String = lines.into_iter().map(|(_, line)| line).collect();
     for (name, text) in [(ORDER_FILE, order), ("README.md", readme(figures))] {
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(io(&path))?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// The numbers in a figure's name, for its place in the seed's order: "Fig. 4.10" → [4, 10].
+fn numbers(name: &str) -> Vec<u32> {
+    name.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).filter_map(|s| s.parse().ok()).collect()
 }
 
 fn one_line(s: &str) -> String {
@@ -318,15 +328,19 @@ pub(crate) mod check {
                 svg: "<svg></svg>".into(),
                 compare: vec![super::Compare { quantity: "q".into(), seed: "1".into(), ours: "2".into() }],
             }],
-            not_drawn: vec![super::NotDrawn { seed_figure: "Fig. 4.3".into(), why: "no data".into() }],
+            not_drawn: vec![super::NotDrawn { seed_figure: "Fig. 4.1".into(), why: "no data".into() }],
         };
         super::write(&figures, dir.path()).unwrap();
         assert!(!figures_dir.join("fig-9.9.svg").exists(), "a chart no figure writes any more is removed");
         assert!(figures_dir.join("notes.txt").exists(), "only SVG files are removed");
         assert_eq!(std::fs::read_to_string(figures_dir.join("fig-4.2.svg")).unwrap(), "<svg></svg>");
-        assert_eq!(std::fs::read_to_string(figures_dir.join(super::ORDER_FILE)).unwrap(), "fig-4.2.svg\tFig. 4.2\tMirrors it\n\tFig. 4.3\tno data\n");
+        assert_eq!(
+            std::fs::read_to_string(figures_dir.join(super::ORDER_FILE)).unwrap(),
+            "\tFig. 4.1\tno data\nfig-4.2.svg\tFig. 4.2\tMirrors it\n",
+            "a figure not drawn in its place"
+        );
         let readme = std::fs::read_to_string(figures_dir.join("README.md")).unwrap();
-        assert!(readme.contains("![Fig. 4.2](fig-4.2.svg)") && readme.contains("| q | 1 | 2 |") && readme.contains("- **Fig. 4.3**: no data"), "{readme}");
+        assert!(readme.contains("![Fig. 4.2](fig-4.2.svg)") && readme.contains("| q | 1 | 2 |") && readme.contains("- **Fig. 4.1**: no data"), "{readme}");
     }
 
     #[test]
