@@ -13,7 +13,8 @@ use super::{Compare, Figure, NotDrawn, SeedFigures, Table};
 use crate::LabError;
 
 const WORKLOADS: [&str; 5] = ["w1", "w2", "w3", "w4", "w5"];
-const GRID_RECORDS: [u64; 3] = [500_000, 1_500_000, 2_500_000];
+/// The paper's three record counts of Figs. 11–19; a run at another `--scale` has its own.
+const PAPER_RECORDS: [u64; 3] = [500_000, 1_500_000, 2_500_000];
 /// Tree names in the file, and as the paper names them.
 const TREES: [(&str, &str); 2] = [("zbtree", "ZB+-tree"), ("cow", "CoW B+-tree")];
 
@@ -26,8 +27,22 @@ fn records_label(records: u64) -> String {
     format!("{millions} M records")
 }
 
+/// The grid's record counts, smallest first (the paper's at scale 1).
+fn grid_records(table: &Table) -> Result<Vec<u64>, LabError> {
+    let mut records = Vec::new();
+    for r in table.rows_where(&[("section", "grid")])? {
+        let n = r.number("records")? as u64;
+        if !records.contains(&n) {
+            records.push(n);
+        }
+    }
+    records.sort_unstable();
+    Ok(records)
+}
+
 pub(super) fn draw(results: &Path) -> Result<SeedFigures, LabError> {
     let table = Table::read(&results.join("results.csv"))?;
+    let records = grid_records(&table)?;
     let mut figures = Vec::new();
     // (y label, unit, column, multiplier to the unit)
     let metrics: [(&str, &str, &str, f64); 3] =
@@ -36,7 +51,7 @@ pub(super) fn draw(results: &Path) -> Result<SeedFigures, LabError> {
     for (metric, unit, column, scale) in metrics {
         for distribution in ["zipfian", "uniform", "latest"] {
             let mut charts = Vec::new();
-            for (k, records) in GRID_RECORDS.iter().enumerate() {
+            for (k, records) in records.iter().enumerate() {
                 let categories: Vec<String> = WORKLOADS.iter().map(|w| w.to_uppercase()).collect();
                 let mut chart = BarChart::new(&format!("({}) {}", (b'a' + k as u8) as char, records_label(*records)), metric, unit, "workload", categories).width(Width::Column);
                 for (tree, name) in TREES {
@@ -54,9 +69,14 @@ pub(super) fn draw(results: &Path) -> Result<SeedFigures, LabError> {
                 charts.push(chart.svg());
             }
             let seed_figure = format!("Fig. {number}");
-            let caption = format!("Mirrors seed 003 {seed_figure} ({metric} under the {distribution} distribution; W1–W5 at 0.5, 1.5 and 2.5 M records, a panel each). {SETTING}.");
+            let counts: Vec<String> = records.iter().map(|r| format!("{}", *r as f64 / 1e6)).collect();
+            let scaled = if records.as_slice() == PAPER_RECORDS { String::new() } else { " (the paper's 0.5, 1.5 and 2.5 M scaled)".into() };
+            let caption = format!(
+                "Mirrors seed 003 {seed_figure} ({metric} under the {distribution} distribution; W1–W5 at {} M records{scaled}, a panel each). {SETTING}.",
+                counts.join(", ")
+            );
             let svg = panels(&format!("{seed_figure}: {metric}, {distribution} keys"), &caption, 2, &charts);
-            let compare = compare_grid(&table, column, distribution, number)?;
+            let compare = compare_grid(&table, &records, column, distribution, number)?;
             figures.push(Figure { file_name: format!("fig-{number}.svg"), seed_figure, caption, svg, compare });
             number += 1;
         }
@@ -69,10 +89,10 @@ pub(super) fn draw(results: &Path) -> Result<SeedFigures, LabError> {
 /// The paper's words on Figs. 11–19 as numbers: ZB+-tree below CoW in time everywhere, about
 /// 25 % fewer reads, 75 % fewer writes on average. Ours: the mean change over the figure's
 /// 15 cells (W5 has no writes and is left out of the writes' mean).
-fn compare_grid(table: &Table, column: &str, distribution: &str, number: u32) -> Result<Vec<Compare>, LabError> {
+fn compare_grid(table: &Table, records: &[u64], column: &str, distribution: &str, number: u32) -> Result<Vec<Compare>, LabError> {
     let mut changes = Vec::new();
     let mut faster = 0;
-    for records in GRID_RECORDS {
+    for records in records {
         for w in WORKLOADS {
             let value =
                 |tree: &str| table.one(&[("section", "grid"), ("tree", tree), ("workload", w), ("distribution", distribution), ("records", &records.to_string())])?.number(column);
@@ -84,7 +104,7 @@ fn compare_grid(table: &Table, column: &str, distribution: &str, number: u32) ->
         }
     }
     let mean = changes.iter().sum::<f64>() / changes.len().max(1) as f64;
-    let cells = GRID_RECORDS.len() * WORKLOADS.len();
+    let cells = records.len() * WORKLOADS.len();
     Ok(match number {
         11..=13 => vec![Compare {
             quantity: "cells where the ZB+-tree's time is below CoW's".into(),
@@ -123,9 +143,13 @@ fn fig20(table: &Table) -> Result<Figure, LabError> {
         seed: "all 6 (§4.2.4)".into(),
         ours: format!("{} of 6", faster.iter().filter(|f| **f).count()),
     });
-    let caption = "Mirrors seed 003 Fig. 20 (running time at Cov:Seq of 1:32, 1:48 and 1:64; W1 and W2, Zipfian keys, 1 M records). 1 Cov-Zone and 32, 48 \
-                   or 64 Seq-Zones of 2 GiB; time is the ZN540-assumed timing model's device time of the run phase.";
-    Ok(Figure { file_name: "fig-20.svg".into(), seed_figure: "Fig. 20".into(), caption: caption.into(), svg: chart.caption(caption).svg(), compare })
+    let records = table.one(&[("section", "ratio"), ("tree", "zbtree"), ("workload", "w1"), ("sequential_zones", "32")])?.number("records")?;
+    let caption = format!(
+        "Mirrors seed 003 Fig. 20 (running time at Cov:Seq of 1:32, 1:48 and 1:64; W1 and W2, Zipfian keys, {} M records; the paper's 1 M). 1 \
+         Cov-Zone and 32, 48 or 64 Seq-Zones of 2 GiB; time is the ZN540-assumed timing model's device time of the run phase.",
+        records / 1e6
+    );
+    Ok(Figure { file_name: "fig-20.svg".into(), seed_figure: "Fig. 20".into(), svg: chart.caption(&caption).svg(), caption, compare })
 }
 
 fn fig21(table: &Table) -> Result<Figure, LabError> {
@@ -140,8 +164,8 @@ fn fig21(table: &Table) -> Result<Figure, LabError> {
         }
         chart = chart.series(Series { name: w.to_uppercase(), points });
     }
-    let caption = "Mirrors seed 003 Fig. 21 (the ZB+-tree's Cov-Zone occupancy at 1, 2.5, 5, 7.5 and 10 M records; W1 and W2, Zipfian keys). 40 Seq-Zones \
-                   + 1 Cov-Zone of 2 GiB, after the run phase.";
+    let caption = "Mirrors seed 003 Fig. 21 (the ZB+-tree's Cov-Zone occupancy as records grow, the paper's 1, 2.5, 5, 7.5 and 10 M; W1 and W2, \
+                   Zipfian keys). 40 Seq-Zones + 1 Cov-Zone of 2 GiB, after the run phase.";
     let compare = vec![Compare { quantity: "Cov-Zone occupancy at 10 M records".into(), seed: "linear growth, below 0.50 (§4.2.6)".into(), ours: at_10m.join("; ") }];
     Ok(Figure { file_name: "fig-21.svg".into(), seed_figure: "Fig. 21".into(), caption: caption.into(), svg: chart.caption(caption).svg(), compare })
 }
