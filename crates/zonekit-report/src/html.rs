@@ -26,6 +26,11 @@ pub const REPORT_FILE: &str = "report.html";
 /// is a figure not drawn, its caption the reason.
 pub const FIGURES_DIR: &str = "figures";
 pub const FIGURES_INDEX: &str = "figures.tsv";
+/// The lines between which `zonekit report figures` writes a write-up's figures section (the
+/// seed's numbers beside ours, derived numbers among them: the claims check leaves it out, as
+/// it does the rendered acceptance table).
+pub const FIGURES_BEGIN_MARKER: &str = "<!-- figures:begin -->";
+pub const FIGURES_END_MARKER: &str = "<!-- figures:end -->";
 /// Where a resumed experiment moves the rows of its `results.csv` it does not reuse (damaged
 /// ones, or of other settings): not the run's results, so not on the page.
 pub const SET_ASIDE_FILE: &str = "results.previous.csv";

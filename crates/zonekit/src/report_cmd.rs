@@ -63,6 +63,23 @@ fn figures(a: FiguresArgs) -> Result<ExitCode> {
         written.len(),
         a.results.join(zonekit_lab::figures::FIGURES_DIR).display()
     );
+    // The write-up beside the results directory (docs/results/seed-003.md for
+    // docs/results/seed-003) gets the figures between its markers, if it has them.
+    let write_up = a.results.with_extension("md");
+    if write_up.exists() {
+        let folder = a.results.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let section = zonekit_lab::figures::write_up_section(&drawn, &format!("{folder}/{}", zonekit_lab::figures::FIGURES_DIR));
+        if zonekit_lab::figures::update_write_up(&write_up, &section).map_err(crate::error::lab)? {
+            println!("wrote the figures section of {}", write_up.display());
+        } else {
+            say!(
+                "{} has no `{}` and `{}` lines: add them where its figures belong",
+                write_up.display(),
+                zonekit_report::html::FIGURES_BEGIN_MARKER,
+                zonekit_report::html::FIGURES_END_MARKER
+            );
+        }
+    }
     // A page already there is redrawn, so that it shows the figures just written.
     if a.results.join(zonekit_report::html::REPORT_FILE).exists() {
         let title = recorded_command(&a.results).unwrap_or_else(|| format!("zonekit results: {}", a.results.display()));

@@ -151,6 +151,52 @@ pub fn readme(figures: &SeedFigures) -> String {
     text
 }
 
+/// The write-up's figures section: each figure in the seed's order (those not drawn with why)
+/// as an image under `figures_path` (the figures' folder as the write-up reaches it), its
+/// caption, and the seed's numbers beside ours.
+pub fn write_up_section(figures: &SeedFigures, figures_path: &str) -> String {
+    let mut text = format!(
+        "Redrawn from the result files by `zonekit report figures --seed {} --results DIR` (nothing rerun; the experiment draws the same at its \
+         end), in the seed's order; `{figures_path}/README.md` has them on one page.\n",
+        figures.seed
+    );
+    let mut entries: Vec<(Vec<u32>, String)> = figures
+        .figures
+        .iter()
+        .map(|f| {
+            let mut entry =
+                format!("\n**{}** ([`{}`]({figures_path}/{})): {}\n\n![{}]({figures_path}/{})\n", f.seed_figure, f.file_name, f.file_name, f.caption, f.seed_figure, f.file_name);
+            if !f.compare.is_empty() {
+                let rows: Vec<Vec<String>> = f.compare.iter().map(|c| vec![c.quantity.clone(), c.seed.clone(), c.ours.clone()]).collect();
+                entry.push('\n');
+                entry.push_str(&zonekit_report::markdown_table(&["", "seed", "ours"], &rows));
+            }
+            (numbers(&f.seed_figure), entry)
+        })
+        .collect();
+    for n in &figures.not_drawn {
+        let key = numbers(&n.seed_figure);
+        let at = entries.iter().position(|(k, _)| *k > key).unwrap_or(entries.len());
+        entries.insert(at, (key, format!("\n**{}**: not drawn: {}.\n", n.seed_figure, n.why)));
+    }
+    text.extend(entries.into_iter().map(|(_, e)| e));
+    text
+}
+
+/// Replaces what lies between the figures markers of the write-up at `path` with `section`.
+/// `Ok(false)` when the write-up has no markers (it is left as it was).
+pub fn update_write_up(path: &Path, section: &str) -> Result<bool, LabError> {
+    use zonekit_report::html::{FIGURES_BEGIN_MARKER, FIGURES_END_MARKER};
+    let text = std::fs::read_to_string(path).map_err(|error| LabError::Io { path: path.to_path_buf(), error })?;
+    let (Some(begin), Some(end)) = (text.find(FIGURES_BEGIN_MARKER), text.find(FIGURES_END_MARKER)) else { return Ok(false) };
+    if end < begin {
+        return Err(LabError::Results { path: path.to_path_buf(), line: 0, reason: format!("{FIGURES_END_MARKER} before {FIGURES_BEGIN_MARKER}") });
+    }
+    let updated = format!("{}{FIGURES_BEGIN_MARKER}\n{}\n{}", &text[..begin], section.trim_end(), &text[end..]);
+    std::fs::write(path, updated).map_err(|error| LabError::Io { path: path.to_path_buf(), error })?;
+    Ok(true)
+}
+
 /// A CSV file of the results, its cells found by column name.
 pub(crate) struct Table {
     path: PathBuf,
@@ -341,6 +387,25 @@ pub(crate) mod check {
         );
         let readme = std::fs::read_to_string(figures_dir.join("README.md")).unwrap();
         assert!(readme.contains("![Fig. 4.2](fig-4.2.svg)") && readme.contains("| q | 1 | 2 |") && readme.contains("- **Fig. 4.1**: no data"), "{readme}");
+    }
+
+    #[test]
+    fn the_write_up_gets_its_section_between_the_markers_and_nothing_else_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("seed-002.md");
+        std::fs::write(&path, "# Seed\n\nbefore\n<!-- figures:begin -->\nold\n<!-- figures:end -->\nafter\n").unwrap();
+        let figures = super::SeedFigures {
+            seed: 2,
+            figures: vec![super::Figure { file_name: "fig-4.4.svg".into(), seed_figure: "Fig. 4.4".into(), caption: "c".into(), svg: String::new(), compare: Vec::new() }],
+            not_drawn: vec![super::NotDrawn { seed_figure: "Fig. 4.3".into(), why: "no data".into() }],
+        };
+        assert!(super::update_write_up(&path, &super::write_up_section(&figures, "seed-002/figures")).unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# Seed\n\nbefore\n<!-- figures:begin -->\n") && text.ends_with("<!-- figures:end -->\nafter\n") && !text.contains("old"), "{text}");
+        assert!(text.find("**Fig. 4.3**: not drawn").unwrap() < text.find("![Fig. 4.4](seed-002/figures/fig-4.4.svg)").unwrap(), "in the seed's order");
+        std::fs::write(&path, "no markers\n").unwrap();
+        assert!(!super::update_write_up(&path, "x").unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "no markers\n");
     }
 
     #[test]
