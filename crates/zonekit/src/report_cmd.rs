@@ -51,6 +51,9 @@ pub fn run(a: ReportArgs) -> Result<ExitCode> {
 }
 
 fn figures(a: FiguresArgs) -> Result<ExitCode> {
+    if !a.results.is_dir() {
+        usage!("--results {}: no such results directory", a.results.display());
+    }
     let drawn = zonekit_lab::figures::draw(a.seed, &a.results).map_err(crate::error::lab)?;
     let written = zonekit_lab::figures::write(&drawn, &a.results).map_err(crate::error::lab)?;
     for n in &drawn.not_drawn {
