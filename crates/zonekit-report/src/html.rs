@@ -174,13 +174,14 @@ nav a{{margin-right:1em}}nav ol{{columns:2;font-size:0.9em}}.scroll{{overflow-x:
         h.push_str("<h2 id=\"figures\">The seed's figures, in its order</h2>\n");
         for f in figures {
             let _ = match &f.svg {
+                // A chart that draws its caption is not captioned twice.
                 Some(svg) => writeln!(
                     h,
-                    "<section id=\"{}\"><h3>{}</h3>\n<figure class=\"chart\">{}<figcaption>{}</figcaption></figure></section>",
+                    "<section id=\"{}\"><h3>{}</h3>\n<figure class=\"chart\">{}{}</figure></section>",
                     anchor(&f.name),
                     escape(&f.name),
                     strip_xml_declaration(svg),
-                    escape(&f.caption)
+                    if svg.contains("class=\"caption\"") { String::new() } else { format!("<figcaption>{}</figcaption>", escape(&f.caption)) }
                 ),
                 None => writeln!(h, "<section><h3>{} (not drawn)</h3><p>{}</p></section>", escape(&f.name), escape(&f.caption)),
             };
