@@ -215,11 +215,6 @@ impl Table {
         Ok(Table { path: path.to_path_buf(), header, rows })
     }
 
-    /// The name of column `index`.
-    pub(crate) fn header_at(&self, index: usize) -> Result<&str, LabError> {
-        self.header.get(index).map(String::as_str).ok_or_else(|| LabError::Results { path: self.path.clone(), line: 1, reason: format!("no column {}", index + 1) })
-    }
-
     fn column(&self, name: &str) -> Result<usize, LabError> {
         self.header.iter().position(|h| h == name).ok_or_else(|| LabError::Results { path: self.path.clone(), line: 1, reason: format!("no column {name}") })
     }
@@ -263,6 +258,14 @@ impl Row<'_> {
     pub(crate) fn number(&self, column: &str) -> Result<f64, LabError> {
         let text = self.text(column)?;
         text.parse::<f64>().map_err(|_| self.error(column, &format!("{text:?} is not a number")))
+    }
+
+    /// The number in column `index`, for a file whose header repeats a name (seed 000's
+    /// `table_4_3.csv` has a `thesis` column after each of its three measures).
+    pub(crate) fn number_at(&self, index: usize) -> Result<f64, LabError> {
+        let column = format!("#{}", index + 1);
+        let text = self.cells.get(index).ok_or_else(|| self.error(&column, "missing"))?;
+        text.parse::<f64>().map_err(|_| self.error(&column, &format!("{text:?} is not a number")))
     }
 
     fn error(&self, column: &str, what: &str) -> LabError {

@@ -180,7 +180,8 @@ fn table_4_3_figure(table: &Table) -> Result<Figure, LabError> {
             let row = table.one(&[("placement", p)])?;
             let cell = row.text(ours_column)?;
             let mean = mean_of(cell).ok_or_else(|| LabError::Results { path: "scale/table_4_3.csv".into(), line: 0, reason: format!("{p}: {cell:?} has no mean") })?;
-            let theirs = row.number(table.header_at(thesis_column)?)?;
+            // By position: the file names all three of the thesis' columns `thesis`.
+            let theirs = row.number_at(thesis_column)?;
             compare.push(Compare {
                 quantity: format!("{name}: {title}{}", if unit.is_empty() { String::new() } else { format!(" ({unit}; ours GiB)") }),
                 seed: format!("{theirs}"),
@@ -245,6 +246,10 @@ mod tests {
         assert_eq!(legend(charts(&f[2].svg)[0]), ["f(t) = t", "f(t) = √t", "f(t) = ln t"]);
         assert_eq!(charts(&f[3].svg).len(), 3, "WAF, GC writes, GC count");
         assert_figure(&f[3].svg, "Table 4.3", 2, "");
+        let thesis = |quantity: &str| f[3].compare.iter().find(|c| c.quantity == quantity).map(|c| c.seed.clone());
+        assert_eq!(thesis("Normal: mean WAF").as_deref(), Some("2.008"));
+        assert_eq!(thesis("Normal: mean GC writes (GB; ours GiB)").as_deref(), Some("442.5"));
+        assert_eq!(thesis("Normal: mean GC count").as_deref(), Some("2.028"), "each measure beside its own thesis column");
         for (k, unit) in [(4, ""), (5, ""), (6, "GiB"), (7, "GiB"), (8, ""), (9, "")] {
             assert_figure(&f[k].svg, &f[k].seed_figure, 7, unit);
             assert_eq!(legend(&f[k].svg)[4], "BHB-DP");
