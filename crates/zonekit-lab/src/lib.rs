@@ -40,6 +40,7 @@ macro_rules! usage {
 pub mod block;
 pub mod cache;
 pub mod device;
+pub mod figures;
 pub mod harness;
 pub mod kv;
 pub mod ocssd;

@@ -4,6 +4,12 @@
 //!
 //! The page is made from the directory alone ([`report_dir`]), so `zonekit report DIR` on an
 //! old directory gives the same page the experiment wrote at its end.
+//!
+//! When the directory holds a seed's figures redrawn (`figures/figures.tsv`, written by
+//! `zonekit report figures`), the page follows the seed: a table of contents with one entry
+//! per seed figure in the seed's order (and those not drawn, with why), each figure under its
+//! own heading; the experiment's other charts and the tables follow, folded (`<details>`), so
+//! the page is not one long scroll.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -15,6 +21,16 @@ pub const TABLE_ROWS_MAX: usize = 200;
 pub const SETTINGS_FILE: &str = "settings.tsv";
 /// The page's name in its directory.
 pub const REPORT_FILE: &str = "report.html";
+/// The folder of a results directory with a seed's redrawn figures, and its index there: one
+/// `file<TAB>seed figure<TAB>caption` line per figure in the seed's order; a line with no file
+/// is a figure not drawn, its caption the reason.
+pub const FIGURES_DIR: &str = "figures";
+pub const FIGURES_INDEX: &str = "figures.tsv";
+/// The lines between which `zonekit report figures` writes a write-up's figures section (the
+/// seed's numbers beside ours, derived numbers among them: the claims check leaves it out, as
+/// it does the rendered acceptance table).
+pub const FIGURES_BEGIN_MARKER: &str = "<!-- figures:begin -->";
+pub const FIGURES_END_MARKER: &str = "<!-- figures:end -->";
 /// Where a resumed experiment moves the rows of its `results.csv` it does not reuse (damaged
 /// ones, or of other settings): not the run's results, so not on the page.
 pub const SET_ASIDE_FILE: &str = "results.previous.csv";
@@ -60,7 +76,48 @@ pub fn report_dir(dir: &Path, title: &str) -> Result<String, String> {
         }
         charts.push((file_name(&p), svg));
     }
-    Ok(page(title, &settings, &tables, &charts))
+    let index = dir.join(FIGURES_DIR).join(FIGURES_INDEX);
+    let mut figures = Vec::new();
+    if index.exists() {
+        for line in read(&index)?.lines().filter(|l| !l.trim().is_empty()) {
+            let mut cells = line.splitn(3, '\t');
+            let (file, name, caption) = (cells.next().unwrap_or_default(), cells.next().unwrap_or_default(), cells.next().unwrap_or_default());
+            let svg = if file.is_empty() {
+                None
+            } else {
+                let p = dir.join(FIGURES_DIR).join(file);
+                let svg = read(&p)?;
+                if !svg.trim_start().starts_with("<svg") {
+                    return Err(format!("{}: not an SVG image", p.display()));
+                }
+                Some(svg)
+            };
+            figures.push(SeedFigure { name: name.to_string(), caption: caption.to_string(), svg });
+        }
+    }
+    Ok(page(title, &settings, &tables, &charts, &figures))
+}
+
+/// One of a seed's figures on the page: its name ("Fig. 4.2"), caption, and the chart (none
+/// when it was not drawn; the caption then says why).
+#[derive(Clone, Debug)]
+pub struct SeedFigure {
+    pub name: String,
+    pub caption: String,
+    pub svg: Option<String>,
+}
+
+/// The anchor of a seed figure: "Fig. 4.2" → "fig-4-2".
+fn anchor(name: &str) -> String {
+    let mut a = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            a.push(c.to_ascii_lowercase());
+        } else if !a.ends_with('-') {
+            a.push('-');
+        }
+    }
+    a.trim_matches('-').to_string()
 }
 
 fn file_name(p: &Path) -> String {
@@ -70,8 +127,9 @@ fn file_name(p: &Path) -> String {
 /// A table of the page: its name (the CSV file's), header and rows.
 pub type NamedTable = (String, Vec<String>, Vec<Vec<String>>);
 
-/// The page itself: settings, then charts (each with its file name), then tables.
-pub fn page(title: &str, settings: &[(String, String)], tables: &[NamedTable], charts: &[(String, String)]) -> String {
+/// The page itself: a table of contents, settings, the seed's figures in its order (when
+/// there are any), the other charts (each with its file name) and the tables.
+pub fn page(title: &str, settings: &[(String, String)], tables: &[NamedTable], charts: &[(String, String)], figures: &[SeedFigure]) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -80,14 +138,29 @@ body{{font-family:sans-serif;margin:2em;max-width:80em;color:#222}}\
 table{{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}}\
 td,th{{border:1px solid #ccc;padding:0.2em 0.6em;text-align:right}}\
 td:first-child,th:first-child{{text-align:left}}th{{background:#f0f0f0}}\
-figure{{display:inline-block;margin:0.5em;vertical-align:top}}figcaption{{font-size:0.8em;color:#666}}\
-nav a{{margin-right:1em}}.scroll{{overflow-x:auto}}\
-</style></head><body>\n<h1>{t}</h1>\n<nav><a href=\"#settings\">Settings</a><a href=\"#charts\">Charts ({nc})</a><a href=\"#tables\">Tables ({nt})</a></nav>\n",
+figure{{display:inline-block;margin:0.5em;vertical-align:top;max-width:100%}}figure svg{{max-width:100%;height:auto}}\
+figcaption{{font-size:0.8em;color:#666}}\
+nav a{{margin-right:1em}}nav ol{{columns:2;font-size:0.9em}}.scroll{{overflow-x:auto}}summary{{cursor:pointer;font-weight:bold;margin:0.5em 0}}\
+</style></head><body>\n<h1>{t}</h1>\n",
         t = escape(title),
-        nt = tables.len(),
-        nc = charts.len()
     );
-    h.push_str("<h2 id=\"settings\">Settings</h2>\n");
+    let other_charts = if figures.is_empty() { "Charts" } else { "Other charts" };
+    let _ = write!(h, "<nav><a href=\"#settings\">Settings</a>");
+    if !figures.is_empty() {
+        let _ = write!(h, "<a href=\"#figures\">The seed's figures ({})</a>", figures.iter().filter(|f| f.svg.is_some()).count());
+    }
+    let _ = writeln!(h, "<a href=\"#charts\">{other_charts} ({nc})</a><a href=\"#tables\">Tables ({nt})</a>", nc = charts.len(), nt = tables.len());
+    if !figures.is_empty() {
+        h.push_str("<ol class=\"toc\">\n");
+        for f in figures {
+            let _ = match f.svg {
+                Some(_) => writeln!(h, "<li><a href=\"#{}\">{}</a></li>", anchor(&f.name), escape(&f.name)),
+                None => writeln!(h, "<li>{} (not drawn)</li>", escape(&f.name)),
+            };
+        }
+        h.push_str("</ol>\n");
+    }
+    h.push_str("</nav>\n<h2 id=\"settings\">Settings</h2>\n");
     if settings.is_empty() {
         h.push_str("<p>No settings were recorded with these results.</p>\n");
     } else {
@@ -97,13 +170,33 @@ nav a{{margin-right:1em}}.scroll{{overflow-x:auto}}\
         }
         h.push_str("</table>\n");
     }
-    h.push_str("<h2 id=\"charts\">Charts</h2>\n");
+    if !figures.is_empty() {
+        h.push_str("<h2 id=\"figures\">The seed's figures, in its order</h2>\n");
+        for f in figures {
+            let _ = match &f.svg {
+                // A chart that draws its caption is not captioned twice.
+                Some(svg) => writeln!(
+                    h,
+                    "<section id=\"{}\"><h3>{}</h3>\n<figure class=\"chart\">{}{}</figure></section>",
+                    anchor(&f.name),
+                    escape(&f.name),
+                    strip_xml_declaration(svg),
+                    if svg.contains("class=\"caption\"") { String::new() } else { format!("<figcaption>{}</figcaption>", escape(&f.caption)) }
+                ),
+                None => writeln!(h, "<section><h3>{} (not drawn)</h3><p>{}</p></section>", escape(&f.name), escape(&f.caption)),
+            };
+        }
+    }
+    let _ = writeln!(h, "<h2 id=\"charts\">{other_charts}</h2>");
+    // Beside the seed's figures the experiment's own charts are folded, so they do not make
+    // the page one long scroll; alone, they are the page's content and stay open.
+    let _ = writeln!(h, "<details{}><summary>{} charts, in file-name order</summary>", if figures.is_empty() { " open" } else { "" }, charts.len());
     for (name, svg) in charts {
         let _ = writeln!(h, "<figure class=\"chart\">{}<figcaption>{}</figcaption></figure>", strip_xml_declaration(svg), escape(name));
     }
-    h.push_str("<h2 id=\"tables\">Tables</h2>\n");
+    h.push_str("</details>\n<h2 id=\"tables\">Tables</h2>\n");
     for (name, header, rows) in tables {
-        let _ = writeln!(h, "<h3>{}</h3>\n<div class=\"scroll\"><table class=\"results\">", escape(name));
+        let _ = writeln!(h, "<details><summary>{} ({} rows)</summary>\n<div class=\"scroll\"><table class=\"results\">", escape(name), rows.len());
         let _ = writeln!(h, "<tr>{}</tr>", header.iter().map(|c| format!("<th>{}</th>", escape(c))).collect::<String>());
         for row in rows.iter().take(TABLE_ROWS_MAX) {
             let _ = writeln!(h, "<tr>{}</tr>", row.iter().map(|c| format!("<td>{}</td>", escape(c))).collect::<String>());
@@ -112,6 +205,7 @@ nav a{{margin-right:1em}}.scroll{{overflow-x:auto}}\
         if rows.len() > TABLE_ROWS_MAX {
             let _ = writeln!(h, "<p>The first {TABLE_ROWS_MAX} of {} rows; all are in {}.</p>", rows.len(), escape(name));
         }
+        h.push_str("</details>\n");
     }
     h.push_str("</body></html>\n");
     h
@@ -197,6 +291,34 @@ mod tests {
         let html = report_dir(&dir, "x").unwrap();
         assert!(html.contains("<td>sepbit</td><td>1.9</td>"));
         assert!(!html.contains("7.5") && !html.contains(SET_ASIDE_FILE), "rows set aside are not reported");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A seed's figures lead the page in the index's order, each under its own anchored heading
+    /// with a contents entry; a figure not drawn is listed with its reason; the experiment's own
+    /// charts follow, folded.
+    #[test]
+    fn a_seeds_figures_are_shown_in_its_order_with_a_table_of_contents() {
+        let dir = std::env::temp_dir().join(format!("zonekit-html-figures-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join(FIGURES_DIR)).unwrap();
+        std::fs::write(dir.join("own.svg"), crate::bar_chart("own", "WAF", &[("a".into(), 1.0)])).unwrap();
+        for name in ["fig-4.10.svg", "fig-4.2.svg"] {
+            std::fs::write(dir.join(FIGURES_DIR).join(name), crate::bar_chart(name, "WAF", &[("a".into(), 1.0)])).unwrap();
+        }
+        std::fs::write(
+            dir.join(FIGURES_DIR).join(FIGURES_INDEX),
+            "fig-4.2.svg\tFig. 4.2\tMirrors Fig. 4.2 <at> x\n\tFig. 4.3\tno data\nfig-4.10.svg\tFig. 4.10\tMirrors Fig. 4.10\n",
+        )
+        .unwrap();
+        let html = report_dir(&dir, "seed").unwrap();
+        let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("{s} not on the page"));
+        assert!(at("href=\"#fig-4-2\"") < at("href=\"#fig-4-10\""), "contents in the seed's order, not by file name");
+        assert!(at("<section id=\"fig-4-2\">") < at("Fig. 4.3 (not drawn)</h3><p>no data") && at("no data") < at("<section id=\"fig-4-10\">"));
+        assert!(html.contains("Mirrors Fig. 4.2 &lt;at&gt; x</figcaption>"));
+        assert!(at("<section id=\"fig-4-10\">") < at("<details><summary>1 charts"), "the experiment's own charts after, folded");
+        assert_eq!(html.matches("<figure class=\"chart\"><svg").count(), 3);
+        std::fs::write(dir.join(FIGURES_DIR).join(FIGURES_INDEX), "gone.svg\tFig. 1\tx\n").unwrap();
+        assert!(report_dir(&dir, "x").unwrap_err().contains("gone.svg"), "a figure the index names must be there");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -426,6 +426,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
         print!("{}", zonekit_report::for_terminal(&summary, zonekit_report::TERMINAL_COLUMNS));
         println!("\nresults: {}/results.csv, waf.csv, summary.md and charts", out.display());
         println!("each row's own `zonekit cache run` command: {}", out.join("commands.tsv").display());
+        crate::out_dir::seed_figures(4, &out);
     }
     crate::out_dir::finish(&out)?;
     Ok(ExitCode::SUCCESS)

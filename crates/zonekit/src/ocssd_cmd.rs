@@ -184,6 +184,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     print!("{}", zonekit_report::for_terminal(&summary, zonekit_report::TERMINAL_COLUMNS));
     println!("\nresults: {}/results.csv, series.csv, summary.md and charts", a.out.display());
     println!("each row's own `zonekit ocssd run` command: {}", a.out.join("commands.tsv").display());
+    crate::out_dir::seed_figures(2, &a.out);
     crate::out_dir::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -100,6 +100,17 @@ pub fn release_fresh_claim() {
     }
 }
 
+/// Before [`finish`], for an experiment that reproduces a seed's evaluation: the seed's figures
+/// redrawn from the results just written (what `zonekit report figures` does on committed
+/// ones), so that the page shows them in the seed's order. A run that lacks cells a figure
+/// needs (`--quick`, a smaller grid) says so and goes on: its own charts are still written.
+pub fn seed_figures(seed: u32, out: &Path) {
+    match zonekit_lab::figures::draw(seed, out).and_then(|figures| zonekit_lab::figures::write(&figures, out).map(|_| figures)) {
+        Ok(figures) => println!("seed {seed:03}'s figures: {} drawn in {}", figures.figures.len(), out.join(zonekit_lab::figures::FIGURES_DIR).display()),
+        Err(e) => say!("seed {seed:03}'s figures not drawn: {e} (they need every cell of the seed's setting)"),
+    }
+}
+
 /// At the end of an experiment: records how it was run beside its results and writes the page.
 pub fn finish(out: &Path) -> Result<()> {
     let command = this_command();

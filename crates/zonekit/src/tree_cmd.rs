@@ -324,6 +324,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     }
     print!("{}", zonekit_report::for_terminal(&outcome.summary, zonekit_report::TERMINAL_COLUMNS));
     println!("\nresults: {}/results.csv, summary.md and charts", a.out.display());
+    crate::out_dir::seed_figures(3, &a.out);
     crate::out_dir::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)
 }

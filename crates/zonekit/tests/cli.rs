@@ -144,7 +144,7 @@ fn main_job_compares_every_placement() {
     assert!(page.contains("<title>zonekit demo --scale 0.005 --out res</title>"), "{}", &page[..200.min(page.len())]);
     let charts = std::fs::read_dir(dir.path().join("res")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg")).count();
     assert_eq!(page.matches("<figure class=\"chart\"><svg").count(), charts);
-    assert!(page.contains("<h3>results_with_ratios.csv</h3>"));
+    assert!(page.contains("<summary>results_with_ratios.csv (9 rows)</summary>"));
     // `zonekit report DIR` makes the same page again from the directory alone.
     std::fs::remove_file(dir.path().join("res/report.html")).unwrap();
     assert!(ok(&["report", "res"], dir.path()).contains("report.html"));
@@ -153,6 +153,31 @@ fn main_job_compares_every_placement() {
     std::fs::create_dir(dir.path().join("empty")).unwrap();
     assert!(refused(&["report", "empty"], dir.path()).contains("no CSV table or SVG chart"));
     assert!(!dir.path().join("empty/report.html").exists());
+}
+
+/// `report figures` redraws a seed's figures from a results directory's CSV files alone (here
+/// a copy of seed 004's committed ones), fills the write-up's figures section beside it, and
+/// refuses a seed without figures as a bad request.
+#[test]
+fn report_figures_draws_a_seeds_figures_from_its_results_and_fills_the_write_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/results/seed-004");
+    std::fs::create_dir(dir.path().join("seed-004")).unwrap();
+    for name in ["results.csv", "gc-waf.csv"] {
+        std::fs::copy(committed.join(name), dir.path().join("seed-004").join(name)).unwrap();
+    }
+    std::fs::write(dir.path().join("seed-004.md"), "# Seed 004\n<!-- figures:begin -->\n<!-- figures:end -->\nend\n").unwrap();
+    let out = ok(&["report", "figures", "--seed", "4", "--results", "seed-004"], dir.path());
+    assert!(out.contains("wrote 5 figures of seed 004") && out.contains("figures section of seed-004.md"), "{out}");
+    for name in ["fig-2.4.svg", "fig-4.1.svg", "fig-5.1.svg", "fig-5.2.svg", "fig-5.3.svg", "figures.tsv", "README.md"] {
+        assert!(dir.path().join("seed-004/figures").join(name).exists(), "{name}");
+    }
+    let write_up = std::fs::read_to_string(dir.path().join("seed-004.md")).unwrap();
+    assert!(write_up.contains("![Fig. 5.2](seed-004/figures/fig-5.2.svg)") && write_up.ends_with("<!-- figures:end -->\nend\n"), "{write_up}");
+    assert!(!dir.path().join("seed-004/report.html").exists(), "no page where there was none");
+    assert!(common::refused(&["report", "figures", "--seed", "9", "--results", "seed-004"], dir.path(), 2).contains("seed 9 has no figures"));
+    std::fs::remove_file(dir.path().join("seed-004/gc-waf.csv")).unwrap();
+    assert!(common::refused(&["report", "figures", "--seed", "4", "--results", "seed-004"], dir.path(), 1).contains("gc-waf.csv"), "a missing result file is named");
 }
 
 #[test]

@@ -34,6 +34,7 @@ const MISSING_INPUT: &[(&str, Option<&[&str]>)] = &[
     ("policies", None),
     ("experiment", Some(&["experiment", "table-3.2", "--traces", "nope.csv"])),
     ("report", Some(&["report", "nope-dir"])),
+    ("report figures", Some(&["report", "figures", "--seed", "3", "--results", "nope-dir"])),
     ("fs mkfs", Some(&["fs", "mkfs", "nope.img"])),
     ("fs ls", Some(&["fs", "ls", "nope.img"])),
     ("fs df", Some(&["fs", "df", "nope.img"])),
@@ -85,8 +86,9 @@ fn leaf_subcommands(dir: &Path) -> Vec<String> {
     let mut leaves = Vec::new();
     for c in commands(&ok(&["--help"], dir)) {
         let nested = commands(&ok(&[&c, "--help"], dir));
-        // `sweep` both runs and has `sweep merge`.
-        if nested.is_empty() || c == "sweep" {
+        // `sweep` both runs and has `sweep merge`; `report` both writes a page and has
+        // `report figures`.
+        if nested.is_empty() || c == "sweep" || c == "report" {
             leaves.push(c.clone());
         }
         leaves.extend(nested.into_iter().map(|n| format!("{c} {n}")));

@@ -355,7 +355,7 @@ fn run_key(spec: &OcssdSpec) -> String {
 
 /// The thesis' §4.3 update traffic (KB per trace) and map sizes, for the summary; its table
 /// 4.2 is [`fit::THESIS_TABLE_4_2`].
-const THESIS_UPDATE_KB: [(&str, [f64; 4]); 2] = [("lammps", [1768.0, 3674.0, 63.0, 487.0]), ("macdrp", [2065.0, 2481.0, 130.0, 571.0])];
+pub(crate) const THESIS_UPDATE_KB: [(&str, [f64; 4]); 2] = [("lammps", [1768.0, 3674.0, 63.0, 487.0]), ("macdrp", [2065.0, 2481.0, 130.0, 571.0])];
 const THESIS_MAP_BYTES: [f64; 4] = [131072.0, 131072.0, 4096.0, 4736.0];
 
 fn write_file(out: &Path, name: &str, text: String) -> Result<()> {

@@ -28,11 +28,13 @@ mod axis;
 mod bars;
 mod heat;
 mod line;
+mod panels;
 mod svg;
 
 pub use bars::{bar_chart, box_chart, BarChart};
 pub use heat::heat_map;
 pub use line::{line_chart, LineChart, Series};
+pub use panels::panels;
 pub use svg::Width;
 
 /// Checks that `svg` is well-formed XML with one `<svg>` root: every tag closed in order,

@@ -155,9 +155,12 @@ impl Frame {
         let height = (caption_top + caption.len() as f64 * (font + 3.0) + font * 0.6).round();
 
         let mut svg = String::new();
+        // data-series: how many series the chart draws, so that a reader of the page
+        // (scripts/report-test) can ask every multi-series chart for its legend.
         let _ = writeln!(
             svg,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="{font}">"#
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="{font}" data-series="{series}">"#,
+            series = spec.legend.len()
         );
         svg.push_str("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
         for (i, line) in title.iter().enumerate() {

@@ -122,7 +122,10 @@ impl FileNumbers {
             for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
                 let p = entry.path();
                 if p.is_dir() {
-                    stack.push(p);
+                    // The redrawn figures' folder quotes the seed's numbers beside ours: not a source.
+                    if !p.ends_with(crate::html::FIGURES_DIR) {
+                        stack.push(p);
+                    }
                 } else if p.file_name().is_some_and(|n| n != CLAIMS_FILE) && p.extension().is_none_or(|x| x != "svg") {
                     if let Ok(bytes) = std::fs::read(&p) {
                         let text = String::from_utf8_lossy(&bytes);
@@ -166,8 +169,8 @@ pub fn unmatched(text: &str, known: &FileNumbers) -> Vec<String> {
     tokens(text, Reading::Prose).into_iter().filter(|t| !known.holds(t)).map(|t| t.text).collect()
 }
 
-/// The numbers in the write-up's tables (outside code blocks and the rendered block) no result
-/// file holds, with their line numbers.
+/// The numbers in the write-up's tables (outside code blocks, the rendered block and the figures
+/// section) no result file holds, with their line numbers.
 pub fn unmatched_in_tables(writeup: &str, known: &FileNumbers) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let (mut fenced, mut rendered) = (false, false);
@@ -175,9 +178,9 @@ pub fn unmatched_in_tables(writeup: &str, known: &FileNumbers) -> Vec<(usize, St
         let t = line.trim_start();
         if t.starts_with("```") {
             fenced = !fenced;
-        } else if t.starts_with(BEGIN_MARKER) {
+        } else if t.starts_with(BEGIN_MARKER) || t.starts_with(crate::html::FIGURES_BEGIN_MARKER) {
             rendered = true;
-        } else if t.starts_with(END_MARKER) {
+        } else if t.starts_with(END_MARKER) || t.starts_with(crate::html::FIGURES_END_MARKER) {
             rendered = false;
         } else if !fenced && !rendered && t.starts_with('|') {
             out.extend(unmatched(line, known).into_iter().map(|n| (i + 1, n)));
