@@ -137,13 +137,13 @@ fn record_written(out: &Path) -> std::io::Result<()> {
     for name in names {
         text.push_str(&format!("wrote\t{name}\n"));
     }
-    std::fs::write(&run, text)
+    zonekit_base::atomic::write(&run, text)
 }
 
 pub(crate) fn write_page(dir: &Path, title: &str) -> Result<PathBuf> {
     let page = report_dir(dir, title).map_err(anyhow::Error::msg)?;
     let path = dir.join(REPORT_FILE);
-    std::fs::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
+    zonekit_base::atomic::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
 }
 

@@ -308,7 +308,7 @@ pub fn write(out: &Path, spec: &FdpTheorySpec, result: &TheoryResult, drive: &[D
     std::fs::create_dir_all(out).map_err(LabError::io(out))?;
     let put = |name: &str, text: String| -> Result<String> {
         let path = out.join(name);
-        std::fs::write(&path, text).map_err(LabError::io(&path))?;
+        zonekit_base::atomic::write(&path, text).map_err(LabError::io(&path))?;
         Ok(name.to_string())
     };
     let mut files = vec![

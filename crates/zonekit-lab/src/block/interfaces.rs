@@ -117,7 +117,7 @@ pub fn run(spec: &InterfacesSpec, on_start: &dyn Fn(usize), on_done: &(dyn Fn() 
 pub fn write(out: &Path, placements: &[String], interfaces: &[String], rows: &[InterfaceRow]) -> Result<String> {
     std::fs::create_dir_all(out).map_err(LabError::io(out))?;
     let path = out.join("interfaces.csv");
-    std::fs::write(&path, csv(&HEADER, &rows.iter().map(InterfaceRow::cells).collect::<Vec<_>>())).map_err(LabError::io(&path))?;
+    zonekit_base::atomic::write(&path, csv(&HEADER, &rows.iter().map(InterfaceRow::cells).collect::<Vec<_>>())).map_err(LabError::io(&path))?;
     fn of<'a>(rows: &'a [InterfaceRow], p: &'a str, i: &'a str) -> impl Iterator<Item = &'a InterfaceRow> {
         rows.iter().filter(move |r| r.placement == p && r.interface == i)
     }
@@ -152,9 +152,9 @@ pub fn write(out: &Path, placements: &[String], interfaces: &[String], rows: &[I
     let header = ["placement", "interface", "host WAF", "device WAF", "total WAF", "total WAF min–max", "total vs ZNS", "write p99 µs"];
     let commands: String = rows.iter().map(|r| format!("{}\t{}\t{}\t{}\n", r.input, r.placement, r.interface, r.command)).collect();
     let path = out.join("commands.tsv");
-    std::fs::write(&path, format!("input\tplacement\tinterface\tcommand\n{commands}")).map_err(LabError::io(&path))?;
+    zonekit_base::atomic::write(&path, format!("input\tplacement\tinterface\tcommand\n{commands}")).map_err(LabError::io(&path))?;
     let path = out.join("summary.csv");
-    std::fs::write(&path, csv(&header, &table)).map_err(LabError::io(&path))?;
+    zonekit_base::atomic::write(&path, csv(&header, &table)).map_err(LabError::io(&path))?;
     // The terminal's table names the range by its place beside the total, to fit 100 columns.
     let header = header.map(|h| if h == "total WAF min–max" { "min–max" } else { h });
     let chart = |title: &str, label: &str, unit: &str, series: Vec<Vec<f64>>| {
@@ -163,11 +163,11 @@ pub fn write(out: &Path, placements: &[String], interfaces: &[String], rows: &[I
     };
     let path = out.join("waf.svg");
     let svg = chart("Total WAF (host × device) by placement and interface, mean over inputs", "total WAF", "", waf_series);
-    std::fs::write(&path, svg).map_err(LabError::io(&path))?;
+    zonekit_base::atomic::write(&path, svg).map_err(LabError::io(&path))?;
     if p99_series.iter().flatten().any(|v| v.is_finite()) {
         let path = out.join("write_p99.svg");
         let svg = chart("Device write latency p99 by placement and interface, mean over inputs", "write latency p99", "ms", p99_series);
-        std::fs::write(&path, svg).map_err(LabError::io(&path))?;
+        zonekit_base::atomic::write(&path, svg).map_err(LabError::io(&path))?;
     }
     Ok(text_table(&header, &table))
 }

@@ -268,7 +268,7 @@ fn result_row(section: &str, r: &CacheReport) -> Vec<String> {
 
 pub(crate) fn write_file(out: &Path, name: &str, text: String) -> Result<()> {
     let path = out.join(name);
-    std::fs::write(&path, text).map_err(LabError::io(&path))
+    zonekit_base::atomic::write(&path, text).map_err(LabError::io(&path))
 }
 
 /// Refuses an experiment whose settings are out of range, each by its flag.
