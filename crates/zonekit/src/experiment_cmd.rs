@@ -413,6 +413,7 @@ fn interfaces(a: &ExperimentArgs, out: &Path) -> Result<()> {
         interfaces,
         base: ftl.spec(BHBDP.name, CBE.name, Default::default(), 1),
         threads: a.jobs,
+        keep_runs_in: Some(out.to_path_buf()),
     };
     let bar = std::sync::Mutex::new(None::<crate::progress::Progress>);
     let on_start = |n: usize| *bar.lock().unwrap() = Some(crate::progress::Progress::bar(n as u64, "runs").with_message("interfaces"));
