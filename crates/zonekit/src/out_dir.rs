@@ -37,7 +37,8 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
     let mut fresh = false;
     // The files earlier runs wrote, while they stay.
     let mut kept_record = String::new();
-    match std::fs::read_to_string(&run) {
+    let before = std::fs::read_to_string(&run);
+    match &before {
         Ok(text) => {
             let first = text.lines().next().unwrap_or_default();
             let (before_identity, before_command) = first.split_once('\t').unwrap_or((first, ""));
@@ -70,10 +71,16 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
             }
             fresh = true;
         }
-        Err(e) => return Err(unwritable(e)),
+        Err(e) => return Err(unwritable(std::io::Error::new(e.kind(), e.to_string()))),
     }
     std::fs::create_dir_all(out).map_err(unwritable)?;
-    std::fs::write(&run, format!("{identity}\t{command}\n{kept_record}")).map_err(unwritable)?;
+    let claim = format!("{identity}\t{command}\n{kept_record}");
+    // The same command again (a rerun after an interruption, which never recorded what it
+    // wrote): the claim stays as the first attempt made it, so that every file written since,
+    // by any attempt, is recorded as this run's at the finish.
+    if before.as_deref().ok() != Some(claim.as_str()) {
+        zonekit_base::atomic::write(&run, claim).map_err(unwritable)?;
+    }
     *CLAIMED_AT.lock().unwrap() = std::fs::metadata(&run).and_then(|m| m.modified()).ok();
     if fresh {
         *FRESH_CLAIM.lock().unwrap() = Some((out.to_path_buf(), created));
