@@ -75,9 +75,10 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
     }
     std::fs::create_dir_all(out).map_err(unwritable)?;
     let claim = format!("{identity}\t{command}\n{kept_record}");
-    // The same command again (a rerun after an interruption, which never recorded what it
-    // wrote): the claim stays as the first attempt made it, so that every file written since,
-    // by any attempt, is recorded as this run's at the finish.
+    // The same command again after an interrupted attempt (its claim has no finished line, so
+    // it is exactly this claim): the claim stays as the first attempt made it, so that every
+    // file written since, by any attempt, is recorded as this run's at the finish. After a
+    // finished run the claim is made anew: a file put there by hand since is not this run's.
     if before.as_deref().ok() != Some(claim.as_str()) {
         zonekit_base::atomic::write(&run, claim).map_err(unwritable)?;
     }
@@ -144,8 +145,13 @@ fn record_written(out: &Path) -> std::io::Result<()> {
     for name in names {
         text.push_str(&format!("wrote\t{name}\n"));
     }
+    text.push_str(FINISHED_LINE);
     zonekit_base::atomic::write(&run, text)
 }
+
+/// The claim's last line once its run finished: a claim without it is an attempt that was
+/// interrupted, which a rerun of the same command continues ([`claim_out`]).
+const FINISHED_LINE: &str = "finished\n";
 
 pub(crate) fn write_page(dir: &Path, title: &str) -> Result<PathBuf> {
     let page = report_dir(dir, title).map_err(anyhow::Error::msg)?;
