@@ -25,6 +25,7 @@ pub fn failed(args: &[&str], cwd: &Path) -> String {
 }
 
 /// Runs `zonekit args`, expects exit status `code` and no panic, returns standard error.
+#[allow(dead_code)] // not every test binary that includes this module uses it
 pub fn refused(args: &[&str], cwd: &Path, code: i32) -> String {
     let out = zonekit(args, cwd);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
