@@ -8,6 +8,10 @@
 //! target and fsyncs the directory, so after a crash the target is the old file or the new
 //! one, whole. Dropped without a commit (an error, a panic) the temporary file is removed.
 //!
+//! A target that exists and is not a regular file (`/dev/stdout`, a FIFO) is written in place:
+//! renaming over it would replace the device node. A symbolic link stays one: the file it
+//! names is replaced.
+//!
 //! A process killed outright runs no destructor: its temporary file stays. The next
 //! [`AtomicFile::create`] of the same target removes every temporary of it whose process is
 //! gone, so a rerun leaves no junk beside its output.
@@ -39,15 +43,28 @@ pub struct AtomicFile {
     out: Option<BufWriter<File>>,
     temp_path: PathBuf,
     path: PathBuf,
+    /// The target is not a regular file (`/dev/stdout`, a FIFO, a device): it is written
+    /// directly, as renaming over it would replace the device node itself.
+    in_place: bool,
 }
 
 impl AtomicFile {
     /// Starts writing `path`: creates its temporary beside it (the directory must exist) and
     /// removes temporaries of `path` that killed writers left.
     pub fn create(path: &Path) -> io::Result<AtomicFile> {
-        let temp_path = partial_path(path)?;
+        let buffered = |file| Some(BufWriter::with_capacity(1 << 20, file));
+        match std::fs::metadata(path) {
+            Ok(meta) if !meta.is_file() && !meta.is_dir() => {
+                let file = File::options().write(true).open(path)?;
+                return Ok(AtomicFile { out: buffered(file), temp_path: path.to_path_buf(), path: path.to_path_buf(), in_place: true });
+            }
+            _ => {}
+        }
+        // A symbolic link stays one: the file it names is replaced.
+        let path = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) { std::fs::canonicalize(path)? } else { path.to_path_buf() };
+        let temp_path = partial_path(&path)?;
         let file = File::create(&temp_path)?;
-        Ok(AtomicFile { out: Some(BufWriter::with_capacity(1 << 20, file)), temp_path, path: path.to_path_buf() })
+        Ok(AtomicFile { out: buffered(file), temp_path, path, in_place: false })
     }
 
     /// The file being written, until the commit: for a writer that must reopen it (to patch a
@@ -74,6 +91,9 @@ impl AtomicFile {
     pub fn commit(mut self) -> io::Result<()> {
         let out = self.out.take().expect("committed once");
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        if self.in_place {
+            return Ok(());
+        }
         file.sync_all()?;
         drop(file);
         std::fs::rename(&self.temp_path, &self.path)?;
@@ -103,7 +123,7 @@ impl Write for AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if self.out.take().is_some() {
+        if self.out.take().is_some() && !self.in_place {
             let _ = std::fs::remove_file(&self.temp_path);
         }
     }
@@ -223,6 +243,37 @@ mod tests {
         assert!(live.exists(), "a running writer's file is its own");
         assert!(other.exists(), "another target's temporaries wait for its writer");
         assert!(is_partial(".out.zkt.partial-1.0") && !is_partial("out.zkt") && !is_partial(".out.partial-") && !is_partial(".out.partial-1"));
+    }
+
+    #[test]
+    fn a_target_that_is_not_a_regular_file_is_written_in_place_and_stays_what_it_was() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = std::thread::spawn({
+            let fifo = fifo.clone();
+            move || std::fs::read_to_string(fifo).unwrap()
+        });
+        let mut f = AtomicFile::create(&fifo).unwrap();
+        f.write_all(b"through the pipe").unwrap();
+        f.commit().unwrap();
+        assert_eq!(reader.join().unwrap(), "through the pipe");
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "renaming over it would have replaced the FIFO");
+        assert_eq!(names(dir.path()), vec!["pipe".to_string()]);
+    }
+
+    #[test]
+    fn a_symbolic_link_stays_one_and_the_file_it_names_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let (real, link) = (dir.path().join("real.csv"), dir.path().join("link.csv"));
+        std::fs::write(&real, "old").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write(&link, "new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
     }
 
     #[test]
