@@ -8,6 +8,8 @@
 //!   and the machine's memory size ([`mem::total_memory_bytes`]) that size checks refuse against.
 //! - [`LogHistogram`]: log-linear histogram of latencies and lifetimes.
 //! - [`policy`]: policy registries as tables (name, summary, parameters with defaults, maker).
+//! - [`atomic`]: output files written aside and renamed whole ([`atomic::AtomicFile`]), so a
+//!   killed command never leaves a partial file under an output's name.
 //! - [`NEVER`]: the "no next write / no such time" sentinel of logical times.
 //! - [`thread_cpu_s`]: the calling thread's CPU time, for measurements that must not count
 //!   what other processes on a shared machine take.
@@ -26,6 +28,7 @@
 //! assert_eq!(map.len(), 100);
 //! ```
 
+pub mod atomic;
 pub mod histogram;
 pub mod map;
 pub mod mem;

@@ -23,7 +23,7 @@
 
 use std::collections::VecDeque;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use zonekit_base::{BlockMap, LogHistogram};
 
 use crate::device::{CacheDevice, RecoveredKeys};
@@ -33,7 +33,7 @@ use crate::meta::{Meta, MetaIo, MetadataConfig, MetadataStats};
 use crate::sampler::Sampler;
 use crate::{CacheError, Result};
 
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WriteMode {
     /// Write to the disk and the cache (bcache's default).
     #[default]
@@ -66,7 +66,7 @@ impl WriteMode {
 }
 
 /// Which read misses enter the cache.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Admission {
     /// Every read miss (bcache).
     #[default]
@@ -77,7 +77,7 @@ pub enum Admission {
     Ghost { blocks: u64 },
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheConfig {
     pub mode: WriteMode,
     /// Sequential runs this long bypass the cache; 0 turns the cutoff off.

@@ -39,7 +39,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{CacheError, Result};
 
@@ -62,7 +62,7 @@ pub const BTREE_MAX_BYTES: u64 = 256 << 10;
 pub const BTREE_RESERVE_BUCKETS: u32 = 8;
 
 /// The metadata model's settings; zeros take bcache's rule.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MetadataConfig {
     /// Journal buckets; 0: `nbuckets / 128` clamped to 2..=256.
     pub journal_buckets: u32,
@@ -97,7 +97,7 @@ pub fn default_btree_node_bytes(bucket_bytes: u64) -> u64 {
 }
 
 /// What the metadata wrote and held.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MetadataStats {
     pub btree_blocks_written: u64,
     pub journal_blocks_written: u64,

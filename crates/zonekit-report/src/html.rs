@@ -39,7 +39,7 @@ pub const SET_ASIDE_FILE: &str = "results.previous.csv";
 /// [`report_dir`] to show.
 pub fn write_settings(dir: &Path, settings: &[(String, String)]) -> std::io::Result<()> {
     let text: String = settings.iter().map(|(k, v)| format!("{}\t{}\n", one_line(k), one_line(v))).collect();
-    std::fs::write(dir.join(SETTINGS_FILE), text)
+    zonekit_base::atomic::write(dir.join(SETTINGS_FILE), text)
 }
 
 fn one_line(s: &str) -> String {

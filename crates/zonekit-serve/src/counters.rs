@@ -162,13 +162,10 @@ pub struct Snapshot {
 impl Snapshot {
     /// Writes the snapshot as JSON, atomically: a reader sees the old file or the new one.
     pub fn write_atomically(&self, path: &Path) -> std::io::Result<()> {
-        let tmp = path.with_extension("json.tmp");
-        {
-            let mut f = std::fs::File::create(&tmp)?;
-            serde_json::to_writer_pretty(&mut f, self)?;
-            f.write_all(b"\n")?;
-        }
-        std::fs::rename(&tmp, path)
+        let mut f = zonekit_base::atomic::AtomicFile::create(path)?;
+        serde_json::to_writer_pretty(&mut f, self)?;
+        f.write_all(b"\n")?;
+        f.commit()
     }
 }
 

@@ -45,7 +45,8 @@ pub struct RequestLog {
 }
 
 impl RequestLog {
-    /// Creates (or truncates) `path`; `source` is kept in the trace's header.
+    /// Starts the log of `path` (written aside, replacing `path` at [`RequestLog::finish`]);
+    /// `source` is kept in the trace's header.
     pub fn create(path: &Path, block_bytes: u32, source: &str) -> Result<RequestLog, String> {
         let writer = BinaryWriter::create(path, block_bytes, source).map_err(|e| e.to_string())?;
         Ok(RequestLog { writer: Some(writer), path: path.to_path_buf(), started: Instant::now(), block_bytes: block_bytes as u64, requests: 0, records: 0, failed: None })
@@ -76,12 +77,14 @@ impl RequestLog {
         self.requests
     }
 
-    /// Writes the header and checksums. `Err` if any write to the log failed: the file then
-    /// holds a prefix of the stream and must not be used as the whole of it.
+    /// Writes the header and checksums and puts the log under its name (it is written aside
+    /// until then: a server killed before it stops leaves no log). `Err` if any write to the
+    /// log failed: nothing is put under the name, as a prefix of the stream must not be taken
+    /// for the whole of it.
     pub fn finish(self) -> Result<LogSummary, String> {
         let what = |e: String| format!("the request log {}: {e}", self.path.display());
         if let Some(e) = self.failed {
-            return Err(what(format!("{e} (the log stopped there; the file is incomplete)")));
+            return Err(what(format!("{e} (the log stopped there; the log is incomplete)")));
         }
         let writer = self.writer.expect("present unless a write failed");
         writer.finish().map_err(|e| what(e.to_string()))?;

@@ -2,13 +2,13 @@
 //! groups and reclaim-unit handles, and the device GC's victim rule. [`SsdConfig::validate`]
 //! refuses, by name, every setting the model cannot run.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use zonekit_device::timing::FlashConfig;
 
 use crate::SsdError;
 
 /// A reclaim-unit handle's isolation (NVMe TP4146, the RUH Type of the FDP configuration).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuhType {
     /// RUHT 1h: data written through this handle is kept apart from other handles' data when

@@ -30,10 +30,11 @@
 //! write count, or `u64::MAX`.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
+use zonekit_base::atomic::AtomicFile;
 
 use crate::blocks::{BlockIo, BlockMap, DistinctCounter};
 use crate::record::{Op, Result, TraceError};
@@ -216,7 +217,9 @@ fn impossible(raw: &[u8], r: &BlockRecord, write_index: u64, annotated: bool) ->
 
 /// Writes a binary trace record by record; [`BinaryWriter::finish`] writes the header.
 pub struct BinaryWriter {
-    out: BufWriter<File>,
+    /// Written aside, so that a writer killed before [`BinaryWriter::finish`] leaves no file
+    /// under the trace's name.
+    out: AtomicFile,
     path: PathBuf,
     header: Header,
     distinct: DistinctCounter,
@@ -228,7 +231,7 @@ pub struct BinaryWriter {
 impl BinaryWriter {
     pub fn create(path: &Path, block_size_bytes: u32, source: &str) -> Result<BinaryWriter> {
         let io = |e| TraceError::Io { context: format!("{}: create", path.display()), error: e };
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
+        let mut out = AtomicFile::create(path).map_err(io)?;
         out.write_all(&[0u8; HEADER_BYTES]).map_err(io)?;
         let header = Header { block_size_bytes, records: 0, writes: 0, has_next_write: false, source: source.to_string(), distinct_writes_estimate: None, checksums: true };
         Ok(BinaryWriter { out, path: path.to_path_buf(), header, distinct: DistinctCounter::new(), window: crc32fast::Hasher::new(), checksums: Vec::new() })
@@ -250,7 +253,9 @@ impl BinaryWriter {
         Ok(())
     }
 
-    pub fn finish(mut self) -> Result<Header> {
+    /// Completes the trace under its temporary name ([`AtomicFile::temp_path`]), for a writer
+    /// that annotates it ([`annotate_next_write`]) before [`AtomicFile::commit`] publishes it.
+    pub fn finish_aside(mut self) -> Result<(Header, AtomicFile)> {
         let io = |e| TraceError::Io { context: format!("{}: finish", self.path.display()), error: e };
         self.header.distinct_writes_estimate = Some(self.distinct.estimate());
         if self.header.records % WINDOW_RECORDS as u64 != 0 {
@@ -258,10 +263,18 @@ impl BinaryWriter {
         }
         let trailer: Vec<u8> = self.checksums.iter().flat_map(|c| c.to_le_bytes()).collect();
         self.out.write_all(&trailer).map_err(io)?;
-        self.out.seek(SeekFrom::Start(0)).map_err(io)?;
-        self.out.write_all(&self.header.encode()).map_err(io)?;
-        self.out.flush().map_err(io)?;
-        Ok(self.header)
+        let file = self.out.file_mut().map_err(io)?;
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        file.write_all(&self.header.encode()).map_err(io)?;
+        Ok((self.header, self.out))
+    }
+
+    /// Completes the trace and publishes it under its name, whole.
+    pub fn finish(self) -> Result<Header> {
+        let path = self.path.clone();
+        let (header, out) = self.finish_aside()?;
+        out.commit().map_err(|e| TraceError::Io { context: format!("{}: commit", path.display()), error: e })?;
+        Ok(header)
     }
 }
 

@@ -202,7 +202,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
         print!("{}", fitted_table(&HEADER, &rows, TERMINAL_COLUMNS));
     }
     if let Some(out) = &a.out {
-        let write = |name: &str, text: &str| std::fs::write(out.join(name), text).with_context(|| format!("writing {}", out.join(name).display()));
+        let write = |name: &str, text: &str| zonekit_base::atomic::write(out.join(name), text).with_context(|| format!("writing {}", out.join(name).display()));
         write("bench.json", &serde_json::to_string_pretty(&serde_json::json!({ "preset": p.name, "spec": spec, "report": report }))?)?;
         write("bench.csv", &csv(&HEADER, &rows))?;
         let s = &report.job;

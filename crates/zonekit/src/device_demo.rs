@@ -19,7 +19,7 @@ pub struct DeviceDemoArgs {
 }
 
 fn write_file(path: &Path, contents: &str) -> Result<()> {
-    std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
+    zonekit_base::atomic::write(path, contents).with_context(|| format!("writing {}", path.display()))
 }
 
 pub fn run(args: &DeviceDemoArgs) -> Result<ExitCode> {

@@ -210,12 +210,12 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
             series.push(Series { name: placement.to_uppercase(), points: points.collect() });
         }
         let file = out.join(format!("gp_cdf_{}.svg", rows.len() / 2 - 1));
-        std::fs::write(&file, line_chart(&format!("GP of reclaimed zones — {}", short(name)), "garbage proportion", "CDF", &series, false))?;
+        zonekit_base::atomic::write(&file, line_chart(&format!("GP of reclaimed zones — {}", short(name)), "garbage proportion", "CDF", &series, false))?;
     }
     let header = ["workload", "placement", "WAF", "GC GiB", "GC count", "median GP by class 1..7"];
     print!("{}", zonekit_report::fitted_table(&header, &rows, zonekit_report::TERMINAL_COLUMNS));
-    std::fs::write(out.join("results.csv"), csv(&header, &rows))?;
-    std::fs::write(out.join("commands.tsv"), commands)?;
+    zonekit_base::atomic::write(out.join("results.csv"), csv(&header, &rows))?;
+    zonekit_base::atomic::write(out.join("commands.tsv"), commands)?;
     println!("\nwrote {}/{{results.csv, commands.tsv, gp_cdf_*.svg}}", out.display());
     if rows.is_empty() {
         usage!("no workloads");
@@ -304,9 +304,9 @@ fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
     }
     let by_node: Vec<Vec<String>> =
         rows.iter().map(|r| vec![node_label(&r[C_WORKLOAD]), r[C_PLACEMENT].clone(), r[C_WAF].clone(), r[C_GC_GIB].clone(), r[C_VS_ZBOPT].clone()]).collect();
-    std::fs::write(out.join("table_4_3.csv"), csv(&header, &table))?;
-    std::fs::write(out.join("bhbdp_vs_sepbit.csv"), csv(&["metric", "reduction per node (min–max)", "thesis"], &lines))?;
-    std::fs::write(out.join("by_node.csv"), csv(&["node", "placement", "waf", "gc_gib", "gc_count_vs_zbopt"], &by_node))?;
+    zonekit_base::atomic::write(out.join("table_4_3.csv"), csv(&header, &table))?;
+    zonekit_base::atomic::write(out.join("bhbdp_vs_sepbit.csv"), csv(&["metric", "reduction per node (min–max)", "thesis"], &lines))?;
+    zonekit_base::atomic::write(out.join("by_node.csv"), csv(&["node", "placement", "waf", "gc_gib", "gc_count_vs_zbopt"], &by_node))?;
     let setting = format!(
         "node{} {} at {}, femu-zns (32 MiB zones, 7 open), GC at 15 % sealed garbage, CBE",
         if nodes.len() == 1 { "" } else { "s" },
@@ -317,7 +317,7 @@ fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
         .series(&format!("ours (mean of {} node{})", nodes.len(), if nodes.len() == 1 { "" } else { "s" }), ours)
         .series("thesis (mean of 10 nodes)", thesis)
         .caption(&format!("Mirrors seed 000's Table 4.3, column mean WAF. Ours: {setting}."));
-    std::fs::write(out.join("waf_vs_thesis.svg"), vs_thesis.svg())?;
+    zonekit_base::atomic::write(out.join("waf_vs_thesis.svg"), vs_thesis.svg())?;
     // The placements compared across nodes in one grouped chart, as the thesis compares them.
     let node_names: Vec<String> = nodes.iter().map(|n| format!("node{}", n.node)).collect();
     let waf_of = |node: &str, placement: &str| {
@@ -327,7 +327,7 @@ fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
         chart.series(p, node_names.iter().map(|node| waf_of(node, p)).collect())
     });
     let by_node = by_node.caption(&format!("Mirrors seed 000's Table 4.3 (mean WAF of each placement over ten nodes), drawn per node. Ours: {setting}."));
-    std::fs::write(out.join("fig-4.3.svg"), by_node.svg())?;
+    zonekit_base::atomic::write(out.join("fig-4.3.svg"), by_node.svg())?;
     println!("wrote {}/{{table_4_3.csv, bhbdp_vs_sepbit.csv, by_node.csv}}", out.display());
     println!("wrote {}/{{waf_vs_thesis.svg, fig-4.3.svg}}", out.display());
     Ok(())
@@ -375,8 +375,8 @@ fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
     }
     let header = ["node", "zones per working set", "placement", "WAF", "GC count / ZB-OPT"];
     print!("\n{}", zonekit_report::fitted_table(&header, &table, zonekit_report::TERMINAL_COLUMNS));
-    std::fs::write(out.join("granularity.csv"), csv(&header, &table))?;
-    std::fs::write(out.join("granularity.svg"), line_chart("WAF as zones per working set grow (32 MiB zones)", "zones per working set", "WAF", &series, true))?;
+    zonekit_base::atomic::write(out.join("granularity.csv"), csv(&header, &table))?;
+    zonekit_base::atomic::write(out.join("granularity.svg"), line_chart("WAF as zones per working set grow (32 MiB zones)", "zones per working set", "WAF", &series, true))?;
     println!("wrote {}/{{granularity.csv, granularity.svg}}", out.display());
     Ok(())
 }
@@ -413,6 +413,7 @@ fn interfaces(a: &ExperimentArgs, out: &Path) -> Result<()> {
         interfaces,
         base: ftl.spec(BHBDP.name, CBE.name, Default::default(), 1),
         threads: a.jobs,
+        keep_runs_in: Some(out.to_path_buf()),
     };
     let bar = std::sync::Mutex::new(None::<crate::progress::Progress>);
     let on_start = |n: usize| *bar.lock().unwrap() = Some(crate::progress::Progress::bar(n as u64, "runs").with_message("interfaces"));
@@ -463,7 +464,7 @@ fn fdp_anchor(a: &ExperimentArgs, out: &Path) -> Result<()> {
     let header = ["device used", "placement", "published WAF", "ours", "ours vs published"];
     print!("{}", zonekit_report::fitted_table(&header, &table, zonekit_report::TERMINAL_COLUMNS));
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    std::fs::write(out.join("anchor.csv"), csv(&header, &table))?;
+    zonekit_base::atomic::write(out.join("anchor.csv"), csv(&header, &table))?;
     let bars: Vec<(String, f64)> = rows
         .iter()
         .flat_map(|r| {
@@ -471,7 +472,7 @@ fn fdp_anchor(a: &ExperimentArgs, out: &Path) -> Result<()> {
             [(format!("{what} (published)"), r.published_waf), (format!("{what} (ours)"), r.waf)]
         })
         .collect();
-    std::fs::write(out.join("anchor.svg"), bar_chart("Navy's pattern on an FDP SSD: device WAF, published and ours", "WAF", &bars))?;
+    zonekit_base::atomic::write(out.join("anchor.svg"), bar_chart("Navy's pattern on an FDP SSD: device WAF, published and ours", "WAF", &bars))?;
     println!("wrote {}/{{anchor.csv, anchor.svg}}", out.display());
     Ok(())
 }

@@ -87,7 +87,8 @@ impl FdpTheoryArgs {
 }
 
 pub fn run(spec: &FdpTheorySpec, out: &Path) -> Result<()> {
-    let spec = spec.clone();
+    // Each finished run is kept: a rerun after an interruption computes only the missing ones.
+    let spec = FdpTheorySpec { keep_runs_in: Some(out.to_path_buf()), ..spec.clone() };
     let preset = zonekit_ssd::preset::find("fdp-pm9d3").expect("the preset exists");
     say!(
         "FDP's device GC against Theorem 1 (Allison et al., EuroSys '25; the closed form as derived in zonekit_ssd::theory): a SOC overwriting random 4 KiB blocks and a LOC log, {} MiB of logical space, {:.0} % spare, {} KiB reclaim units ({} of them), greedy device GC, the SOC taking {:.0} % of host writes; FDP with persistently isolated handles (each cache's moves counted apart), and one write point without FDP.",

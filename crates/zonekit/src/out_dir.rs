@@ -37,7 +37,8 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
     let mut fresh = false;
     // The files earlier runs wrote, while they stay.
     let mut kept_record = String::new();
-    match std::fs::read_to_string(&run) {
+    let before = std::fs::read_to_string(&run);
+    match &before {
         Ok(text) => {
             let first = text.lines().next().unwrap_or_default();
             let (before_identity, before_command) = first.split_once('\t').unwrap_or((first, ""));
@@ -70,10 +71,17 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
             }
             fresh = true;
         }
-        Err(e) => return Err(unwritable(e)),
+        Err(e) => return Err(unwritable(std::io::Error::new(e.kind(), e.to_string()))),
     }
     std::fs::create_dir_all(out).map_err(unwritable)?;
-    std::fs::write(&run, format!("{identity}\t{command}\n{kept_record}")).map_err(unwritable)?;
+    let claim = format!("{identity}\t{command}\n{kept_record}");
+    // The same command again after an interrupted attempt (its claim has no finished line, so
+    // it is exactly this claim): the claim stays as the first attempt made it, so that every
+    // file written since, by any attempt, is recorded as this run's at the finish. After a
+    // finished run the claim is made anew: a file put there by hand since is not this run's.
+    if before.as_deref().ok() != Some(claim.as_str()) {
+        zonekit_base::atomic::write(&run, claim).map_err(unwritable)?;
+    }
     *CLAIMED_AT.lock().unwrap() = std::fs::metadata(&run).and_then(|m| m.modified()).ok();
     if fresh {
         *FRESH_CLAIM.lock().unwrap() = Some((out.to_path_buf(), created));
@@ -148,13 +156,18 @@ fn record_written(out: &Path) -> std::io::Result<()> {
     for name in names {
         text.push_str(&format!("wrote\t{name}\n"));
     }
-    std::fs::write(&run, text)
+    text.push_str(FINISHED_LINE);
+    zonekit_base::atomic::write(&run, text)
 }
+
+/// The claim's last line once its run finished: a claim without it is an attempt that was
+/// interrupted, which a rerun of the same command continues ([`claim_out`]).
+const FINISHED_LINE: &str = "finished\n";
 
 pub(crate) fn write_page(dir: &Path, title: &str) -> Result<PathBuf> {
     let page = report_dir(dir, title).map_err(anyhow::Error::msg)?;
     let path = dir.join(REPORT_FILE);
-    std::fs::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
+    zonekit_base::atomic::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
 }
 

@@ -50,7 +50,7 @@ pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
     }
     print_report(&report);
     std::fs::create_dir_all(&a.out).map_err(|e| Usage(format!("--out {}: {e}", a.out.display())))?;
-    std::fs::write(a.out.join("report.json"), serde_json::to_string_pretty(&report)?)?;
+    zonekit_base::atomic::write(a.out.join("report.json"), serde_json::to_string_pretty(&report)?)?;
     let classes: Vec<(String, f64)> = report
         .user_blocks_by_class
         .iter()
@@ -58,8 +58,8 @@ pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
         .enumerate()
         .map(|(c, (u, g))| (format!("class {} (user/GC)", c + 1), (*u + *g) as f64 * 4096.0 / 1e9))
         .collect();
-    std::fs::write(a.out.join("class_traffic.svg"), bar_chart("Writes per class (user + GC)", "GB", &classes))?;
-    std::fs::write(a.out.join("reclaimed_gp.svg"), gp_chart(&report))?;
+    zonekit_base::atomic::write(a.out.join("class_traffic.svg"), bar_chart("Writes per class (user + GC)", "GB", &classes))?;
+    zonekit_base::atomic::write(a.out.join("reclaimed_gp.svg"), gp_chart(&report))?;
     println!("\nwrote {}/{{report.json, class_traffic.svg, reclaimed_gp.svg}}", a.out.display());
     crate::out_dir::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)

@@ -203,16 +203,17 @@ fn write_binary(input: &Input, out: &Path, source_name: &str, block_size: u64, n
             bar.set_position(i as u64);
         }
     }
-    let h = w.finish()?;
+    // Annotated before it is published: a trace under its name is a whole one.
+    let (h, file) = w.finish_aside()?;
     bar.finish_and_clear();
     report_skipped(input);
     if h.records == 0 {
-        let _ = std::fs::remove_file(out);
         return Err(nothing_left(input, "block accesses"));
     }
+    let annotated = if next_write { Some(annotate_next_write(file.temp_path())?) } else { None };
+    file.commit().with_context(|| format!("writing {}", out.display()))?;
     println!("wrote {}: {} block accesses ({} writes), {}-byte blocks", out.display(), h.records, h.writes, h.block_size_bytes);
-    if next_write {
-        let s = annotate_next_write(out)?;
+    if let Some(s) = annotated {
         println!(
             "future knowledge: {} writes over {} distinct blocks, {} never rewritten; map {:.1} B per block",
             s.writes,
@@ -234,15 +235,15 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
 fn gen(a: GenArgs) -> Result<ExitCode> {
     let workload: Workload = a.spec.parse::<Workload>().map_err(|e| crate::error::Usage(e.to_string()))?;
     if a.out.extension().is_some_and(|e| e == "csv") {
-        let file = std::fs::File::create(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-        let mut out = std::io::BufWriter::new(file);
+        // Written aside: a generation killed midway leaves no shorter trace under the name.
+        let mut out = zonekit_base::atomic::AtomicFile::create(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
         let mut n = 0u64;
         for r in workload.records(a.seed).map_err(|e| crate::error::Usage(e.to_string()))? {
             let op = if r.op == Op::Write { 'W' } else { 'R' };
             writeln!(out, "{},{},{},{},{}", r.volume, op, r.offset_bytes, r.len_bytes, r.time_us)?;
             n += 1;
         }
-        out.flush()?;
+        out.commit().with_context(|| format!("writing {}", a.out.display()))?;
         println!("wrote {}: {n} requests (Alibaba CSV format)", a.out.display());
     } else {
         let input = Input::generated(workload, a.seed);
@@ -342,7 +343,7 @@ fn print_analysis(name: &str, a: &Analysis) {
 
 fn write_analysis(dir: &Path, a: &Analysis) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let put = |name: &str, body: String| std::fs::write(dir.join(name), body).with_context(|| format!("writing {}", dir.join(name).display()));
+    let put = |name: &str, body: String| zonekit_base::atomic::write(dir.join(name), body).with_context(|| format!("writing {}", dir.join(name).display()));
     put("analysis.json", serde_json::to_string_pretty(a)?)?;
     put(
         "write_counts.csv",

@@ -37,13 +37,13 @@ pub mod none;
 pub mod sfr;
 pub mod slru;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use zonekit_base::policy::{self, ParamReader, Params, PolicyError, PolicyInfo};
 
 use crate::{CacheError, Result};
 
 /// How a sampler is sized: its memory budget and the LBA chunk it keys by.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SamplerBudget {
     /// Bytes the sampler may use (16 KiB by default); unbounded samplers ignore it.
     pub memory_bytes: u64,

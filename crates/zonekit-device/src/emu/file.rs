@@ -367,16 +367,23 @@ fn check_create(geometry: &Geometry, preset: &str) -> Result<()> {
 }
 
 impl FileDevice {
-    /// Creates a new image at `path` (refusing to overwrite an existing file). A create that
-    /// fails part-way removes the file it made.
+    /// Creates a new image at `path` (refusing to overwrite an existing file). The image is
+    /// built beside `path` and linked to its name once formatted, so a create killed part-way
+    /// leaves no image under the name (and the next create of it removes the leftover).
     pub fn create(path: &Path, geometry: Geometry, behavior: ZoneBehavior, preset: &str) -> Result<FileDevice> {
         check_create(&geometry, preset)?;
-        let file = fs::OpenOptions::new().read(true).write(true).create_new(true).open(path).map_err(|e| DeviceError::io(format!("{}: create", path.display()), e))?;
-        FileDevice::init(file, path, path, geometry, behavior, preset).inspect_err(|_| {
-            // create_new made this file, so it is ours to remove; an error here would hide
-            // the one that matters.
-            let _ = fs::remove_file(path);
-        })
+        if path.exists() {
+            return Err(DeviceError::io(format!("{}: create", path.display()), std::io::Error::from_raw_os_error(libc::EEXIST)));
+        }
+        let temp = zonekit_base::atomic::partial_path(path).map_err(|e| DeviceError::io(format!("{}: create", path.display()), e))?;
+        let file = fs::OpenOptions::new().read(true).write(true).create_new(true).open(&temp).map_err(|e| DeviceError::io(format!("{}: create", temp.display()), e))?;
+        // A link, not a rename: it refuses a file that appeared under the name meanwhile.
+        let built = FileDevice::init(file, &temp, path, geometry, behavior, preset)
+            .and_then(|dev| fs::hard_link(&temp, path).map(|()| dev).map_err(|e| DeviceError::io(format!("{}: create", path.display()), e)));
+        // create_new made the temporary, so it is ours to remove; an error here would hide
+        // the one that matters.
+        let _ = fs::remove_file(&temp);
+        built
     }
 
     /// Creates a new image at `path`, replacing the file there (what `device create --force`
@@ -392,10 +399,8 @@ impl FileDevice {
             Err(DeviceError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e),
         };
-        let mut name = std::ffi::OsString::from(".");
-        name.push(path.file_name().ok_or_else(|| DeviceError::InvalidArgument(format!("{}: not a file name", path.display())))?);
-        name.push(format!(".new-{}", std::process::id()));
-        let temp = path.with_file_name(name);
+        path.file_name().ok_or_else(|| DeviceError::InvalidArgument(format!("{}: not a file name", path.display())))?;
+        let temp = zonekit_base::atomic::partial_path(path).map_err(|e| DeviceError::io(format!("{}: create", path.display()), e))?;
         let file = fs::OpenOptions::new().read(true).write(true).create_new(true).open(&temp).map_err(|e| DeviceError::io(format!("{}: create", temp.display()), e))?;
         let built = FileDevice::init(file, &temp, path, geometry, behavior, preset)
             .and_then(|dev| fs::rename(&temp, path).map(|()| dev).map_err(|e| DeviceError::io(format!("{}: rename {} over it", path.display(), temp.display()), e)));

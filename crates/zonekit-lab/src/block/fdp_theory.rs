@@ -18,6 +18,7 @@ use zonekit_ssd::theory;
 
 use crate::block::interfaces::{navy_run, region_blocks, NavyCounts, NavySpec};
 use crate::harness::error::{LabError, Result};
+use crate::harness::runs::{RunStore, Stored};
 
 /// What the experiment runs.
 #[derive(Clone, Debug)]
@@ -44,6 +45,9 @@ pub struct FdpTheorySpec {
     pub persistent: bool,
     pub threads: usize,
     pub seed: u64,
+    /// Where finished runs are kept (`DIR/runs/`), so that a rerun after an interruption
+    /// computes only the missing ones; `None`: nothing kept.
+    pub keep_runs_in: Option<std::path::PathBuf>,
 }
 
 impl FdpTheorySpec {
@@ -63,7 +67,21 @@ impl FdpTheorySpec {
             persistent: true,
             threads: 2,
             seed: 1,
+            keep_runs_in: None,
         }
+    }
+
+    /// One Navy-like run of the experiment, or the same run as an earlier attempt kept it.
+    fn run_kept(&self, navy: &NavySpec) -> Result<NavyCounts> {
+        let Some(dir) = &self.keep_runs_in else { return navy_run(navy) };
+        let store = RunStore::open(dir)?;
+        let key = format!("experiment fdp-theory {navy:?}");
+        if let Stored::Run(counts) = store.load(&key) {
+            return Ok(counts);
+        }
+        let counts = navy_run(navy)?;
+        store.save(&key, &counts)?;
+        Ok(counts)
     }
 
     /// Refuses, naming the setting as its flag does, what cannot run.
@@ -208,7 +226,7 @@ pub fn run(spec: &FdpTheorySpec, on_start: &dyn Fn(usize), on_done: &(dyn Fn() +
     let rows: Mutex<Vec<Option<Result<TheoryRow>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     crate::harness::parallel::for_each(jobs.len(), spec.threads, |j| {
         let (s, u, ru, fdp) = jobs[j];
-        let row = navy_run(&spec.navy(s, u, ru, fdp)).map(|c| TheoryRow::new(spec, s, u, ru, fdp, c));
+        let row = spec.run_kept(&spec.navy(s, u, ru, fdp)).map(|c| TheoryRow::new(spec, s, u, ru, fdp, c));
         rows.lock().unwrap()[j] = Some(row);
         on_done();
     });
@@ -308,7 +326,7 @@ pub fn write(out: &Path, spec: &FdpTheorySpec, result: &TheoryResult, drive: &[D
     std::fs::create_dir_all(out).map_err(LabError::io(out))?;
     let put = |name: &str, text: String| -> Result<String> {
         let path = out.join(name);
-        std::fs::write(&path, text).map_err(LabError::io(&path))?;
+        zonekit_base::atomic::write(&path, text).map_err(LabError::io(&path))?;
         Ok(name.to_string())
     };
     let mut files = vec![
@@ -374,7 +392,7 @@ pub fn drive(spec: &FdpTheorySpec, preset: &zonekit_ssd::preset::SsdPreset, on_d
     let persistent = matches!(preset.handles, Some((_, zonekit_ssd::RuhType::PersistentlyIsolated)));
     let at = |u: f64, w: f64, fdp: bool| -> Result<NavyCounts> {
         let s = FdpTheorySpec { spare: preset.spare, soc_writes: w, persistent, ..spec.clone() };
-        let r = navy_run(&s.navy(PM9D3_SOC_SHARE, u, spec.ru_blocks, fdp));
+        let r = s.run_kept(&s.navy(PM9D3_SOC_SHARE, u, spec.ru_blocks, fdp));
         on_done();
         r
     };

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use zonekit_report::{csv, text_table, BarChart, Spread};
 
 use crate::block::replay::{replay_staged, ReplaySpec, TempDir};
@@ -15,6 +15,7 @@ use crate::block::stage::stage;
 use crate::block::sweep::SweepInput;
 use crate::harness::error::{LabError, Result};
 use crate::harness::interface::Interface;
+use crate::harness::runs::{input_identity, RunStore, Stored};
 
 /// What the experiment runs.
 pub struct InterfacesSpec {
@@ -25,10 +26,13 @@ pub struct InterfacesSpec {
     /// placement, interface and its input's utilisation.
     pub base: ReplaySpec,
     pub threads: usize,
+    /// Where finished runs are kept (`DIR/runs/`), so that a rerun after an interruption
+    /// computes only the missing ones; `None`: nothing kept.
+    pub keep_runs_in: Option<std::path::PathBuf>,
 }
 
 /// One run's figures.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct InterfaceRow {
     pub input: String,
     pub placement: String,
@@ -87,10 +91,17 @@ pub fn run(spec: &InterfacesSpec, on_start: &dyn Fn(usize), on_done: &(dyn Fn() 
     }
     let temp = TempDir::new()?;
     let staged = spec.inputs.iter().map(|i| stage(&i.input, temp.path())).collect::<Result<Vec<_>>>()?;
+    let store = spec.keep_runs_in.as_deref().map(RunStore::open).transpose()?;
     on_start(jobs.len());
     let rows: Mutex<Vec<Option<Result<InterfaceRow>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     crate::harness::parallel::for_each(jobs.len(), spec.threads, |j| {
         let (i, s) = &jobs[j];
+        let key = format!("experiment interfaces {} # {}{}", s.command(&spec.inputs[*i].input), spec.inputs[*i].label, input_identity(&spec.inputs[*i].input));
+        if let Some(Stored::Run(row)) = store.as_ref().map(|store| store.load::<InterfaceRow>(&key)) {
+            rows.lock().unwrap()[j] = Some(Ok(row));
+            on_done();
+            return;
+        }
         let row = replay_staged(&staged[*i], s, temp.path(), &mut |_| {}).map(|r| InterfaceRow {
             input: spec.inputs[*i].label.clone(),
             placement: r.placement.clone(),
@@ -104,6 +115,10 @@ pub fn run(spec: &InterfacesSpec, on_start: &dyn Fn(usize), on_done: &(dyn Fn() 
             device_time_s: r.device_time_s,
             command: s.command(&spec.inputs[*i].input),
         });
+        let row = match (row, &store) {
+            (Ok(row), Some(store)) => store.save(&key, &row).map(|()| row),
+            (row, _) => row,
+        };
         rows.lock().unwrap()[j] = Some(row);
         on_done();
     });
@@ -117,7 +132,7 @@ pub fn run(spec: &InterfacesSpec, on_start: &dyn Fn(usize), on_done: &(dyn Fn() 
 pub fn write(out: &Path, placements: &[String], interfaces: &[String], rows: &[InterfaceRow]) -> Result<String> {
     std::fs::create_dir_all(out).map_err(LabError::io(out))?;
     let path = out.join("interfaces.csv");
-    std::fs::write(&path, csv(&HEADER, &rows.iter().map(InterfaceRow::cells).collect::<Vec<_>>())).map_err(LabError::io(&path))?;
+    zonekit_base::atomic::write(&path, csv(&HEADER, &rows.iter().map(InterfaceRow::cells).collect::<Vec<_>>())).map_err(LabError::io(&path))?;
     fn of<'a>(rows: &'a [InterfaceRow], p: &'a str, i: &'a str) -> impl Iterator<Item = &'a InterfaceRow> {
         rows.iter().filter(move |r| r.placement == p && r.interface == i)
     }
@@ -152,9 +167,9 @@ pub fn write(out: &Path, placements: &[String], interfaces: &[String], rows: &[I
     let header = ["placement", "interface", "host WAF", "device WAF", "total WAF", "total WAF min–max", "total vs ZNS", "write p99 µs"];
     let commands: String = rows.iter().map(|r| format!("{}\t{}\t{}\t{}\n", r.input, r.placement, r.interface, r.command)).collect();
     let path = out.join("commands.tsv");
-    std::fs::write(&path, format!("input\tplacement\tinterface\tcommand\n{commands}")).map_err(LabError::io(&path))?;
+    zonekit_base::atomic::write(&path, format!("input\tplacement\tinterface\tcommand\n{commands}")).map_err(LabError::io(&path))?;
     let path = out.join("summary.csv");
-    std::fs::write(&path, csv(&header, &table)).map_err(LabError::io(&path))?;
+    zonekit_base::atomic::write(&path, csv(&header, &table)).map_err(LabError::io(&path))?;
     // The terminal's table names the range by its place beside the total, to fit 100 columns.
     let header = header.map(|h| if h == "total WAF min–max" { "min–max" } else { h });
     let chart = |title: &str, label: &str, unit: &str, series: Vec<Vec<f64>>| {
@@ -163,11 +178,11 @@ pub fn write(out: &Path, placements: &[String], interfaces: &[String], rows: &[I
     };
     let path = out.join("waf.svg");
     let svg = chart("Total WAF (host × device) by placement and interface, mean over inputs", "total WAF", "", waf_series);
-    std::fs::write(&path, svg).map_err(LabError::io(&path))?;
+    zonekit_base::atomic::write(&path, svg).map_err(LabError::io(&path))?;
     if p99_series.iter().flatten().any(|v| v.is_finite()) {
         let path = out.join("write_p99.svg");
         let svg = chart("Device write latency p99 by placement and interface, mean over inputs", "write latency p99", "ms", p99_series);
-        std::fs::write(&path, svg).map_err(LabError::io(&path))?;
+        zonekit_base::atomic::write(&path, svg).map_err(LabError::io(&path))?;
     }
     Ok(text_table(&header, &table))
 }
@@ -187,6 +202,7 @@ mod tests {
             interfaces,
             base: ReplaySpec { preset: "tiny".into(), config: zonekit_ftl::FtlConfig { trigger: GcTrigger::FreeZones, ..Default::default() }, ..ReplaySpec::default() },
             threads: 2,
+            keep_runs_in: None,
         }
     }
 
@@ -283,7 +299,7 @@ pub struct NavySpec {
 }
 
 /// What a Navy-like run measured, after its fill and warm-up.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct NavyCounts {
     /// Host blocks written to the small-object cache (BigHash) and the large (BlockCache).
     pub small_host_blocks: u64,

@@ -589,7 +589,7 @@ pub fn summarize(rows: &[Vec<String>], out: &Path) -> Result<String> {
     let workloads: BTreeSet<String> = rows.iter().map(|r| r[C_WORKLOAD].clone()).collect();
     let write = |name: String, svg: String| {
         let path = out.join(name);
-        std::fs::write(&path, svg).map_err(LabError::io(&path))
+        zonekit_base::atomic::write(&path, svg).map_err(LabError::io(&path))
     };
     for (wi, w) in workloads.iter().enumerate() {
         let mut mine: Vec<&Vec<String>> = rows.iter().filter(|r| &r[C_WORKLOAD] == w).collect();

@@ -19,7 +19,7 @@
 //! a block), 6.2 GiB under the 8 GiB cache, which then never evicts. Hit ratios are measured
 //! after a warm-up either way.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use zonekit_base::policy::{self, ParamReader, Params};
 use zonekit_base::Rng;
 use zonekit_cache::evict::{CacheShape, EVICTIONS};
@@ -46,7 +46,7 @@ pub(crate) const PROGRESS_EVERY: u64 = 65536;
 pub(crate) const MAX_DATA_BYTES: u64 = 64 << 40;
 
 /// The cache device.
-#[derive(Copy, Clone, Debug, PartialEq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum DeviceKind {
     /// A ZNS SSD: buckets of `zones_per_bucket` zones, eviction = zone reset.
     Zoned { zone_bytes: u64, zones_per_bucket: u32 },
@@ -91,7 +91,7 @@ impl DeviceKind {
 }
 
 /// YCSB-like key-value reads (and updates) mapped to blocks.
-#[derive(Copy, Clone, Debug, PartialEq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ycsb {
     pub records: u64,
     pub record_bytes: u64,
@@ -110,7 +110,7 @@ pub struct Ycsb {
 }
 
 /// Where records sit on the backing disk.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Layout {
     /// Record `i` at byte `i × data_bytes / records`: the thesis' 6.4 M records spread over
     /// its stated 64 GiB, a 10 KiB stride, one record in each block read. The default: it
@@ -165,7 +165,7 @@ impl Chooser {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CacheSpec {
     pub device: DeviceKind,
     pub cache_bytes: u64,
@@ -182,7 +182,7 @@ pub struct CacheSpec {
 }
 
 /// Sampled counters of the read phase.
-#[derive(Copy, Clone, Debug, Serialize)]
+#[derive(Copy, Clone, Debug, Serialize, Deserialize)]
 pub struct CacheSample {
     pub operations: u64,
     pub hit_ratio_window: f64,
@@ -193,7 +193,7 @@ pub struct CacheSample {
     pub host_blocks: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CacheReport {
     pub label: String,
     pub spec: CacheSpec,

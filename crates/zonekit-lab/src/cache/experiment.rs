@@ -16,6 +16,7 @@ use crate::cache::reads::*;
 use crate::cache::trace::*;
 use crate::harness::error::{LabError, Result};
 use crate::harness::parallel;
+use crate::harness::runs::{RunStore, Stored};
 
 const GIB: u64 = 1024 * MIB;
 
@@ -150,6 +151,37 @@ impl CacheExperiment {
         }
     }
 
+    /// [`Self::run`], or the same run as an interrupted earlier attempt into the same
+    /// directory finished and kept it (`OUT/runs/`).
+    pub(crate) fn run_stored(&self, store: &RunStore, label: &str, spec: &CacheSpec) -> Result<(CacheReport, Vec<CacheSample>)> {
+        if let Some(run) = self.load_kept(store, label, spec) {
+            return Ok(run);
+        }
+        let (report, samples) = self.run(label, spec)?;
+        let key = self.run_key(&format!("run {label:?} {spec:?}"));
+        store.save(&key, &SavedRun { report: report.clone(), gc_rounds: report.gc_rounds.clone(), samples: samples.clone() })?;
+        Ok((report, samples))
+    }
+
+    /// The run an earlier attempt kept for this label and spec, if it is there whole.
+    pub(crate) fn load_kept(&self, store: &RunStore, label: &str, spec: &CacheSpec) -> Option<(CacheReport, Vec<CacheSample>)> {
+        let key = self.run_key(&format!("run {label:?} {spec:?}"));
+        let Stored::Run(SavedRun { mut report, gc_rounds, samples }) = store.load(&key) else { return None };
+        report.gc_rounds = gc_rounds;
+        Some((report, samples))
+    }
+
+    /// Everything that defines one of the experiment's computations (`what`, with its spec),
+    /// as [`RunStore`] keys it: for a trace, also the file's name, length and modification
+    /// time, so a changed trace is run again.
+    fn run_key(&self, what: &str) -> String {
+        let mut key = format!("cache experiment {what}");
+        if let Some(t) = &self.trace {
+            key.push_str(&format!(" on {}{}", t.input.describe(), crate::harness::runs::input_identity(&t.input)));
+        }
+        key.replace('\n', " ")
+    }
+
     /// (section, label, spec) of every run.
     pub fn specs(&self) -> Vec<(&'static str, String, CacheSpec)> {
         let base = self.base();
@@ -227,6 +259,15 @@ impl CacheExperiment {
     }
 }
 
+/// One configuration's run as [`RunStore`] keeps it: the report with its GC rounds (which
+/// the report's own JSON, `cache run --json`, leaves out) and its samples.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedRun {
+    report: CacheReport,
+    gc_rounds: Vec<GcRound>,
+    samples: Vec<CacheSample>,
+}
+
 /// Columns of `results.csv`.
 pub const RESULT_COLUMNS: [&str; 15] = [
     "section",
@@ -268,7 +309,7 @@ fn result_row(section: &str, r: &CacheReport) -> Vec<String> {
 
 pub(crate) fn write_file(out: &Path, name: &str, text: String) -> Result<()> {
     let path = out.join(name);
-    std::fs::write(&path, text).map_err(LabError::io(&path))
+    zonekit_base::atomic::write(&path, text).map_err(LabError::io(&path))
 }
 
 /// Refuses an experiment whose settings are out of range, each by its flag.
@@ -331,14 +372,22 @@ pub fn run_experiment(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &s
     let results: Vec<Slot> = specs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     let item_results: Vec<std::sync::Mutex<Option<Result<f64>>>> = references.iter().map(|_| std::sync::Mutex::new(None)).collect();
     let done = std::sync::atomic::AtomicUsize::new(0);
+    // Each finished run is kept, so a rerun after an interruption (SIGINT, SIGTERM, kill -9)
+    // computes only what is missing and writes the same files an uninterrupted run does.
+    let store = RunStore::open(&exp.out)?;
     parallel::for_each(total, exp.threads, |i| {
         let label = if i < specs.len() {
             let (_, label, spec) = &specs[i];
-            *results[i].lock().expect("no panics while holding") = Some(exp.run(label, spec));
+            *results[i].lock().expect("no panics while holding") = Some(exp.run_stored(&store, label, spec));
             label.clone()
         } else {
             let name = references[i - specs.len()];
-            *item_results[i - specs.len()].lock().expect("no panics while holding") = Some(item_hit_ratio(name, &reads, base.cache_bytes));
+            let key = exp.run_key(&format!("item {name} over {} cache bytes, reads of {:?} seed {}", base.cache_bytes, base.workload, base.seed));
+            let hit_ratio = match store.load::<f64>(&key) {
+                Stored::Run(h) => Ok(h),
+                Stored::Missing | Stored::Damaged => item_hit_ratio(name, &reads, base.cache_bytes).and_then(|h| store.save(&key, &h).map(|()| h)),
+            };
+            *item_results[i - specs.len()].lock().expect("no panics while holding") = Some(hit_ratio);
             format!("item {name}")
         };
         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;

@@ -191,9 +191,10 @@ pub fn create(mut device: Device, device_path: &Path, disk: &Path, s: &CreateSet
     }
     let settings = DurableSettings { zones_per_bucket, mode: s.mode, disk_blocks };
     let buckets = DurableBuckets::create(device, settings).map_err(|e| LabError::Usage(format!("--bucket-mib / --disk-mib on {}: {e}", device_path.display())))?;
-    let file = File::create(disk).map_err(LabError::step(|| format!("{}: creating the backing disk", disk.display())))?;
-    file.set_len(disk_bytes).map_err(LabError::step(|| format!("{}: sizing the backing disk to {disk_bytes} bytes", disk.display())))?;
-    file.sync_all().map_err(LabError::step(|| format!("{}: syncing the backing disk", disk.display())))?;
+    // Sized aside and renamed: a create killed here leaves no short disk under the name.
+    let mut file = zonekit_base::atomic::AtomicFile::create(disk).map_err(LabError::step(|| format!("{}: creating the backing disk", disk.display())))?;
+    file.file_mut().and_then(|f| f.set_len(disk_bytes)).map_err(LabError::step(|| format!("{}: sizing the backing disk to {disk_bytes} bytes", disk.display())))?;
+    file.commit().map_err(LabError::step(|| format!("{}: syncing the backing disk", disk.display())))?;
     Ok(Created { buckets: buckets.buckets(), bucket_bytes })
 }
 

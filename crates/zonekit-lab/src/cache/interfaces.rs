@@ -154,10 +154,12 @@ pub fn run(exp: &CacheExperiment, progress: &(dyn Fn(usize, usize, &str) + Sync)
     type Slot = std::sync::Mutex<Option<Result<CacheInterfaceRow>>>;
     let results: Vec<Slot> = specs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     let done = std::sync::atomic::AtomicUsize::new(0);
+    // Finished runs are kept: a rerun after an interruption computes only the missing ones.
+    let store = crate::harness::runs::RunStore::open(&exp.out)?;
     parallel::for_each(specs.len(), exp.threads, |i| {
         let (placement, spec) = &specs[i];
         let label = format!("{placement} on {}", spec.device.name());
-        let result = exp.run(&label, spec).and_then(|(r, _)| row(placement, spec, &r));
+        let result = exp.run_stored(&store, &label, spec).and_then(|(r, _)| row(placement, spec, &r));
         *results[i].lock().expect("no panics while holding") = Some(result);
         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         progress(n, specs.len(), &label);

@@ -17,7 +17,7 @@
 //!   does not discard reused buckets by default, and seed 004's conventional baseline is that
 //!   default (the SSD learns a bucket is dead only when it is written again).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use zonekit_cache::{CacheDevice, CacheError};
 use zonekit_ssd::{BlockDevice, Pid, RuhType, Ssd, SsdConfig, SsdError};
 
@@ -224,7 +224,7 @@ impl CacheDevice for SsdBuckets {
 
 /// One garbage collection of the conventional SSD, as the thesis' Fig. 2.4 samples it: the
 /// erase unit's live blocks copied elsewhere and the blocks it freed for host writes.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GcRound {
     /// Host blocks the device had been given when it collected.
     pub host_blocks: u64,

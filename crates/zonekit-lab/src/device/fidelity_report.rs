@@ -107,7 +107,7 @@ fn charts(f: &Fidelity, out: &Path) -> Result<Vec<(String, String)>, LabError> {
     let kib = |m: &Measurement| format!("{} KiB", m.bs_bytes / 1024);
     let mut made = Vec::new();
     let mut chart = |file: &str, title: &str, svg: String| -> Result<(), LabError> {
-        std::fs::write(out.join(file), svg).map_err(|error| LabError::Io { path: out.join(file), error })?;
+        zonekit_base::atomic::write(out.join(file), svg).map_err(|error| LabError::Io { path: out.join(file), error })?;
         made.push((file.to_string(), title.to_string()));
         Ok(())
     };
@@ -289,7 +289,7 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &str, f: &Fidelity, fit: &F
             ]
         })
         .collect();
-    std::fs::write(out.join("fidelity.csv"), csv(&header, &rows)).map_err(io(&out.join("fidelity.csv")))?;
+    zonekit_base::atomic::write(out.join("fidelity.csv"), csv(&header, &rows)).map_err(io(&out.join("fidelity.csv")))?;
     let fit_s = summarise(f.rows.iter().filter(|c| c.m.is_fit()));
     let val_s = summarise(f.rows.iter().filter(|c| !c.m.is_fit()));
     let tail = |c: &&Comparison| is_tail(&c.m.metric);
@@ -307,7 +307,7 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &str, f: &Fidelity, fit: &F
     for ((role, fam), s) in &fams {
         sums.push(summary_row(&format!("{role}: {fam}"), s));
     }
-    std::fs::write(out.join("summary.csv"), csv(&sum_header, &sums)).map_err(io(&out.join("summary.csv")))?;
+    zonekit_base::atomic::write(out.join("summary.csv"), csv(&sum_header, &sums)).map_err(io(&out.join("summary.csv")))?;
     let made = charts(f, out)?;
 
     let mut md = String::new();
@@ -419,7 +419,7 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &str, f: &Fidelity, fit: &F
     }
     let _ = writeln!(md, "{END}");
     let section_file = out.join("section.md");
-    std::fs::write(&section_file, &md).map_err(io(&section_file))?;
+    zonekit_base::atomic::write(&section_file, &md).map_err(io(&section_file))?;
     if let Some(doc) = doc {
         let page = match std::fs::read_to_string(doc) {
             Ok(text) => match (text.find(BEGIN), text.find(END)) {
@@ -428,7 +428,7 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &str, f: &Fidelity, fit: &F
             },
             Err(_) => format!("# The ZN540 timing model against the drive\n\n{md}"),
         };
-        std::fs::write(doc, page).map_err(io(doc))?;
+        zonekit_base::atomic::write(doc, page).map_err(io(doc))?;
     }
     let mut files: Vec<PathBuf> = ["fidelity.csv", "summary.csv", "section.md"].iter().map(|f| out.join(f)).collect();
     files.extend(made.iter().map(|(f, _)| out.join(f)));

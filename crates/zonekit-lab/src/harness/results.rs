@@ -43,9 +43,7 @@ pub(crate) fn seal_holds(row: &[String]) -> bool {
 /// Replaces `path` by `text` whole: a reader (or an interruption) sees the old file or the
 /// new one, never part of either.
 pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).map_err(LabError::io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(LabError::io(path))
+    zonekit_base::atomic::write(path, text).map_err(LabError::io(path))
 }
 
 /// One kind of resumable results file.
@@ -107,7 +105,7 @@ pub(crate) fn resume(path: &Path, file: &ResultsFile, reading: Reading) -> Resul
             if let Reading::Report { by, .. } = reading {
                 return Err(LabError::Usage(format!("{by}: no {} to report", path.display())));
             }
-            std::fs::write(path, csv(file.header, &[])).map_err(LabError::io(path))?;
+            zonekit_base::atomic::write(path, csv(file.header, &[])).map_err(LabError::io(path))?;
             return Ok(Resumed::default());
         }
         // Never started over: a file that cannot be read is not an empty one.

@@ -67,6 +67,19 @@ impl RunStore {
     }
 }
 
+/// What a run's key adds for its input: for a trace file, its length and modification time,
+/// so that a changed trace is run again; nothing for a generated workload (its spec and seed
+/// are in the command).
+pub(crate) fn input_identity(input: &zonekit_trace::input::Input) -> String {
+    if let zonekit_trace::input::Source::Binary(path) | zonekit_trace::input::Source::Trace { path, .. } = &input.source {
+        if let Ok(meta) = std::fs::metadata(path) {
+            let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+            return format!(" # {}: {} bytes, modified {modified} ns", input.describe(), meta.len()).replace('\n', " ");
+        }
+    }
+    String::new()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -99,12 +99,12 @@ pub(crate) fn report_rounds(out: &Path, prefix: &str, names: &[&str], baseline: 
         "waf_max",
     ];
     let path = out.join(format!("{prefix}-ratios.csv"));
-    std::fs::write(&path, csv(&header, &cells)).map_err(LabError::io(&path))?;
+    zonekit_base::atomic::write(&path, csv(&header, &cells)).map_err(LabError::io(&path))?;
     let boxes: Vec<(String, [f64; 5])> = rows.iter().filter_map(|r| Some((r.config.clone(), r.workload.map(|s| [s.min, s.min, s.median, s.max, s.max])?))).collect();
     let y_max = boxes.iter().map(|(_, b)| b[4]).fold(1.0, f64::max) * 1.15;
     let svg = box_chart(&format!("fillseq+overwrite ops/s relative to {baseline}, same round ({prefix}; min, median, max)"), "ratio", y_max, &boxes);
     let path_svg = out.join(format!("{prefix}-ratios.svg"));
-    std::fs::write(&path_svg, svg).map_err(LabError::io(&path_svg))?;
+    zonekit_base::atomic::write(&path_svg, svg).map_err(LabError::io(&path_svg))?;
     let short: Vec<Vec<String>> = cells.iter().map(|c| c[..13].iter().chain(&c[14..15]).cloned().collect()).collect();
     let mut text = format!(
         "\nops/s relative to {baseline} in the same round (min / median / max over rounds):\n{}",
@@ -169,7 +169,7 @@ pub(crate) fn report(out: &Path, prefix: &str, by_config: &BTreeMap<String, Vec<
     let profile = prefix;
     let write_chart = |name: &str, svg: String| {
         let path = out.join(format!("{prefix}-{name}.svg"));
-        std::fs::write(&path, svg).map_err(LabError::io(&path))
+        zonekit_base::atomic::write(&path, svg).map_err(LabError::io(&path))
     };
     let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
     write_chart("max-keys", bar_chart(&format!("Largest key count that completes ({profile})"), "million keys", &max_keys))?;

@@ -360,7 +360,7 @@ const THESIS_MAP_BYTES: [f64; 4] = [131072.0, 131072.0, 4096.0, 4736.0];
 
 fn write_file(out: &Path, name: &str, text: String) -> Result<()> {
     let path = out.join(name);
-    std::fs::write(&path, text).map_err(LabError::io(&path))
+    zonekit_base::atomic::write(&path, text).map_err(LabError::io(&path))
 }
 
 fn write_outputs(exp: &OcssdExperiment, runs: &[(&Job, OcssdRun)]) -> Result<String> {

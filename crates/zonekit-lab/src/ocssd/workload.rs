@@ -134,7 +134,7 @@ fn charts(pattern: HpcPattern, label: &str, records: &[Record], p: &HpcProfile, 
         HpcPattern::Lammps => (2, 3),
         HpcPattern::Macdrp => (5, 6),
     };
-    let write = |file: String, svg: String| std::fs::write(out.join(&file), svg).map_err(LabError::io(&out.join(file)));
+    let write = |file: String, svg: String| zonekit_base::atomic::write(out.join(&file), svg).map_err(LabError::io(&out.join(file)));
     let step = records.len().div_ceil(OVERVIEW_POINTS).max(1);
     let overview = Series { name: "request start".into(), points: records.iter().enumerate().step_by(step).map(|(i, r)| (i as f64, r.offset_bytes as f64 / MIB)).collect() };
     write(
@@ -216,7 +216,7 @@ pub fn characterise(seed: u64, out: &Path) -> Result<String> {
         }
     }
     let path = out.join("workload.csv");
-    std::fs::write(&path, csv(&header, &rows)).map_err(LabError::io(&path))?;
+    zonekit_base::atomic::write(&path, csv(&header, &rows)).map_err(LabError::io(&path))?;
     Ok(markdown_table(&header, &rows))
 }
 

@@ -602,5 +602,5 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
 
 fn write_chart(out: &std::path::Path, name: &str, svg: String) -> Result<()> {
     let path = out.join(name);
-    std::fs::write(&path, svg).map_err(LabError::io(&path))
+    zonekit_base::atomic::write(&path, svg).map_err(LabError::io(&path))
 }

@@ -347,7 +347,7 @@ pub fn render(dir: &Path) -> Result<(PathBuf, Vec<Judged>), Vec<Problem>> {
     let text = std::fs::read_to_string(&path).map_err(|e| problem(e.to_string()))?;
     let new = splice(&text, &render_table(&dir_name(dir), &judged)).map_err(problem)?;
     if new != text {
-        std::fs::write(&path, new).map_err(|e| problem(e.to_string()))?;
+        zonekit_base::atomic::write(&path, new).map_err(|e| problem(e.to_string()))?;
     }
     Ok((path, judged))
 }

@@ -33,6 +33,23 @@ fn the_thesis_configurations_run_and_report_sane_counters() {
     }
 }
 
+#[test]
+fn a_kept_run_comes_back_whole_with_its_gc_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = CacheExperiment::synthetic(0.0078125, 2.0, 1, 1, dir.path().to_path_buf());
+    let store = crate::harness::runs::RunStore::open(dir.path()).unwrap();
+    let (_, label, spec) = exp.specs().into_iter().find(|(_, _, s)| matches!(s.device, DeviceKind::Conventional { .. })).unwrap();
+    let (ran, ran_series) = exp.run_stored(&store, &label, &spec).unwrap();
+    assert!(!ran.gc_rounds.is_empty(), "the conventional SSD collected");
+    assert_eq!(std::fs::read_dir(dir.path().join(crate::harness::runs::RUNS_DIR)).unwrap().count(), 1, "the run is kept");
+    // Kept in full: a resumed experiment's gc-waf.csv and series are those of the run itself
+    // (`cache run --json` leaves the GC rounds out; the kept run must not).
+    let (loaded, loaded_series) = exp.load_kept(&store, &label, &spec).expect("the kept run loads");
+    assert_eq!(format!("{loaded:?}"), format!("{ran:?}"));
+    assert_eq!(loaded.gc_rounds, ran.gc_rounds);
+    assert_eq!(format!("{loaded_series:?}"), format!("{ran_series:?}"));
+}
+
 /// A binary trace: `blocks` one-block reads at scattered addresses, then the same again;
 /// the first request is two blocks long (one request in the trace's block records).
 fn read_twice_trace(path: &std::path::Path, blocks: u64) -> zonekit_trace::input::Input {
