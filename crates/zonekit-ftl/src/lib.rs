@@ -29,6 +29,7 @@
 //! assert!(ftl.stats().waf() >= 1.0);
 //! ```
 
+pub mod config;
 pub mod engine;
 pub mod hinted;
 pub mod placement;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// Files allowed past [`LINES_MAX`], with the length they may reach: each one algorithm that
 /// reads best whole (ARCHITECTURE.md says why) ...
 const LONG_FILES: [(&str, usize); 7] = [
-    ("crates/zonekit-ftl/src/engine.rs", 1010),
+    ("crates/zonekit-ftl/src/engine.rs", 900),
     ("crates/zonekit-ssd/src/ssd.rs", 880),
     ("crates/zonekit-cache/src/cache.rs", 995),
     ("crates/zonekit-zbtree/src/zbtree.rs", 1352),
