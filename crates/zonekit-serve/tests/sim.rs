@@ -171,7 +171,7 @@ fn run(seed: u64, cov: &mut Coverage) {
 
 #[test]
 fn seeds() {
-    let cov = run_seeds("volume", "cargo test -p zonekit-serve --test sim -- seeds", 1500, run);
+    let cov = run_seeds("volume", "cargo test -p zonekit-serve --test sim -- seeds", 3000, run);
     if std::env::var("ZONEKIT_SIM_SEED").is_err() {
         assert!(cov.crashes >= cov.runs * 3, "{cov}");
         let gcs = GC_RUNS.load(Ordering::Relaxed);
