@@ -263,9 +263,13 @@ impl Row<'_> {
     /// The number in column `index`, for a file whose header repeats a name (seed 000's
     /// `table_4_3.csv` has a `thesis` column after each of its three measures).
     pub(crate) fn number_at(&self, index: usize) -> Result<f64, LabError> {
-        let column = format!("#{}", index + 1);
-        let text = self.cells.get(index).ok_or_else(|| self.error(&column, "missing"))?;
-        text.parse::<f64>().map_err(|_| self.error(&column, &format!("{text:?} is not a number")))
+        let text = self.text_at(index)?;
+        text.parse::<f64>().map_err(|_| self.error(&format!("#{}", index + 1), &format!("{text:?} is not a number")))
+    }
+
+    /// The text in column `index` (see [`Row::number_at`]).
+    pub(crate) fn text_at(&self, index: usize) -> Result<&str, LabError> {
+        self.cells.get(index).map(String::as_str).ok_or_else(|| self.error(&format!("#{}", index + 1), "missing"))
     }
 
     fn error(&self, column: &str, what: &str) -> LabError {

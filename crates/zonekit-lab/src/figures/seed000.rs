@@ -182,10 +182,11 @@ fn table_4_3_figure(table: &Table) -> Result<Figure, LabError> {
             let mean = mean_of(cell).ok_or_else(|| LabError::Results { path: "scale/table_4_3.csv".into(), line: 0, reason: format!("{p}: {cell:?} has no mean") })?;
             // By position: the file names all three of the thesis' columns `thesis`.
             let theirs = row.number_at(thesis_column)?;
+            // Both sides as the file writes them, so the thesis' 1.700 keeps its precision.
             compare.push(Compare {
                 quantity: format!("{name}: {title}{}", if unit.is_empty() { String::new() } else { format!(" ({unit}; ours GiB)") }),
-                seed: format!("{theirs}"),
-                ours: format!("{mean}"),
+                seed: row.text_at(thesis_column)?.to_string(),
+                ours: cell.split_whitespace().next().unwrap_or(cell).to_string(),
             });
             ours.push(mean);
             thesis.push(theirs);

@@ -26,7 +26,11 @@ const METRICS: [(&str, &str, &str, &str); 4] = [
     ("write amplification", "", "waf", "waf"),
 ];
 const SETTING: &str = "The HPC generators at scale 1 (seed 1) replayed synchronously on table 4.1's device (8 channels × 4 LUNs × 16 blocks × \
-                       32 pages of 32 KiB), every FTL at one common logical space of 452 MB";
+                       32 pages of 32 KiB), every FTL at one common logical space of 452 MB (10^6 B; the files' MB throughout)";
+/// The files' MB, and the thesis' MB as the write-up reads it.
+const MB_BYTES: f64 = 1e6;
+const MIB_BYTES: f64 = 1_048_576.0;
+const GIB_BYTES: f64 = 1_073_741_824.0;
 
 pub(super) fn draw(results: &Path) -> Result<SeedFigures, LabError> {
     let table = Table::read(&results.join("results.csv"))?;
@@ -66,23 +70,31 @@ fn ftl_name(ftl: &str) -> &str {
     FTLS.iter().find(|f| f.0 == ftl).map_or(ftl, |f| f.1)
 }
 
-/// Fig. 4.1 (Table 4.2's numbers as bars): throughput per FTL, LAMMPS and MACDRP side by side.
+/// Fig. 4.1 (Table 4.2's numbers as bars): throughput per FTL, LAMMPS and MACDRP side by side,
+/// in MiB/s: the write-up reads the thesis' MB as 2^20 bytes, and the files keep 10^6 B/s.
 fn fig_4_1(table: &Table) -> Result<Figure, LabError> {
     let categories: Vec<String> = FTLS.iter().map(|f| f.1.to_string()).collect();
-    let mut chart = BarChart::new("Fig. 4.1: IO throughput of the FTLs", "throughput", "MB/s", "FTL", categories);
+    let mut chart = BarChart::new("Fig. 4.1: IO throughput of the FTLs", "throughput", "MiB/s", "FTL", categories);
     let mut compare = Vec::new();
     for (trace, name) in TRACES {
         let mut values = Vec::new();
         for (ftl, _) in FTLS {
-            let ours = table.one(&[("section", "main"), ("trace", trace), ("ftl", ftl)])?.number("mb_per_sec")?;
+            let ours = table.one(&[("section", "main"), ("trace", trace), ("ftl", ftl)])?.number("mb_per_sec")? * MB_BYTES / MIB_BYTES;
             values.push(ours);
             if let Some(cell) = THESIS_TABLE_4_2.iter().find(|c| c.trace == trace && c.ftl == ftl) {
-                compare.push(Compare { quantity: format!("{name}, {} (MB/s, Table 4.2)", ftl_name(ftl)), seed: format!("{:.1}", cell.mb_per_sec), ours: format!("{ours:.1}") });
+                compare.push(Compare {
+                    quantity: format!("{name}, {} (MiB/s, Table 4.2)", ftl_name(ftl)),
+                    seed: format!("{:.1}", cell.mb_per_sec),
+                    ours: format!("{ours:.1}"),
+                });
             }
         }
         chart = chart.series(name, values);
     }
-    let caption = format!("Mirrors seed 002 Fig. 4.1 (the IO throughput of Table 4.2: the four FTLs on LAMMPS and MACDRP). {SETTING}.");
+    let caption = format!(
+        "Mirrors seed 002 Fig. 4.1 (the IO throughput of Table 4.2: the four FTLs on LAMMPS and MACDRP), in MiB/s (results.csv's 10^6 B/s ÷ 1.048576; \
+         the thesis' MB read as 2^20 bytes, as in the write-up's claims). {SETTING}."
+    );
     Ok(Figure { file_name: "fig-4.1.svg".into(), seed_figure: "Fig. 4.1".into(), svg: chart.caption(&caption).svg(), caption, compare })
 }
 
@@ -107,8 +119,9 @@ fn over_time(table: &Table, series: &Table, number: &str, metric: &str, unit: &s
                     let (ours, written) = (row.number("map_update_kb")?, row.number("written_mb")?);
                     compare.push(Compare {
                         quantity: format!("{name}, {ftl_label}: mapping-update KB over the whole trace"),
-                        seed: format!("{:.0} per {} GB", thesis[i], if *trace == "lammps" { 7 } else { 8 }),
-                        ours: format!("{ours:.0} per {:.1} GB", written / 1000.0),
+                        // The thesis' "7G" and "8GB" read as GiB, as all its MB; the file's MB is 10^6 B.
+                        seed: format!("{:.0} per {} GiB", thesis[i], if *trace == "lammps" { 7 } else { 8 }),
+                        ours: format!("{ours:.0} per {:.1} GiB", written * MB_BYTES / GIB_BYTES),
                     });
                 }
             }
@@ -165,7 +178,7 @@ mod tests {
         let not_drawn: Vec<&str> = figures.not_drawn.iter().map(|n| n.seed_figure.as_str()).collect();
         assert_eq!(not_drawn, ["Fig. 4.3", "Fig. 4.7"]);
         let f = &figures.figures;
-        assert_figure(&f[0].svg, "Fig. 4.1", 2, "MB/s");
+        assert_figure(&f[0].svg, "Fig. 4.1", 2, "MiB/s");
         assert_eq!(f[0].compare.len(), 8, "Table 4.2's eight cells beside ours");
         for (figure, unit) in [(&f[1], "MB/s"), (&f[2], "KB"), (&f[3], "blocks"), (&f[4], "")] {
             assert_eq!(charts(&figure.svg).len(), 2, "{}: a panel per trace", figure.seed_figure);
