@@ -21,6 +21,9 @@ pub const TABLE_ROWS_MAX: usize = 200;
 pub const SETTINGS_FILE: &str = "settings.tsv";
 /// The page's name in its directory.
 pub const REPORT_FILE: &str = "report.html";
+/// Why a run's figures mean less than they seem, one warning a line, written beside its results
+/// by the commands that check for degenerate runs; the page shows them before anything else.
+pub const WARNINGS_FILE: &str = "warnings.txt";
 /// The folder of a results directory with a seed's redrawn figures, and its index there: one
 /// `file<TAB>seed figure<TAB>caption` line per figure in the seed's order; a line with no file
 /// is a figure not drawn, its caption the reason.
@@ -95,7 +98,11 @@ pub fn report_dir(dir: &Path, title: &str) -> Result<String, String> {
             figures.push(SeedFigure { name: name.to_string(), caption: caption.to_string(), svg });
         }
     }
-    Ok(page(title, &settings, &tables, &charts, &figures))
+    let warnings: Vec<String> = match dir.join(WARNINGS_FILE) {
+        p if p.exists() => read(&p)?.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect(),
+        _ => Vec::new(),
+    };
+    Ok(page(title, &settings, &warnings, &tables, &charts, &figures))
 }
 
 /// One of a seed's figures on the page: its name ("Fig. 4.2"), caption, and the chart (none
@@ -129,7 +136,7 @@ pub type NamedTable = (String, Vec<String>, Vec<Vec<String>>);
 
 /// The page itself: a table of contents, settings, the seed's figures in its order (when
 /// there are any), the other charts (each with its file name) and the tables.
-pub fn page(title: &str, settings: &[(String, String)], tables: &[NamedTable], charts: &[(String, String)], figures: &[SeedFigure]) -> String {
+pub fn page(title: &str, settings: &[(String, String)], warnings: &[String], tables: &[NamedTable], charts: &[(String, String)], figures: &[SeedFigure]) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -139,7 +146,7 @@ table{{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}}\
 td,th{{border:1px solid #ccc;padding:0.2em 0.6em;text-align:right}}\
 td:first-child,th:first-child{{text-align:left}}th{{background:#f0f0f0}}\
 figure{{display:inline-block;margin:0.5em;vertical-align:top;max-width:100%}}figure svg{{max-width:100%;height:auto}}\
-figcaption{{font-size:0.8em;color:#666}}\
+figcaption{{font-size:0.8em;color:#666}}.warnings{{border-left:0.4em solid #c60;background:#fff4e5;padding:0.2em 1em}}\
 nav a{{margin-right:1em}}nav ol{{columns:2;font-size:0.9em}}.scroll{{overflow-x:auto}}summary{{cursor:pointer;font-weight:bold;margin:0.5em 0}}\
 </style></head><body>\n<h1>{t}</h1>\n",
         t = escape(title),
@@ -160,7 +167,15 @@ nav a{{margin-right:1em}}nav ol{{columns:2;font-size:0.9em}}.scroll{{overflow-x:
         }
         h.push_str("</ol>\n");
     }
-    h.push_str("</nav>\n<h2 id=\"settings\">Settings</h2>\n");
+    h.push_str("</nav>\n");
+    if !warnings.is_empty() {
+        h.push_str("<section class=\"warnings\" id=\"warnings\"><h2>Warnings: figures that mean less than they seem</h2>\n<ul>\n");
+        for w in warnings {
+            let _ = writeln!(h, "<li>{}</li>", escape(w));
+        }
+        h.push_str("</ul></section>\n");
+    }
+    h.push_str("<h2 id=\"settings\">Settings</h2>\n");
     if settings.is_empty() {
         h.push_str("<p>No settings were recorded with these results.</p>\n");
     } else {
@@ -291,6 +306,23 @@ mod tests {
         let html = report_dir(&dir, "x").unwrap();
         assert!(html.contains("<td>sepbit</td><td>1.9</td>"));
         assert!(!html.contains("7.5") && !html.contains(SET_ASIDE_FILE), "rows set aside are not reported");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A run's warnings lead the page, before its settings, escaped; without the file there is
+    /// no warnings section.
+    #[test]
+    fn a_runs_warnings_lead_the_page() {
+        let dir = std::env::temp_dir().join(format!("zonekit-html-warnings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("results.csv"), crate::csv(&["placement", "waf"], &[vec!["sepbit".into(), "1.0".into()]])).unwrap();
+        assert!(!report_dir(&dir, "x").unwrap().contains("id=\"warnings\""));
+        std::fs::write(dir.join(WARNINGS_FILE), "no GC ran: WAF <1.0> says nothing\n\nthe cache never evicted\n").unwrap();
+        let html = report_dir(&dir, "x").unwrap();
+        let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("{s} not on the page"));
+        assert!(at("id=\"warnings\"") < at("id=\"settings\""));
+        assert!(html.contains("<li>no GC ran: WAF &lt;1.0&gt; says nothing</li>") && html.contains("<li>the cache never evicted</li>"));
+        assert_eq!(html.matches("<li>").count(), 2, "blank lines are not warnings");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

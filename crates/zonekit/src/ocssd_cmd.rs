@@ -168,6 +168,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         println!("{} through {}\n", spec.input.describe(), spec.ftl);
         print!("{}", report_table(&run));
     }
+    crate::sweep_run::print_warnings(&run.warnings());
     Ok(ExitCode::SUCCESS)
 }
 

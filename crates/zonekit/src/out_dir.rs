@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use zonekit_report::html::{report_dir, write_settings, REPORT_FILE, SETTINGS_FILE};
+use zonekit_report::html::{report_dir, write_settings, REPORT_FILE, SETTINGS_FILE, WARNINGS_FILE};
 use zonekit_report::shell_word;
 
 /// Which run an output directory belongs to: `IDENTITY<TAB>COMMAND` ([`claim_out`]).
@@ -163,6 +163,20 @@ fn record_written(out: &Path) -> std::io::Result<()> {
 /// The claim's last line once its run finished: a claim without it is an attempt that was
 /// interrupted, which a rerun of the same command continues ([`claim_out`]).
 const FINISHED_LINE: &str = "finished\n";
+
+/// Writes a run's degenerate-run warnings beside its results (its page shows them first), or
+/// removes an earlier run's file when this run has none.
+pub(crate) fn write_warnings(dir: &Path, warnings: &[String]) -> Result<()> {
+    let path = dir.join(WARNINGS_FILE);
+    if warnings.is_empty() {
+        return match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(anyhow::Error::new(e).context(format!("removing {}", path.display()))),
+            _ => Ok(()),
+        };
+    }
+    let text: String = warnings.iter().map(|w| format!("{}\n", w.replace('\n', " "))).collect();
+    zonekit_base::atomic::write(&path, text).with_context(|| format!("writing {}", path.display()))
+}
 
 pub(crate) fn write_page(dir: &Path, title: &str) -> Result<PathBuf> {
     let page = report_dir(dir, title).map_err(anyhow::Error::msg)?;

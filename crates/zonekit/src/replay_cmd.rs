@@ -60,6 +60,7 @@ pub fn replay_cmd(a: ReplayArgs) -> Result<ExitCode> {
         .collect();
     zonekit_base::atomic::write(a.out.join("class_traffic.svg"), bar_chart("Writes per class (user + GC)", "GB", &classes))?;
     zonekit_base::atomic::write(a.out.join("reclaimed_gp.svg"), gp_chart(&report))?;
+    crate::out_dir::write_warnings(&a.out, &report.warnings)?;
     println!("\nwrote {}/{{report.json, class_traffic.svg, reclaimed_gp.svg}}", a.out.display());
     crate::out_dir::finish(&a.out)?;
     Ok(ExitCode::SUCCESS)

@@ -275,6 +275,23 @@ fn config(a: &RunArgs) -> Result<(SsdConfig, Option<&'static SsdPreset>)> {
     Ok((cfg, preset))
 }
 
+/// Why a run's figures mean less than they seem, each naming the flag to change: nothing
+/// written, or writes that never filled the device far enough to erase a reclaim unit (its GC,
+/// which sets the WAF and the wear, never ran).
+fn degenerate(r: &SsdReport) -> Vec<String> {
+    let c = &r.counters;
+    if c.host_blocks == 0 {
+        vec!["no block was written (--writes 0): the WAF and the wear are over zero writes; give --writes".into()]
+    } else if c.erases == 0 {
+        vec![format!(
+            "the device never erased a reclaim unit: {} host blocks into {} physical blocks ran no GC, so device WAF {:.4} says nothing about placement or spare; write more (--writes; the default is twice the logical space)",
+            c.host_blocks, r.physical_blocks, r.waf
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
 fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if !(a.hot_share > 0.0 && a.hot_share <= 1.0) {
         usage!("--hot-share {}: the share of hot LBAs must be in (0, 1]", a.hot_share);
@@ -304,8 +321,10 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if !wanted("events") {
         report.events_log = None;
     }
+    let warnings = degenerate(&report);
+    crate::sweep_run::print_warnings(&warnings);
     if a.json {
-        let json = serde_json::json!({ "preset": a.preset, "workload": workload, "written": stats, "report": report });
+        let json = serde_json::json!({ "preset": a.preset, "workload": workload, "written": stats, "report": report, "warnings": warnings });
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::tree::bench::{cow_collect, cow_rebalance, fits_device, run_tree, run_tree_on, tree_timing, TreeKind, TreeSpec};
+use zonekit_lab::tree::bench::{cow_collect, cow_rebalance, fits_device, run_tree, run_tree_on, tree_timing, TreeKind, TreeOutcome, TreeSpec};
 use zonekit_lab::tree::experiment::{run_experiment, Backend, Section, TreeExperiment};
 use zonekit_lab::tree::run::TreeRunSettings;
 
@@ -218,6 +218,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         bar.finish_and_clear();
         outcomes.push(outcome);
     }
+    crate::sweep_run::print_warnings(&outcomes.iter().flat_map(TreeOutcome::warnings).collect::<Vec<_>>());
     if a.json {
         println!("{}", serde_json::to_string_pretty(&outcomes)?);
         return Ok(ExitCode::SUCCESS);

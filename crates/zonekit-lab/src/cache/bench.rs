@@ -247,6 +247,15 @@ impl CacheReport {
                 self.bucket_bytes / 1024
             ));
         }
+        // A zoned device has no GC of its own; an SSD that never ran one reports the WAF of a
+        // drive that was never full, which says nothing about the interface.
+        let device_has_gc = !matches!(self.spec.device, DeviceKind::Zoned { .. });
+        if device_has_gc && self.cache_blocks_written > 0 && self.gc_rounds.is_empty() && self.device_gc_blocks == 0 {
+            self.warnings.push(format!(
+                "the {} SSD never ran GC ({} blocks written by the cache): device WAF {:.3} is that of a drive never full and says nothing about the interface; write more (--records, --operations) or give the SSD less spare (--op)",
+                self.interface, self.cache_blocks_written, self.device_waf
+            ));
+        }
         self
     }
 }

@@ -294,6 +294,27 @@ pub fn run_ocssd(spec: &OcssdSpec, progress: &mut dyn FnMut(u64)) -> Result<Ocss
     Ok(OcssdRun { report: ssd.report(), series, erase_map: flash.erase_map(), page_write_map: flash.page_write_map(), request_mb_per_sec })
 }
 
+impl OcssdRun {
+    /// Why some of this run's figures mean less than they seem, each naming what to change: no
+    /// write request (latency, throughput and WAF over zero writes), or writes that never made
+    /// the FTL erase a block (its GC, the point of comparing FTLs, never ran).
+    pub fn warnings(&self) -> Vec<String> {
+        let r = &self.report;
+        let mut w = Vec::new();
+        if r.write_requests == 0 {
+            w.push("no write request: the write latency, throughput and WAF are over zero writes; replay a trace with writes".to_string());
+        } else if r.flash.blocks_erased == 0 {
+            w.push(format!(
+                "no block was erased: {:.1} MB written into {:.1} MB of logical space never made the FTL collect garbage, so WAF {:.3} and the throughput say nothing about its GC; replay more data than the logical space or give a smaller one (--logical-mib, --blocks-per-lun)",
+                r.user_bytes_written as f64 / MB,
+                r.logical_bytes as f64 / MB,
+                r.waf
+            ));
+        }
+        w
+    }
+}
+
 /// One run's report as a text table (for `zonekit ocssd run`).
 pub fn report_table(run: &OcssdRun) -> String {
     let r = &run.report;

@@ -405,6 +405,27 @@ pub struct TreeOutcome {
     pub stats: TreeStats,
 }
 
+impl TreeOutcome {
+    /// Why some of this run's figures mean less than they seem, each naming the flag to change:
+    /// a run phase of no operations (its time, reads and writes are over zero samples), or a
+    /// tree of one level (no inner node, so the layers the trees differ in never came into play).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.run.operations == 0 {
+            w.push(format!("{}: the run phase had no operations: its time, reads and writes are over zero samples; give --operations", self.spec.tree.name()));
+        }
+        if self.stats.height <= 1 {
+            w.push(format!(
+                "{}: {} records fit one node (height {}): the inner layers the trees differ in never came into play; load more --records",
+                self.spec.tree.name(),
+                self.spec.records,
+                self.stats.height
+            ));
+        }
+        w
+    }
+}
+
 /// The run phase's key numbers (YCSB CoreWorkload: the chooser, and a chosen key number not
 /// inserted yet is drawn again).
 struct Keys {
