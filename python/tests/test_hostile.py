@@ -400,7 +400,7 @@ REGRESSIONS = [
     ("cache_run", {"update_fraction": "nan"}, "ValueError", "update_fraction="),
     # The cow tree listed a 2^32 MiB conventional zone's node slots up front: past 20 GB
     # resident within a minute (the CLI too); refused before anything is allocated.
-    ("tree_run", {"zone_size_mib": "2**32"}, "ValueError", "zone-size-mib"),
+    ("tree_run", {"zone_size_mib": "2**32"}, "ValueError", "zone_size_mib="),
 ]
 
 

@@ -87,6 +87,27 @@ def test_python_placement_on_every_interface():
         assert py.waf == rust.waf, interface
 
 
+def test_advice_is_spelt_as_pythons_settings_and_followed_works():
+    # A working set too small for the device's fixed reserve of zones: the warning's advice
+    # names the setting as a Python caller passes it, and following it removes the warning.
+    import re
+    import warnings as w
+
+    workload = "zipf:blocks=100K,writes=300K"
+    with w.catch_warnings():
+        w.simplefilter("ignore")
+        report = zonekit.replay(workload=workload, placement="bhbdp", victim="greedy")
+    advice = [m for m in report.warnings if "utilization asks" in m]
+    assert advice and "--" not in advice[0], report.warnings
+    mib = int(re.search(r"zone_mib=(\d+)", advice[0]).group(1))
+    with w.catch_warnings():
+        w.simplefilter("ignore")
+        followed = zonekit.replay(workload=workload, placement="bhbdp", victim="greedy", zone_mib=mib)
+    assert not [m for m in followed.warnings if "utilization asks" in m], followed.warnings
+    with pytest.raises(ValueError, match=r"utilization=2\.0"):
+        zonekit.replay(workload=workload, utilization=2.0)
+
+
 def test_usage_errors_are_value_errors_with_the_clis_message():
     with pytest.raises(ValueError, match="unknown placement policy \"nope\"; valid: normal"):
         zonekit.replay(workload=WORKLOAD, placement="nope")

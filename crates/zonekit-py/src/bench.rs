@@ -147,6 +147,7 @@ pub fn cache_run(py: Python<'_>, settings: &str) -> PyResult<String> {
     let settings: CacheRunSettings = settings_from_json("cache_run", settings)?;
     let slot = ErrorSlot::default();
     let mut progress = RunProgress { slot: slot.clone() };
-    let report = py.allow_threads(|| guarded(|| settings.run(&mut progress).map_err(|e| lab_error(e, &slot))))?;
+    let mut report = py.allow_threads(|| guarded(|| settings.run(&mut progress).map_err(|e| lab_error(e, &slot))))?;
+    report.warnings = report.warnings.iter().map(|w| crate::run::python_spelling(w)).collect();
     Ok(serde_json::to_string(&report).expect("a report serializes"))
 }

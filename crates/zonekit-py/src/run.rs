@@ -22,9 +22,10 @@ use zonekit_trace::input::{FilterFlags, Input};
 
 use crate::policy::{ErrorSlot, PyItemCache, PyPlacement, PyVictim, RunProgress};
 
-/// A request's fault: `ValueError` with the CLI's message.
+/// A request's fault: `ValueError` with the CLI's message, its flags spelt as Python's
+/// settings ([`python_spelling`]).
 pub fn usage(message: impl Into<String>) -> PyErr {
-    PyValueError::new_err(message.into())
+    PyValueError::new_err(python_spelling(&message.into()))
 }
 
 /// A lab error as Python sees it; a run stopped for a parked Python exception raises that.
@@ -34,9 +35,45 @@ pub fn lab_error(e: LabError, slot: &ErrorSlot) -> PyErr {
     }
     match e {
         LabError::Cancelled => PyKeyboardInterrupt::new_err("the run was interrupted"),
-        e if e.is_usage() => PyValueError::new_err(e.to_string()),
+        e if e.is_usage() => PyValueError::new_err(python_spelling(&e.to_string())),
         e => PyRuntimeError::new_err(e.to_string()),
     }
+}
+
+/// A message of the lab's, which names settings as the CLI's flags (`--zone-mib 16`), as a
+/// Python caller names them (`zone_mib=16`): advice a Python user can follow as written. A flag
+/// followed by a value (a number or a quoted word) becomes `name=value`, one without its name.
+pub fn python_spelling(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("--") {
+        let (before, flag_on) = rest.split_at(at);
+        out.push_str(before);
+        let name_len = flag_on[2..].find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')).map_or(flag_on.len() - 2, |n| n);
+        let starts_flag = name_len > 0 && flag_on.as_bytes()[2].is_ascii_lowercase() && !before.ends_with(|c: char| c.is_alphanumeric() || c == '-');
+        if !starts_flag {
+            out.push_str("--");
+            rest = &flag_on[2..];
+            continue;
+        }
+        let name = flag_on[2..2 + name_len].trim_end_matches('-').replace('-', "_");
+        out.push_str(&name);
+        rest = &flag_on[2 + name_len..];
+        // A value: a number (possibly negative or a fraction) or a quoted word right after.
+        if let Some(value_on) = rest.strip_prefix(' ') {
+            let value_len = value_on.find(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == ')').unwrap_or(value_on.len());
+            let value = value_on[..value_len].trim_end_matches(':');
+            let is_value = value.starts_with(|c: char| c.is_ascii_digit() || c == '"' || c == '\'' || c == '.')
+                || (value.starts_with('-') && value[1..].starts_with(|c: char| c.is_ascii_digit()));
+            if is_value {
+                out.push('=');
+                out.push_str(value);
+                rest = &value_on[value.len()..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Runs `f`, turning a panic into `RuntimeError`: a panic must not cross into Python.
@@ -203,6 +240,8 @@ pub fn replay(
     if let Some(parked) = slot.take() {
         return Err(parked);
     }
+    let mut report = report;
+    report.warnings = report.warnings.iter().map(|w| python_spelling(w)).collect();
     Ok(serde_json::to_string(&report).expect("a report serializes"))
 }
 

@@ -251,7 +251,7 @@ fn terminal_output_fits_100_columns() {
     // The grouped figures: one bar per node (placement) and placement (interface), each series
     // named once in a legend.
     let svg = |path: &str| std::fs::read_to_string(d.join(path)).unwrap();
-    let fig = svg("t43/fig-4.3.svg");
+    let fig = svg("t43/waf-by-node.svg");
     assert_eq!(fig.matches("class=\"legend-entry\"").count(), 7, "Table 4.3's seven placements");
     assert_eq!(fig.matches("<rect x=").count(), 7, "one node");
     assert!(fig.contains("Mirrors seed 000's Table 4.3") && fig.contains("0.002"));

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use zonekit_report::{bar_chart, csv, line_chart, markdown_table, Series};
+use zonekit_report::{bar_chart, csv, markdown_table, LineChart, Series};
 
 use crate::device::data::Measurement;
 use crate::device::fidelity::{by_family, summarise, Comparison, ErrorSummary, Fidelity};
@@ -75,6 +75,17 @@ pub fn goal_met(f: &Fidelity) -> (bool, bool) {
     (s.median_abs <= GOAL_MEDIAN, s.beyond_25 == 0)
 }
 
+/// [`curves`]' pairs drawn so the eye pairs them: each drive curve and its model share a
+/// colour and marker, the model dashed.
+fn paired_chart(title: &str, x_label: &str, y_label: &str, series: &[Series], x_log: bool) -> String {
+    let chart = series.iter().fold(LineChart::new(title, x_label, "", y_label, "").paired(), |c, s| c.series(s.clone()));
+    if x_log {
+        chart.x_log().svg()
+    } else {
+        chart.svg()
+    }
+}
+
 /// Drive and model curves of one experiment, one series pair per value of `group`.
 fn curves(f: &Fidelity, keep: impl Fn(&Comparison) -> bool, group: impl Fn(&Measurement) -> String, x: impl Fn(&Measurement) -> f64, y: impl Fn(f64) -> f64) -> Vec<Series> {
     let mut groups: Vec<String> = Vec::new();
@@ -115,7 +126,7 @@ fn charts(f: &Fidelity, out: &Path) -> Result<Vec<(String, String)>, LabError> {
     chart(
         "write_zones.svg",
         t,
-        line_chart(
+        paired_chart(
             t,
             "zones",
             "KIOPS",
@@ -127,7 +138,7 @@ fn charts(f: &Fidelity, out: &Path) -> Result<Vec<(String, String)>, LabError> {
     chart(
         "write_bs.svg",
         t,
-        line_chart(
+        paired_chart(
             t,
             "block size (KiB)",
             "µs",
@@ -145,7 +156,7 @@ fn charts(f: &Fidelity, out: &Path) -> Result<Vec<(String, String)>, LabError> {
     chart(
         "append_qd.svg",
         t,
-        line_chart(
+        paired_chart(
             t,
             "queue depth",
             "KIOPS",
@@ -157,7 +168,7 @@ fn charts(f: &Fidelity, out: &Path) -> Result<Vec<(String, String)>, LabError> {
     chart(
         "randread_qd.svg",
         t,
-        line_chart(
+        paired_chart(
             t,
             "queue depth",
             "KIOPS",
@@ -169,7 +180,7 @@ fn charts(f: &Fidelity, out: &Path) -> Result<Vec<(String, String)>, LabError> {
     chart(
         "randread_latency_qd.svg",
         t,
-        line_chart(
+        paired_chart(
             t,
             "queue depth",
             "µs",
@@ -182,7 +193,7 @@ fn charts(f: &Fidelity, out: &Path) -> Result<Vec<(String, String)>, LabError> {
     chart(
         "reset_fill.svg",
         t,
-        line_chart(
+        paired_chart(
             t,
             "MiB written",
             "ms",
@@ -200,7 +211,7 @@ fn charts(f: &Fidelity, out: &Path) -> Result<Vec<(String, String)>, LabError> {
     chart(
         "finish_fill.svg",
         t,
-        line_chart(
+        paired_chart(
             t,
             "MiB written",
             "ms",
@@ -213,7 +224,7 @@ fn charts(f: &Fidelity, out: &Path) -> Result<Vec<(String, String)>, LabError> {
     chart(
         "read_beside_writes.svg",
         t,
-        line_chart(
+        paired_chart(
             t,
             "write rate (MiB/s)",
             "µs",

@@ -4,13 +4,52 @@
 use std::fmt::Write;
 
 use super::axis::{all_integers, Scale};
-use super::svg::{escape, marker, n, text_width, with_unit, Frame, FrameSpec, Swatch, Width, COLORS};
+use super::svg::{escape, marker, n, text_width, with_unit, Frame, FrameSpec, Swatch, Width, COLORS, DASH};
 
 /// One line of a [`line_chart`] or [`LineChart`].
 #[derive(Clone, Debug)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
+}
+
+impl Series {
+    /// The empirical CDF of `samples` (NaNs left out): a step line through each distinct value
+    /// `v` at the share of samples ≤ `v`, starting from 0 at the smallest, so a [`LineChart`]
+    /// draws it as a CDF figure is drawn.
+    pub fn cdf(name: &str, samples: &[f64]) -> Series {
+        let mut sorted: Vec<f64> = samples.iter().copied().filter(|v| !v.is_nan()).collect();
+        sorted.sort_by(f64::total_cmp);
+        let total = sorted.len() as f64;
+        let mut points = Vec::new();
+        let mut i = 0;
+        while i < sorted.len() {
+            let v = sorted[i];
+            let below = i as f64 / total;
+            while i < sorted.len() && sorted[i] == v {
+                i += 1;
+            }
+            points.push((v, below));
+            points.push((v, i as f64 / total));
+        }
+        Series { name: name.into(), points }
+    }
+
+    /// The CDF of a histogram whose bin `i` counts the values `i × bin_width`: at each bin's
+    /// value, the share of the counts up to and including it.
+    pub fn cdf_of_histogram(name: &str, counts: &[u64], bin_width: f64) -> Series {
+        let total = counts.iter().sum::<u64>().max(1) as f64;
+        let mut so_far = 0;
+        let points = counts
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                so_far += n;
+                (i as f64 * bin_width, so_far as f64 / total)
+            })
+            .collect();
+        Series { name: name.into(), points }
+    }
 }
 
 /// A series with more points than this gets a marker on every k-th point only, so the markers
@@ -37,6 +76,7 @@ pub struct LineChart<'a> {
     x_log: bool,
     y_log: bool,
     markers: bool,
+    paired: bool,
     width: Width,
     caption: String,
 }
@@ -52,6 +92,7 @@ impl<'a> LineChart<'a> {
             x_log: false,
             y_log: false,
             markers: true,
+            paired: false,
             width: Width::Page,
             caption: String::new(),
         }
@@ -83,6 +124,22 @@ impl<'a> LineChart<'a> {
     pub fn markers(mut self, on: bool) -> LineChart<'a> {
         self.markers = on;
         self
+    }
+
+    /// The series come in pairs, a measurement and what models it: each pair shares a colour
+    /// and marker, the second of it dashed, so the eye pairs them and tells them apart.
+    pub fn paired(mut self) -> LineChart<'a> {
+        self.paired = true;
+        self
+    }
+
+    /// The colour and marker index of series `k`, and whether it is dashed.
+    fn style(&self, k: usize) -> (usize, bool) {
+        if self.paired {
+            (k / 2, k % 2 == 1)
+        } else {
+            (k, false)
+        }
     }
 
     /// Draws for a paper's column or a report page (the default).
@@ -117,8 +174,15 @@ impl<'a> LineChart<'a> {
         let last_tick = x_ticks.last().map_or(0.0, |t| text_width(&t.1, font) / 2.0 + 2.0);
         let x_label = if self.x_log && !self.x_label.contains("log") { format!("{} (log scale)", self.x_label) } else { self.x_label.clone() };
         let y_label = if self.y_log && !self.y_label.contains("log") { format!("{} (log scale)", self.y_label) } else { self.y_label.clone() };
-        let legend: Vec<(String, &str, Swatch)> =
-            self.series.iter().enumerate().map(|(k, s)| (s.name.clone(), COLORS[k % COLORS.len()], Swatch::Line { marker: self.markers.then_some(k) })).collect();
+        let legend: Vec<(String, &str, Swatch)> = self
+            .series
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                let (style, dashed) = self.style(k);
+                (s.name.clone(), COLORS[style % COLORS.len()], Swatch::Line { marker: self.markers.then_some(style), dashed })
+            })
+            .collect();
         let mut frame = Frame::new(&FrameSpec {
             width: self.width,
             title: &self.title,
@@ -142,14 +206,21 @@ impl<'a> LineChart<'a> {
             );
         }
         for (k, s) in self.series.iter().enumerate() {
-            let color = COLORS[k % COLORS.len()];
+            let (style, dashed) = self.style(k);
+            let color = COLORS[style % COLORS.len()];
             let points: Vec<(f64, f64)> = self.points(s.as_ref()).map(|(a, b)| (px(a), frame.y(&y, b))).collect();
             let text: Vec<String> = points.iter().map(|&(a, b)| format!("{},{}", n(a), n(b))).collect();
-            let _ = writeln!(frame.svg, r#"<polyline fill="none" stroke="{color}" stroke-width="1.8" points="{}"><title>{}</title></polyline>"#, text.join(" "), escape(&s.name));
+            let dash = if dashed { format!(r#" stroke-dasharray="{DASH}""#) } else { String::new() };
+            let _ = writeln!(
+                frame.svg,
+                r#"<polyline fill="none" stroke="{color}" stroke-width="1.8"{dash} points="{}"><title>{}</title></polyline>"#,
+                text.join(" "),
+                escape(&s.name)
+            );
             if self.markers && !points.is_empty() {
                 let every = points.len().div_ceil(MARKERS_MAX);
                 for &(a, b) in points.iter().step_by(every) {
-                    marker(&mut frame.svg, k, a, b, font * 0.3, color);
+                    marker(&mut frame.svg, style, a, b, font * 0.3, color);
                 }
             }
         }
@@ -201,6 +272,41 @@ mod tests {
             assert!(svg.contains(tick), "{tick}");
         }
         assert!(!svg.contains(".0<"), "whole-number axes");
+    }
+
+    /// A drive's curve and its model's share a colour and marker; the model's line (and its
+    /// legend swatch) is dashed, the drive's solid.
+    #[test]
+    fn paired_series_share_a_colour_and_the_second_is_dashed() {
+        let line = |name: &str, k: f64| Series { name: name.into(), points: vec![(1.0, k), (2.0, k + 1.0)] };
+        let svg = LineChart::new("t", "zones", "", "KIOPS", "")
+            .series(line("4 KiB drive", 1.0))
+            .series(line("4 KiB model", 1.1))
+            .series(line("8 KiB drive", 3.0))
+            .series(line("8 KiB model", 3.2))
+            .paired()
+            .svg();
+        well_formed(&svg).unwrap();
+        let polylines: Vec<&str> = svg.lines().filter(|l| l.starts_with("<polyline")).collect();
+        assert_eq!(polylines.len(), 4);
+        let stroke = |l: &str| l.split("stroke=\"").nth(1).and_then(|r| r.split('"').next()).unwrap().to_string();
+        assert_eq!(stroke(polylines[0]), stroke(polylines[1]), "a pair shares its colour");
+        assert_ne!(stroke(polylines[0]), stroke(polylines[2]), "pairs differ");
+        let dashed: Vec<bool> = polylines.iter().map(|l| l.contains("stroke-dasharray")).collect();
+        assert_eq!(dashed, [false, true, false, true]);
+        assert_eq!(svg.matches("<line ").filter(|_| true).count() >= 4, true);
+        assert_eq!(svg.lines().filter(|l| l.starts_with("<line ") && l.contains("stroke-dasharray")).count(), 2, "the models' legend swatches are dashed");
+    }
+
+    #[test]
+    fn a_cdf_steps_through_each_value_to_one() {
+        let s = Series::cdf("gp", &[0.5, 0.1, 0.5, f64::NAN, 0.9]);
+        assert_eq!(s.points, vec![(0.1, 0.0), (0.1, 0.25), (0.5, 0.25), (0.5, 0.75), (0.9, 0.75), (0.9, 1.0)]);
+        assert!(Series::cdf("none", &[]).points.is_empty());
+        let h = Series::cdf_of_histogram("gp", &[1, 0, 3], 0.01);
+        assert_eq!(h.points, vec![(0.0, 0.25), (0.01, 0.25), (0.02, 1.0)]);
+        assert_eq!(Series::cdf_of_histogram("empty", &[0, 0], 1.0).points, vec![(0.0, 0.0), (1.0, 0.0)], "no samples: a flat line, not NaN");
+        well_formed(&LineChart::new("cdf", "GP", "", "CDF", "").series(s).series(h).svg()).unwrap();
     }
 
     #[test]

@@ -77,8 +77,12 @@ pub(crate) fn wrap(text: &str, width: f64, font: f64) -> Vec<String> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Swatch {
     Bar,
-    Line { marker: Option<usize> },
+    /// `dashed`: the second of a pair (a model beside the measurement it is compared with).
+    Line { marker: Option<usize>, dashed: bool },
 }
+
+/// The dash pattern of the second line of a pair.
+pub(crate) const DASH: &str = "5 3";
 
 /// Draws marker `kind` (circle, square, triangle, diamond, in turn) centred on (x, y), so that
 /// series stay apart in grey print.
@@ -176,8 +180,9 @@ impl Frame {
                     Swatch::Bar => {
                         let _ = writeln!(svg, r#"<rect class="swatch" x="{}" y="{}" width="{font}" height="{font}" fill="{color}"/>"#, n(*x + font * 0.3), n(y - font / 2.0));
                     }
-                    Swatch::Line { marker: kind } => {
-                        let _ = writeln!(svg, r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{color}" stroke-width="2"/>"#, n(*x), n(y), n(*x + font * 1.6), n(y));
+                    Swatch::Line { marker: kind, dashed } => {
+                        let dash = if *dashed { format!(r#" stroke-dasharray="{DASH}""#) } else { String::new() };
+                        let _ = writeln!(svg, r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{color}" stroke-width="2"{dash}/>"#, n(*x), n(y), n(*x + font * 1.6), n(y));
                         if let Some(kind) = kind {
                             marker(&mut svg, *kind, *x + font * 0.8, y, font * 0.3, color);
                         }
