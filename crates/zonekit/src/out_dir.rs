@@ -54,7 +54,7 @@ pub fn claim_out(out: &Path, identity: &str, resumable: bool) -> Result<()> {
                 for entry in std::fs::read_dir(out).with_context(|| format!("reading {}", out.display()))? {
                     let path = entry?.path();
                     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-                    let theirs = if text.contains("\nwrote\t") { written.contains(&name) } else { !HAND_WRITTEN.contains(&name) };
+                    let theirs = !HAND_WRITTEN.contains(&name) && (!text.contains("\nwrote\t") || written.contains(&name));
                     if !path.is_dir() && theirs {
                         std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
                     }
@@ -148,7 +148,10 @@ fn record_written(out: &Path) -> std::io::Result<()> {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let meta = entry.metadata()?;
-        if meta.is_file() && name != RUN_FILE && meta.modified()? >= claimed && !text.lines().any(|l| l == format!("wrote\t{name}")) {
+        // A hand-written file is never a run's, whatever its time says: in a fresh clone every
+        // file has the checkout's time, as late as a resumed claim's.
+        let hand_written = HAND_WRITTEN.contains(&name.as_str());
+        if meta.is_file() && name != RUN_FILE && !hand_written && meta.modified()? >= claimed && !text.lines().any(|l| l == format!("wrote\t{name}")) {
             names.push(name);
         }
     }

@@ -185,6 +185,16 @@ fn an_output_directory_never_mixes_two_runs() {
     assert!(out.contains("starting clean") && !d.join("o/first-run-only.svg").exists(), "{out}");
     assert!(d.join("o/report.json").exists());
     assert!(d.join("o/claims.csv").exists() && d.join("o/notes.md").exists(), "files no run wrote are kept");
+    // A committed directory's claim is its first line only, as old as the checkout; a rerun of
+    // its command keeps that claim, and a hand-written file as new as the checkout is still
+    // not the run's (it was recorded as written, and a later clean start removed it).
+    let first_line = std::fs::read_to_string(d.join("o/.zonekit-run")).unwrap().lines().next().unwrap().to_string();
+    std::fs::write(d.join("o/.zonekit-run"), format!("{first_line}\n")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(d.join("o/claims.csv"), "id\n").unwrap();
+    replay("warcip");
+    let claim = std::fs::read_to_string(d.join("o/.zonekit-run")).unwrap();
+    assert!(claim.contains("\nwrote\treport.json\n") && !claim.contains("claims.csv"), "{claim}");
     let e = refused(&["analyze", "--workload", "zipf:blocks=2000,writes=20000", "--out", "o"], d, 2);
     assert!(e.contains("--out o") && e.contains("zonekit replay"), "{e}");
     std::fs::create_dir(d.join("old")).unwrap();
