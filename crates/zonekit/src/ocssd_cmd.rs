@@ -183,7 +183,7 @@ fn experiment_cmd(a: ExperimentArgs) -> Result<ExitCode> {
     let exp = OcssdExperiment { scale: a.scale, real_trace: a.real_trace.clone(), seed: a.seed, threads, out: a.out.clone() };
     let summary = crate::experiment_run::with_runs_bar(|progress| run_experiment(&exp, progress))?;
     print!("{}", zonekit_report::for_terminal(&summary, zonekit_report::TERMINAL_COLUMNS));
-    println!("\nresults: {}/results.csv, series.csv, summary.md and charts", a.out.display());
+    println!("\nresults: {}/results.csv, series.csv, request-throughput.csv, wear.csv, summary.md and charts", a.out.display());
     println!("each row's own `zonekit ocssd run` command: {}", a.out.join("commands.tsv").display());
     crate::out_dir::seed_figures(2, &a.out);
     crate::out_dir::finish(&a.out)?;

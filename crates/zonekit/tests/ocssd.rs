@@ -86,7 +86,16 @@ fn the_experiment_writes_tables_charts_and_wear_maps() {
         let fitted = line.rsplit(',').next().unwrap();
         assert_eq!(fitted.is_empty(), line.starts_with("parallel,"), "{line}");
     }
-    for file in ["summary.md", "series.csv", "throughput-lammps.svg", "wear-erases-macdrp-pm-gcc.svg", "wear-writes-lammps-hsbm-gcl.svg", "sensitivity-superblock-waf-macdrp.svg"] {
+    for file in [
+        "summary.md",
+        "series.csv",
+        "request-throughput.csv",
+        "wear.csv",
+        "throughput-lammps.svg",
+        "wear-erases-macdrp-pm-gcc.svg",
+        "wear-writes-lammps-hsbm-gcl.svg",
+        "sensitivity-superblock-waf-macdrp.svg",
+    ] {
         assert!(dir.path().join("oc").join(file).exists(), "{file}");
     }
     // Interrupted and resumed (issues 44 and 47): with half the finished runs gone and one

@@ -43,6 +43,33 @@ fn format_count(v: f64) -> String {
     }
 }
 
+/// The legend gradient's id for one heat map: `zonekit-heat-scale-` and a 64-bit FNV-1a hash
+/// of its title, labels and values (their bits, so that -0.0 and 0.0 or two NaNs hash as
+/// written). A hash rather than a counter: the id depends only on the map, not on how many
+/// were drawn before it in the process, so committed SVG files do not change with draw order.
+fn gradient_id(title: &str, x_label: &str, y_label: &str, rows: &[Vec<f64>]) -> String {
+    const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = FNV_OFFSET;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            hash = (hash ^ b as u64).wrapping_mul(FNV_PRIME);
+        }
+    };
+    // Each text ends with a byte no UTF-8 text holds, so ("ab", "c") and ("a", "bc") differ.
+    for text in [title, x_label, y_label] {
+        eat(text.as_bytes());
+        eat(&[0xff]);
+    }
+    for row in rows {
+        eat(&(row.len() as u64).to_le_bytes());
+        for v in row {
+            eat(&v.to_bits().to_le_bytes());
+        }
+    }
+    format!("zonekit-heat-scale-{hash:016x}")
+}
+
 /// A grid of non-negative counts drawn as coloured cells (row 0 at the top), with a colour
 /// scale legend from 0 to the maximum. `rows` are equal-length; an empty grid draws an empty chart.
 ///
@@ -136,13 +163,15 @@ pub fn heat_map(title: &str, x_label: &str, y_label: &str, rows: &[Vec<f64>]) ->
         }
     }
 
-    // Legend: a vertical gradient bar from 0 (bottom) to the maximum (top). Its id is fixed; two
-    // heat maps inlined in one page share it harmlessly because every heat map uses the same scale.
+    // Legend: a vertical gradient bar from 0 (bottom) to the maximum (top). Ids are global in an
+    // HTML page that inlines several heat maps (a report, a figure of heat-map panels), so each
+    // map names its gradient after what it draws: the same map keeps its id from run to run.
+    let gradient_id = gradient_id(title, x_label, y_label, rows);
     let (legend_x, legend_top, legend_bottom) = (right + 20.0, top, top + 200.0);
     let _ = write!(
         svg,
-        r#"<defs><linearGradient id="zonekit-heat-scale" x1="0" y1="1" x2="0" y2="0"><stop offset="0" stop-color="{}"/><stop offset="1" stop-color="{}"/></linearGradient></defs>
-<rect x="{legend_x}" y="{legend_top}" width="16" height="{}" fill="url(#zonekit-heat-scale)" stroke="black"/>
+        r#"<defs><linearGradient id="{gradient_id}" x1="0" y1="1" x2="0" y2="0"><stop offset="0" stop-color="{}"/><stop offset="1" stop-color="{}"/></linearGradient></defs>
+<rect x="{legend_x}" y="{legend_top}" width="16" height="{}" fill="url(#{gradient_id})" stroke="black"/>
 <text x="{}" y="{}">{}</text>
 <text x="{}" y="{}">0</text>
 "#,
@@ -256,6 +285,30 @@ mod tests {
             assert_eq!(cells.len(), rows.len() * rows.first().map_or(0, Vec::len));
             assert!(cells.iter().all(|&f| f == heat_colour(0.0)), "max 0: every cell is the lightest");
         }
+    }
+
+    /// The legend gradient's id, as the `<linearGradient>` declares it.
+    fn gradient(svg: &str) -> &str {
+        let at = svg.find("<linearGradient id=\"").expect("a gradient") + "<linearGradient id=\"".len();
+        &svg[at..at + svg[at..].find('"').unwrap()]
+    }
+
+    #[test]
+    fn heat_map_gradient_ids_differ_between_maps_and_repeat_for_the_same_map() {
+        let a = heat_map("erases, pm-gcl", "block", "unit", &grid(4, 4, |r, c| (r + c) as f64));
+        let id = gradient(&a);
+        assert!(id.starts_with("zonekit-heat-scale-") && a.contains(&format!("fill=\"url(#{id})\"")), "the bar uses its own gradient: {a}");
+        assert_eq!(id, gradient(&heat_map("erases, pm-gcl", "block", "unit", &grid(4, 4, |r, c| (r + c) as f64))), "the same map, the same id");
+        let others = [
+            heat_map("erases, pm-gcc", "block", "unit", &grid(4, 4, |r, c| (r + c) as f64)),
+            heat_map("erases, pm-gcl", "block", "unit", &grid(4, 4, |r, c| (r * c) as f64)),
+            heat_map("erases, pm-gcl", "block", "unit", &grid(2, 8, |r, c| (r + c) as f64)),
+            heat_map("erases, pm-gcl", "blockunit", "", &grid(4, 4, |r, c| (r + c) as f64)),
+        ];
+        let mut ids: Vec<&str> = others.iter().map(|svg| gradient(svg)).chain([id]).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 5, "another title, other values, another shape or other labels: another id");
     }
 
     #[test]
