@@ -167,7 +167,7 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
             run_grid(&workloads(a.quick), &traces, &all(&[BHBDP.name, ZBOPT.name]), &all(&[CBE.name, CBE_SQRT.name, CBE_LN.name]), None, &ftl(), 1, a.jobs, None, &out)?;
         }
         Experiment::BhbdpSensitivity => {
-            println!("BHB-DP parameters: R1 and R2 in multiples of the device capacity, M reclaimed zones per class (femu-zns, GC at 15 % sealed garbage).");
+            print!("{}", bhbdp_sensitivity_intro());
             run_grid(&workloads(a.quick)[..2], &traces, &all(&[BHBDP.name]), &all(&[CBE.name]), Some("r1=0.1,0.25,0.5,1;r2=1.5,3,6;m=2,8,32"), &ftl(), 1, a.jobs, None, &out)?;
         }
         Experiment::Table22 => table_22(&workloads(a.quick), &traces, &out)?,
@@ -178,6 +178,16 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     }
     crate::out_dir::finish(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `experiment bhbdp-sensitivity` says first, fitted to the terminal (a function, so a
+/// test can check its width without running the experiment's 72 replays).
+fn bhbdp_sensitivity_intro() -> String {
+    zonekit_report::wrapped(
+        "",
+        "BHB-DP parameters: R1 and R2 in multiples of the device capacity, M reclaimed zones per class (femu-zns, GC at 15 % sealed garbage).",
+        zonekit_report::TERMINAL_COLUMNS,
+    )
 }
 
 /// FK against ZB-OPT: WAF, GC writes, and the garbage proportion of reclaimed zones per class.
@@ -216,7 +226,7 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
     print!("{}", zonekit_report::fitted_table(&header, &rows, zonekit_report::TERMINAL_COLUMNS));
     zonekit_base::atomic::write(out.join("results.csv"), csv(&header, &rows))?;
     zonekit_base::atomic::write(out.join("commands.tsv"), commands)?;
-    println!("\nwrote {}/{{results.csv, commands.tsv, gp_cdf_*.svg}}", out.display());
+    say!("\nwrote {}/{{results.csv, commands.tsv, gp_cdf_*.svg}}", out.display());
     if rows.is_empty() {
         usage!("no workloads");
     }
@@ -328,8 +338,8 @@ fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
     });
     let by_node = by_node.caption(&format!("Mirrors seed 000's Table 4.3 (mean WAF of each placement over ten nodes), drawn per node. Ours: {setting}."));
     zonekit_base::atomic::write(out.join("fig-4.3.svg"), by_node.svg())?;
-    println!("wrote {}/{{table_4_3.csv, bhbdp_vs_sepbit.csv, by_node.csv}}", out.display());
-    println!("wrote {}/{{waf_vs_thesis.svg, fig-4.3.svg}}", out.display());
+    say!("wrote {}/{{table_4_3.csv, bhbdp_vs_sepbit.csv, by_node.csv}}", out.display());
+    say!("wrote {}/{{waf_vs_thesis.svg, fig-4.3.svg}}", out.display());
     Ok(())
 }
 
@@ -377,7 +387,7 @@ fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
     print!("\n{}", zonekit_report::fitted_table(&header, &table, zonekit_report::TERMINAL_COLUMNS));
     zonekit_base::atomic::write(out.join("granularity.csv"), csv(&header, &table))?;
     zonekit_base::atomic::write(out.join("granularity.svg"), line_chart("WAF as zones per working set grow (32 MiB zones)", "zones per working set", "WAF", &series, true))?;
-    println!("wrote {}/{{granularity.csv, granularity.svg}}", out.display());
+    say!("wrote {}/{{granularity.csv, granularity.svg}}", out.display());
     Ok(())
 }
 
@@ -436,7 +446,7 @@ fn interfaces(a: &ExperimentArgs, out: &Path) -> Result<()> {
     names.insert(1, "zns/gp-sealed".into());
     let text = interfaces::write(out, &placements, &names, &rows).map_err(lab)?;
     print!("\n{}", zonekit_report::for_terminal(&text, zonekit_report::TERMINAL_COLUMNS));
-    println!("wrote {}/{{interfaces.csv, summary.csv, waf.svg, write_p99.svg}}", out.display());
+    say!("wrote {}/{{interfaces.csv, summary.csv, waf.svg, write_p99.svg}}", out.display());
     Ok(())
 }
 
@@ -447,13 +457,14 @@ const ANCHOR_LOGICAL_BLOCKS: u64 = 1 << 19;
 /// `zonekit experiment fdp-anchor` (docs/results/interfaces.md, "The published anchor").
 fn fdp_anchor(a: &ExperimentArgs, out: &Path) -> Result<()> {
     let logical = if a.quick { ANCHOR_LOGICAL_BLOCKS / 4 } else { ANCHOR_LOGICAL_BLOCKS };
-    println!(
+    say!(
         "CacheLib's Navy on an FDP SSD (fdp-pm9d3's shape, {} MiB of logical space, its reclaim-unit count kept): BigHash {:.0} % of the cache (assumed) rewriting random 4 KiB buckets, BlockCache writing regions in a ring; FDP puts each under a handle of its own.",
         logical * 4 / 1024,
         zonekit_lab::block::interfaces::NAVY_SMALL_SHARE * 100.0
     );
     let (share, rows) = zonekit_lab::block::interfaces::navy_anchor(logical, 1).map_err(lab)?;
-    println!("BigHash's share of host writes, calibrated so the conventional drive at 100 % gives the published 3.22: {:.3}\n", share);
+    say!("BigHash's share of host writes, calibrated so the conventional drive at 100 % gives the published 3.22: {:.3}", share);
+    println!();
     let table: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -473,7 +484,7 @@ fn fdp_anchor(a: &ExperimentArgs, out: &Path) -> Result<()> {
         })
         .collect();
     zonekit_base::atomic::write(out.join("anchor.svg"), bar_chart("Navy's pattern on an FDP SSD: device WAF, published and ours", "WAF", &bars))?;
-    println!("wrote {}/{{anchor.csv, anchor.svg}}", out.display());
+    say!("wrote {}/{{anchor.csv, anchor.svg}}", out.display());
     Ok(())
 }
 
@@ -484,5 +495,18 @@ fn gib_text(gib: f64) -> String {
         g if g >= 10.0 => format!("{g:.0} GiB"),
         g if g >= 1.0 => format!("{g:.1} GiB"),
         g => format!("{:.0} MiB", g * 1024.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bhbdp_sensitivity_intro_fits_the_terminal() {
+        // The experiment itself runs 72 replays, too long for contract.rs's width test.
+        for line in bhbdp_sensitivity_intro().lines() {
+            assert!(line.chars().count() <= zonekit_report::TERMINAL_COLUMNS, "{line}");
+        }
     }
 }

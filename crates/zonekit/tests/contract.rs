@@ -233,6 +233,13 @@ fn terminal_output_fits_100_columns() {
         &["device", "demo", "--out", "dd"],
         &["device", "bench", "--rw", "randread", "--qd", "4", "--ops", "500", "--bg-rw", "write", "--bg-bs", "64k"],
         &["device", "fit"],
+        // The README's FDP example: every log page, 64 events.
+        &["ssd", "run", "--preset", "fdp-pm9d3", "--handles", "2", "--handle-type", "persistently-isolated"],
+        // Into their default directories, whose names are part of what they print.
+        &["experiment", "fdp-anchor", "--quick"],
+        &["experiment", "fdp-theory", "--quick", "--logical-mib", "64", "--ru-kib", "64", "--soc-shares", "0.16", "--utilizations", "1"],
+        // bhbdp-sensitivity runs 72 replays even with --quick: its intro is checked by a unit
+        // test (experiment_cmd.rs), its table is the sweep's.
     ];
     let mut commands = commands.to_vec();
     // Every command's help.
