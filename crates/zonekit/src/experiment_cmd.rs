@@ -63,6 +63,41 @@ pub enum Experiment {
     DeviceFidelity,
 }
 
+impl Experiment {
+    /// What kind of question the experiment answers, as `zonekit --help` groups them: a match
+    /// with no catch-all, so a new experiment must say where it belongs.
+    fn kind(self) -> &'static str {
+        match self {
+            Experiment::Table43 | Experiment::Granularity | Experiment::Table22 | Experiment::Table32 | Experiment::BhbdpSensitivity => {
+                "reproduce a seed-000 experiment"
+            }
+            Experiment::Interfaces | Experiment::FdpAnchor | Experiment::FdpTheory => "compare interfaces",
+            Experiment::DeviceFidelity => "check a preset's timing model against the ZN540",
+        }
+    }
+
+    /// The one-line summary of `zonekit experiment` in the help, built from the experiments
+    /// themselves so that it names every one of them.
+    pub fn summary() -> String {
+        let mut kinds: Vec<(&str, Vec<String>)> = Vec::new();
+        for e in Experiment::value_variants() {
+            let name = e.to_possible_value().expect("every experiment is named").get_name().to_string();
+            match kinds.iter_mut().find(|(k, _)| *k == e.kind()) {
+                Some((_, names)) => names.push(name),
+                None => kinds.push((e.kind(), vec![name])),
+            }
+        }
+        let parts: Vec<String> = kinds.iter().map(|(kind, names)| format!("{kind} ({})", names.join(", "))).collect();
+        let text = match parts.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        let mut chars = text.chars();
+        chars.next().map_or(String::new(), |first| first.to_uppercase().chain(chars).collect())
+    }
+}
+
 #[derive(Args)]
 pub struct ExperimentArgs {
     experiment: Experiment,

@@ -198,6 +198,40 @@ fn an_output_directory_never_mixes_two_runs() {
     assert!(out.contains("1 runs to do (1 already done)"), "{out}");
 }
 
+/// The one-line summary of `zonekit experiment`, in `zonekit --help` and atop `zonekit
+/// experiment --help`, names every experiment the command takes.
+#[test]
+fn the_experiment_summary_names_every_experiment() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = ok(&["experiment", "--help"], dir.path());
+    // The possible values, `- NAME: description`, are the experiments.
+    let names: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("Possible values:"))
+        .skip(1)
+        .filter_map(|l| l.trim_start().strip_prefix("- "))
+        .filter_map(|l| l.split(':').next())
+        .collect();
+    assert!(names.len() >= 9 && names.contains(&"device-fidelity"), "{names:?}");
+    let summary = help.split("\n\n").next().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    let top = ok(&["--help"], dir.path());
+    let listed = top
+        .lines()
+        .skip_while(|l| !l.starts_with("  experiment "))
+        .enumerate()
+        .take_while(|(i, l)| *i == 0 || l.starts_with("   "))
+        .map(|(_, l)| l)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let listed = listed.split_whitespace().collect::<Vec<_>>().join(" ");
+    for name in names {
+        // Whole words: `table-4.3` inside a longer name would not count.
+        let named = |text: &str| text.split(|c: char| c.is_whitespace() || ",()".contains(c)).any(|w| w == name);
+        assert!(named(&summary), "`zonekit experiment --help` does not name {name}: {summary}");
+        assert!(named(&listed), "`zonekit --help` does not name {name}: {listed}");
+    }
+}
+
 /// What a person reads fits a 100-column terminal: help, tables and prose of the everyday
 /// commands (paths kept short, as in a working directory).
 #[test]
