@@ -118,8 +118,11 @@ pub struct ExperimentArgs {
     /// device scale together), in (0, 1] (interfaces: default 0.1).
     #[arg(long)]
     scale: Option<f64>,
+    /// Runs at a time (each one replay or device model).
     #[arg(long, default_value_t = 2)]
     jobs: usize,
+    /// Directory for the results, charts and report.html (default:
+    /// zonekit-out/experiment-NAME, e.g. zonekit-out/experiment-table-4.3).
     #[arg(long)]
     out: Option<PathBuf>,
     /// device-fidelity: the preset to compare with the drive (default zn540).
@@ -185,12 +188,13 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     // The node experiments run real traces only when named.
     // No trace unless named: a run must not depend on which files happen to lie around.
     let traces = a.traces.clone().unwrap_or_default();
-    let name = format!("{:?}", a.experiment).to_lowercase();
+    // The name a person typed, so the directory is found by it.
+    let name = a.experiment.to_possible_value().expect("every experiment is named").get_name().to_string();
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("zonekit-out/experiment-{name}")));
     // The sweeps' experiments resume row by row (rows carry their settings); the others
     // write their tables whole.
     let resumable = matches!(a.experiment, Experiment::Table43 | Experiment::Granularity | Experiment::Table32 | Experiment::BhbdpSensitivity);
-    crate::out_dir::claim_out(&out, &format!("experiment {}", a.experiment.to_possible_value().expect("every experiment is named").get_name()), resumable)?;
+    crate::out_dir::claim_out(&out, &format!("experiment {name}"), resumable)?;
     let all = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     // Every seed-000 table at the thesis' device and GC rule, as Table 4.3 is.
     let ftl = thesis_ftl;

@@ -289,6 +289,11 @@ fn terminal_output_fits_100_columns() {
             }
         }
     }
+    // An experiment's default directory is named as the experiment is typed.
+    assert!(d.join("zonekit-out/experiment-fdp-anchor/anchor.csv").exists() && d.join("zonekit-out/experiment-fdp-theory/report.html").exists());
+    let help = ok(&["experiment", "--help"], d);
+    let out_help = help.lines().skip_while(|l| !l.trim_start().starts_with("--out")).nth(1).unwrap_or("");
+    assert!(out_help.contains("Directory for the results"), "`experiment --out` says what it is: {help}");
     // The grouped figures: one bar per node (placement) and placement (interface), each series
     // named once in a legend.
     let svg = |path: &str| std::fs::read_to_string(d.join(path)).unwrap();
