@@ -391,10 +391,7 @@ fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
     let nodes = chosen_nodes(a, &[1])?;
     let scales: &[f64] = if a.quick { &GRANULARITY_SCALES[..3] } else { &GRANULARITY_SCALES };
     let zone_gib = 32.0 / 1024.0;
-    println!(
-        "Granularity: Table 4.3's placements on node(s) {:?} scaled {scales:?} (femu-zns zones, GC at 15 % sealed garbage, CBE).",
-        nodes.iter().map(|n| n.node).collect::<Vec<_>>()
-    );
+    print!("{}", granularity_intro(&nodes.iter().map(|n| n.node).collect::<Vec<_>>(), scales));
     let mut inputs = Vec::new();
     // (node, scale, the input's label in results)
     let mut points_of = Vec::new();
@@ -428,6 +425,25 @@ fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
     zonekit_base::atomic::write(out.join("granularity.svg"), line_chart("WAF as zones per working set grow (32 MiB zones)", "zones per working set", "WAF", &series, true))?;
     say!("wrote {}/{{granularity.csv, granularity.svg}}", out.display());
     Ok(())
+}
+
+/// What `experiment granularity` says first: its nodes and scales as a person writes them
+/// ("node 1 at 2.5, 5 and 12.5 % of its size"), fitted to the terminal.
+fn granularity_intro(nodes: &[u32], scales: &[f64]) -> String {
+    let list = |items: Vec<String>| match items.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => items.join(""),
+    };
+    let nodes_text = format!("node{} {}", if nodes.len() == 1 { "" } else { "s" }, list(nodes.iter().map(u32::to_string).collect()));
+    let scales_text = list(scales.iter().map(|s| format!("{}", s * 100.0)).collect());
+    zonekit_report::wrapped(
+        "",
+        &format!(
+            "Granularity: Table 4.3's placements on {nodes_text} at {scales_text} % of {} size (femu-zns zones, GC at 15 % sealed garbage, CBE).",
+            if nodes.len() == 1 { "its" } else { "their" }
+        ),
+        zonekit_report::TERMINAL_COLUMNS,
+    )
 }
 
 /// The interfaces experiment's default share of each node (node 1: ~200 zones per working set,
@@ -540,6 +556,16 @@ fn gib_text(gib: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn granularity_intro_reads_as_prose() {
+        let text = granularity_intro(&[1], &GRANULARITY_SCALES[..3]);
+        assert!(text.contains("on node 1 at 2.5, 5 and 12.5 % of its size"), "{text}");
+        // No Rust debug lists ([1], [0.025, 0.05]).
+        assert!(!text.contains('['), "{text}");
+        let text = granularity_intro(&[1, 3], &[1.0]);
+        assert!(text.contains("on nodes 1 and 3 at 100 % of their size"), "{text}");
+    }
 
     #[test]
     fn bhbdp_sensitivity_intro_fits_the_terminal() {
