@@ -289,6 +289,12 @@ fn terminal_output_fits_100_columns() {
             }
         }
     }
+    // Every command that writes a directory finishes it: how it was run, and its page.
+    for dir in ["r", "s", "a", "te", "ce", "ci", "oe", "ow", "ei", "t43", "dd"] {
+        for file in ["settings.tsv", "report.html"] {
+            assert!(d.join(dir).join(file).exists(), "{dir}/{file}: the run's directory is not finished");
+        }
+    }
     // An experiment's default directory is named as the experiment is typed.
     assert!(d.join("zonekit-out/experiment-fdp-anchor/anchor.csv").exists() && d.join("zonekit-out/experiment-fdp-theory/report.html").exists());
     let help = ok(&["experiment", "--help"], d);
