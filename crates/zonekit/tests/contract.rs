@@ -232,6 +232,29 @@ fn the_experiment_summary_names_every_experiment() {
     }
 }
 
+/// A script's default output is not the write-up's tracked results: like the CLI it writes
+/// under zonekit-out/ (or target/) unless told where, and the command in docs/results that
+/// regenerates a committed file names it with --out.
+#[test]
+fn no_script_writes_into_docs_results_by_default() {
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts");
+    for entry in std::fs::read_dir(&scripts).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim_start();
+            // The output directory's assignment, `out=...` with its default.
+            if line.starts_with("out=") && line.contains("docs/results") {
+                panic!("{}:{}: the default output is tracked: {line}", path.display(), i + 1);
+            }
+        }
+    }
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/results");
+    for (page, command) in [("seed-002.md", "scripts/pm-gcc-variants --out docs/results/seed-002/pm-gcc"), ("seed-004.md", "scripts/gc-waf-sensitivity --out docs/results/seed-004/gc-waf-sensitivity")] {
+        assert!(std::fs::read_to_string(docs.join(page)).unwrap().contains(command), "{page} regenerates its files with `{command}`");
+    }
+}
+
 /// What a person reads fits a 100-column terminal: help, tables and prose of the everyday
 /// commands (paths kept short, as in a working directory).
 #[test]
