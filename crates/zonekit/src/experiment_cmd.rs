@@ -68,9 +68,7 @@ impl Experiment {
     /// with no catch-all, so a new experiment must say where it belongs.
     fn kind(self) -> &'static str {
         match self {
-            Experiment::Table43 | Experiment::Granularity | Experiment::Table22 | Experiment::Table32 | Experiment::BhbdpSensitivity => {
-                "reproduce a seed-000 experiment"
-            }
+            Experiment::Table43 | Experiment::Granularity | Experiment::Table22 | Experiment::Table32 | Experiment::BhbdpSensitivity => "reproduce a seed-000 experiment",
             Experiment::Interfaces | Experiment::FdpAnchor | Experiment::FdpTheory => "compare interfaces",
             Experiment::DeviceFidelity => "check a preset's timing model against the ZN540",
         }

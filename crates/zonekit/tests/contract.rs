@@ -366,14 +366,8 @@ fn the_experiment_summary_names_every_experiment() {
     assert!(names.len() >= 9 && names.contains(&"device-fidelity"), "{names:?}");
     let summary = help.split("\n\n").next().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
     let top = ok(&["--help"], dir.path());
-    let listed = top
-        .lines()
-        .skip_while(|l| !l.starts_with("  experiment "))
-        .enumerate()
-        .take_while(|(i, l)| *i == 0 || l.starts_with("   "))
-        .map(|(_, l)| l)
-        .collect::<Vec<_>>()
-        .join(" ");
+    let listed =
+        top.lines().skip_while(|l| !l.starts_with("  experiment ")).enumerate().take_while(|(i, l)| *i == 0 || l.starts_with("   ")).map(|(_, l)| l).collect::<Vec<_>>().join(" ");
     let listed = listed.split_whitespace().collect::<Vec<_>>().join(" ");
     for name in names {
         // Whole words: `table-4.3` inside a longer name would not count.
@@ -401,7 +395,10 @@ fn no_script_writes_into_docs_results_by_default() {
         }
     }
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/results");
-    for (page, command) in [("seed-002.md", "scripts/pm-gcc-variants --out docs/results/seed-002/pm-gcc"), ("seed-004.md", "scripts/gc-waf-sensitivity --out docs/results/seed-004/gc-waf-sensitivity")] {
+    for (page, command) in [
+        ("seed-002.md", "scripts/pm-gcc-variants --out docs/results/seed-002/pm-gcc"),
+        ("seed-004.md", "scripts/gc-waf-sensitivity --out docs/results/seed-004/gc-waf-sensitivity"),
+    ] {
         assert!(std::fs::read_to_string(docs.join(page)).unwrap().contains(command), "{page} regenerates its files with `{command}`");
     }
 }
