@@ -112,6 +112,8 @@ def test_tree_run_matches_the_cli(zonekit_bin):
     settings = dict(records=20_000, operations=20_000, workload="w2", sequential_zones=8, zone_size_mib=64)
     df = zonekit.tree_run(**settings)
     assert df.shape[0] == 2
+    # The trees as the `tree` setting and --tree name them.
+    assert sorted(df["spec.tree"]) == ["cow", "zbtree"]
     cli = run_json(zonekit_bin, "tree", "run", "--records", "20000", "--operations", "20000", "--workload", "w2", "--sequential-zones", "8", "--zone-size-mib", "64")
     py = [json.loads(t) for t in zonekit._native.tree_run(**settings)]
     assert results_only(py) == results_only(cli)

@@ -63,6 +63,39 @@ pub enum Experiment {
     DeviceFidelity,
 }
 
+impl Experiment {
+    /// What kind of question the experiment answers, as `zonekit --help` groups them: a match
+    /// with no catch-all, so a new experiment must say where it belongs.
+    fn kind(self) -> &'static str {
+        match self {
+            Experiment::Table43 | Experiment::Granularity | Experiment::Table22 | Experiment::Table32 | Experiment::BhbdpSensitivity => "reproduce a seed-000 experiment",
+            Experiment::Interfaces | Experiment::FdpAnchor | Experiment::FdpTheory => "compare interfaces",
+            Experiment::DeviceFidelity => "check a preset's timing model against the ZN540",
+        }
+    }
+
+    /// The one-line summary of `zonekit experiment` in the help, built from the experiments
+    /// themselves so that it names every one of them.
+    pub fn summary() -> String {
+        let mut kinds: Vec<(&str, Vec<String>)> = Vec::new();
+        for e in Experiment::value_variants() {
+            let name = e.to_possible_value().expect("every experiment is named").get_name().to_string();
+            match kinds.iter_mut().find(|(k, _)| *k == e.kind()) {
+                Some((_, names)) => names.push(name),
+                None => kinds.push((e.kind(), vec![name])),
+            }
+        }
+        let parts: Vec<String> = kinds.iter().map(|(kind, names)| format!("{kind} ({})", names.join(", "))).collect();
+        let text = match parts.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        let mut chars = text.chars();
+        chars.next().map_or(String::new(), |first| first.to_uppercase().chain(chars).collect())
+    }
+}
+
 #[derive(Args)]
 pub struct ExperimentArgs {
     experiment: Experiment,
@@ -83,8 +116,11 @@ pub struct ExperimentArgs {
     /// device scale together), in (0, 1] (interfaces: default 0.1).
     #[arg(long)]
     scale: Option<f64>,
+    /// Runs at a time (each one replay or device model).
     #[arg(long, default_value_t = 2)]
     jobs: usize,
+    /// Directory for the results, charts and report.html (default:
+    /// zonekit-out/experiment-NAME, e.g. zonekit-out/experiment-table-4.3).
     #[arg(long)]
     out: Option<PathBuf>,
     /// device-fidelity: the preset to compare with the drive (default zn540).
@@ -150,12 +186,13 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     // The node experiments run real traces only when named.
     // No trace unless named: a run must not depend on which files happen to lie around.
     let traces = a.traces.clone().unwrap_or_default();
-    let name = format!("{:?}", a.experiment).to_lowercase();
+    // The name a person typed, so the directory is found by it.
+    let name = a.experiment.to_possible_value().expect("every experiment is named").get_name().to_string();
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("zonekit-out/experiment-{name}")));
     // The sweeps' experiments resume row by row (rows carry their settings); the others
     // write their tables whole.
     let resumable = matches!(a.experiment, Experiment::Table43 | Experiment::Granularity | Experiment::Table32 | Experiment::BhbdpSensitivity);
-    crate::out_dir::claim_out(&out, &format!("experiment {}", a.experiment.to_possible_value().expect("every experiment is named").get_name()), resumable)?;
+    crate::out_dir::claim_out(&out, &format!("experiment {name}"), resumable)?;
     let all = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     // Every seed-000 table at the thesis' device and GC rule, as Table 4.3 is.
     let ftl = thesis_ftl;
@@ -167,7 +204,7 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
             run_grid(&workloads(a.quick), &traces, &all(&[BHBDP.name, ZBOPT.name]), &all(&[CBE.name, CBE_SQRT.name, CBE_LN.name]), None, &ftl(), 1, a.jobs, None, &out)?;
         }
         Experiment::BhbdpSensitivity => {
-            println!("BHB-DP parameters: R1 and R2 in multiples of the device capacity, M reclaimed zones per class (femu-zns, GC at 15 % sealed garbage).");
+            print!("{}", bhbdp_sensitivity_intro());
             run_grid(&workloads(a.quick)[..2], &traces, &all(&[BHBDP.name]), &all(&[CBE.name]), Some("r1=0.1,0.25,0.5,1;r2=1.5,3,6;m=2,8,32"), &ftl(), 1, a.jobs, None, &out)?;
         }
         Experiment::Table22 => table_22(&workloads(a.quick), &traces, &out)?,
@@ -178,6 +215,16 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
     }
     crate::out_dir::finish(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `experiment bhbdp-sensitivity` says first, fitted to the terminal (a function, so a
+/// test can check its width without running the experiment's 72 replays).
+fn bhbdp_sensitivity_intro() -> String {
+    zonekit_report::wrapped(
+        "",
+        "BHB-DP parameters: R1 and R2 in multiples of the device capacity, M reclaimed zones per class (femu-zns, GC at 15 % sealed garbage).",
+        zonekit_report::TERMINAL_COLUMNS,
+    )
 }
 
 /// FK against ZB-OPT: WAF, GC writes, and the garbage proportion of reclaimed zones per class.
@@ -210,7 +257,7 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
     print!("{}", zonekit_report::fitted_table(&header, &rows, zonekit_report::TERMINAL_COLUMNS));
     zonekit_base::atomic::write(out.join("results.csv"), csv(&header, &rows))?;
     zonekit_base::atomic::write(out.join("commands.tsv"), commands)?;
-    println!("\nwrote {}/{{results.csv, commands.tsv, gp_cdf_*.svg}}", out.display());
+    say!("\nwrote {}/{{results.csv, commands.tsv, gp_cdf_*.svg}}", out.display());
     if rows.is_empty() {
         usage!("no workloads");
     }
@@ -323,8 +370,8 @@ fn table_43(a: &ExperimentArgs, traces: &[PathBuf], out: &Path) -> Result<()> {
     let by_node = by_node.caption(&format!("Mirrors seed 000's Table 4.3 (mean WAF of each placement over ten nodes), drawn per node. Ours: {setting}."));
     // Not `fig-4.3.svg`: the thesis' Fig. 4.3 is GC writes (`report figures` draws it as that).
     zonekit_base::atomic::write(out.join("waf-by-node.svg"), by_node.svg())?;
-    println!("wrote {}/{{table_4_3.csv, bhbdp_vs_sepbit.csv, by_node.csv}}", out.display());
-    println!("wrote {}/{{waf_vs_thesis.svg, waf-by-node.svg}}", out.display());
+    say!("wrote {}/{{table_4_3.csv, bhbdp_vs_sepbit.csv, by_node.csv}}", out.display());
+    say!("wrote {}/{{waf_vs_thesis.svg, waf-by-node.svg}}", out.display());
     Ok(())
 }
 
@@ -337,10 +384,7 @@ fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
     let nodes = chosen_nodes(a, &[1])?;
     let scales: &[f64] = if a.quick { &GRANULARITY_SCALES[..3] } else { &GRANULARITY_SCALES };
     let zone_gib = 32.0 / 1024.0;
-    println!(
-        "Granularity: Table 4.3's placements on node(s) {:?} scaled {scales:?} (femu-zns zones, GC at 15 % sealed garbage, CBE).",
-        nodes.iter().map(|n| n.node).collect::<Vec<_>>()
-    );
+    print!("{}", granularity_intro(&nodes.iter().map(|n| n.node).collect::<Vec<_>>(), scales));
     let mut inputs = Vec::new();
     // (node, scale, the input's label in results)
     let mut points_of = Vec::new();
@@ -372,8 +416,27 @@ fn granularity(a: &ExperimentArgs, out: &Path) -> Result<()> {
     print!("\n{}", zonekit_report::fitted_table(&header, &table, zonekit_report::TERMINAL_COLUMNS));
     zonekit_base::atomic::write(out.join("granularity.csv"), csv(&header, &table))?;
     zonekit_base::atomic::write(out.join("granularity.svg"), line_chart("WAF as zones per working set grow (32 MiB zones)", "zones per working set", "WAF", &series, true))?;
-    println!("wrote {}/{{granularity.csv, granularity.svg}}", out.display());
+    say!("wrote {}/{{granularity.csv, granularity.svg}}", out.display());
     Ok(())
+}
+
+/// What `experiment granularity` says first: its nodes and scales as a person writes them
+/// ("node 1 at 2.5, 5 and 12.5 % of its size"), fitted to the terminal.
+fn granularity_intro(nodes: &[u32], scales: &[f64]) -> String {
+    let list = |items: Vec<String>| match items.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => items.join(""),
+    };
+    let nodes_text = format!("node{} {}", if nodes.len() == 1 { "" } else { "s" }, list(nodes.iter().map(u32::to_string).collect()));
+    let scales_text = list(scales.iter().map(|s| format!("{}", s * 100.0)).collect());
+    zonekit_report::wrapped(
+        "",
+        &format!(
+            "Granularity: Table 4.3's placements on {nodes_text} at {scales_text} % of {} size (femu-zns zones, GC at 15 % sealed garbage, CBE).",
+            if nodes.len() == 1 { "its" } else { "their" }
+        ),
+        zonekit_report::TERMINAL_COLUMNS,
+    )
 }
 
 /// The interfaces experiment's default share of each node (node 1: ~200 zones per working set,
@@ -431,7 +494,7 @@ fn interfaces(a: &ExperimentArgs, out: &Path) -> Result<()> {
     names.insert(1, "zns/gp-sealed".into());
     let text = interfaces::write(out, &placements, &names, &rows).map_err(lab)?;
     print!("\n{}", zonekit_report::for_terminal(&text, zonekit_report::TERMINAL_COLUMNS));
-    println!("wrote {}/{{interfaces.csv, summary.csv, waf.svg, write_p99.svg}}", out.display());
+    say!("wrote {}/{{interfaces.csv, summary.csv, waf.svg, write_p99.svg}}", out.display());
     Ok(())
 }
 
@@ -442,13 +505,14 @@ const ANCHOR_LOGICAL_BLOCKS: u64 = 1 << 19;
 /// `zonekit experiment fdp-anchor` (docs/results/interfaces.md, "The published anchor").
 fn fdp_anchor(a: &ExperimentArgs, out: &Path) -> Result<()> {
     let logical = if a.quick { ANCHOR_LOGICAL_BLOCKS / 4 } else { ANCHOR_LOGICAL_BLOCKS };
-    println!(
+    say!(
         "CacheLib's Navy on an FDP SSD (fdp-pm9d3's shape, {} MiB of logical space, its reclaim-unit count kept): BigHash {:.0} % of the cache (assumed) rewriting random 4 KiB buckets, BlockCache writing regions in a ring; FDP puts each under a handle of its own.",
         logical * 4 / 1024,
         zonekit_lab::block::interfaces::NAVY_SMALL_SHARE * 100.0
     );
     let (share, rows) = zonekit_lab::block::interfaces::navy_anchor(logical, 1).map_err(lab)?;
-    println!("BigHash's share of host writes, calibrated so the conventional drive at 100 % gives the published 3.22: {:.3}\n", share);
+    say!("BigHash's share of host writes, calibrated so the conventional drive at 100 % gives the published 3.22: {:.3}", share);
+    println!();
     let table: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -468,7 +532,7 @@ fn fdp_anchor(a: &ExperimentArgs, out: &Path) -> Result<()> {
         })
         .collect();
     zonekit_base::atomic::write(out.join("anchor.svg"), bar_chart("Navy's pattern on an FDP SSD: device WAF, published and ours", "WAF", &bars))?;
-    println!("wrote {}/{{anchor.csv, anchor.svg}}", out.display());
+    say!("wrote {}/{{anchor.csv, anchor.svg}}", out.display());
     Ok(())
 }
 
@@ -479,5 +543,28 @@ fn gib_text(gib: f64) -> String {
         g if g >= 10.0 => format!("{g:.0} GiB"),
         g if g >= 1.0 => format!("{g:.1} GiB"),
         g => format!("{:.0} MiB", g * 1024.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn granularity_intro_reads_as_prose() {
+        let text = granularity_intro(&[1], &GRANULARITY_SCALES[..3]);
+        assert!(text.contains("on node 1 at 2.5, 5 and 12.5 % of its size"), "{text}");
+        // No Rust debug lists ([1], [0.025, 0.05]).
+        assert!(!text.contains('['), "{text}");
+        let text = granularity_intro(&[1, 3], &[1.0]);
+        assert!(text.contains("on nodes 1 and 3 at 100 % of their size"), "{text}");
+    }
+
+    #[test]
+    fn bhbdp_sensitivity_intro_fits_the_terminal() {
+        // The experiment itself runs 72 replays, too long for contract.rs's width test.
+        for line in bhbdp_sensitivity_intro().lines() {
+            assert!(line.chars().count() <= zonekit_report::TERMINAL_COLUMNS, "{line}");
+        }
     }
 }

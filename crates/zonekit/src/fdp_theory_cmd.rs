@@ -169,6 +169,6 @@ pub fn run(spec: &FdpTheorySpec, out: &Path) -> Result<()> {
         fitted_table(&["used", "placement", "published", "Theorem 1", "model", "model vs pub.", "theorem vs pub.", "role"], &fdp_theory::drive_cells(&drive), TERMINAL_COLUMNS)
     );
     let files = fdp_theory::write(out, &spec, &result, &drive).map_err(lab)?;
-    println!("wrote {}/{{{}}}", out.display(), files.join(", "));
+    say!("wrote {}/{{{}}}", out.display(), files.join(", "));
     Ok(())
 }

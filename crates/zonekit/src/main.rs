@@ -82,8 +82,8 @@ enum Command {
     Sweep(replay_cmd::SweepCmd),
     /// List every policy family's policies with their parameters and defaults.
     Policies,
-    /// Reproduce a seed-000 experiment (table-4.3, granularity, table-2.2, table-3.2,
-    /// bhbdp-sensitivity) or compare interfaces (interfaces, fdp-anchor, fdp-theory).
+    // The summary names every experiment, from their list (it cannot fall behind it).
+    #[command(about = experiment_cmd::Experiment::summary())]
     Experiment(experiment_cmd::ExperimentArgs),
     /// One self-contained HTML page (settings, tables, inline charts) of a results directory;
     /// every experiment also writes it at its end, as DIR/report.html.

@@ -110,6 +110,8 @@ pub fn run(cmd: OcssdCommand) -> Result<ExitCode> {
             let table = zonekit_lab::ocssd::workload::characterise(a.seed, &a.out).map_err(lab)?;
             print!("{}", zonekit_report::for_terminal(&table, zonekit_report::TERMINAL_COLUMNS));
             println!("\nresults: {}/workload.csv and Figs. 2.2-2.7 as SVG", a.out.display());
+            // Its settings and page, as every command that writes a directory leaves them.
+            crate::out_dir::finish(&a.out)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -334,7 +334,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         Some(t) => format!("{} {} handle(s)", r.handles.len(), t.name()),
         None => "no handles".into(),
     };
-    println!(
+    say!(
         "{} SSD{}: {} logical blocks of {block} bytes ({} MiB), spare {}, {} physical blocks",
         r.kind,
         preset.map_or(String::new(), |p| format!(" (preset {}, scaled from {:.2} TB)", p.name, p.capacity_bytes as f64 / 1e12)),
@@ -343,8 +343,8 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         r.spare,
         r.physical_blocks
     );
-    println!(
-        "  {} reclaim units of {} blocks ({} KiB: {} erase block(s) of {} KiB) in {} reclaim group(s), {handles}, device GC {}",
+    let shape = format!(
+        "{} reclaim units of {} blocks ({} KiB: {} erase block(s) of {} KiB) in {} reclaim group(s), {handles}, device GC {}",
         r.reclaim_units,
         r.ru_blocks,
         r.ru_blocks * block / KIB,
@@ -353,8 +353,9 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         r.reclaim_groups,
         r.victim
     );
-    println!(
-        "workload: {} blocks filled, then {} overwrites ({} to the {} hot LBAs, {} % of the space), seed {}\n",
+    print!("{}", zonekit_report::wrapped("  ", &shape, zonekit_report::TERMINAL_COLUMNS));
+    say!(
+        "workload: {} blocks filled, then {} overwrites ({} to the {} hot LBAs, {} % of the space), seed {}",
         stats.fill_blocks,
         stats.overwrites,
         stats.hot_overwrites,
@@ -362,6 +363,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         workload.hot_share * 100.0,
         workload.seed
     );
+    println!();
     let c = &r.counters;
     println!("host blocks        {}", c.host_blocks);
     println!("media blocks       {} (GC moved {})", r.media_blocks, c.gc_blocks);
@@ -383,16 +385,34 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         );
     }
     if let Some(l) = &r.config_log {
-        print!("\nFDP Configurations (log page 20h)\n{l}");
+        print!("\nFDP Configurations (log page 20h)\n{}", log_for_terminal(l));
     }
     if let Some(l) = &r.usage_log {
-        print!("\nReclaim Unit Handle Usage (log page 21h)\n{l}");
+        print!("\nReclaim Unit Handle Usage (log page 21h)\n{}", log_for_terminal(l));
     }
     if let Some(l) = &r.stats_log {
-        print!("\nFDP Statistics (log page 22h)\n{l}");
+        print!("\nFDP Statistics (log page 22h)\n{}", log_for_terminal(l));
     }
     if let Some(l) = &r.events_log {
-        print!("\nFDP Events (log page 23h)\n{l}");
+        print!("\nFDP Events (log page 23h)\n{}", log_for_terminal(l));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A log page as the terminal shows it: a line too wide (an event's) wrapped, its continuation
+/// two columns in, so each entry still reads as one.
+fn log_for_terminal(page: &impl std::fmt::Display) -> String {
+    page.to_string()
+        .lines()
+        .map(|line| {
+            if line.chars().count() <= zonekit_report::TERMINAL_COLUMNS {
+                return format!("{line}\n");
+            }
+            let text = line.trim_start();
+            let indent = &line[..line.len() - text.len()];
+            let hanging = format!("{indent}  ");
+            // Every line hangs; the first then moves back to the entry's own indent.
+            zonekit_report::wrapped(&hanging, text, zonekit_report::TERMINAL_COLUMNS).replacen(&hanging, indent, 1)
+        })
+        .collect()
 }

@@ -1,6 +1,8 @@
 //! One contract for every subcommand: a missing input path is a bad request (exit status 2, a
 //! message naming the path, no panic), as a bad flag is. The table names every leaf subcommand
 //! `zonekit --help` lists, so a new one cannot join without saying how it takes its input.
+//! And a run that fails once accepted (a corrupt input, a full disk) exits 1, in every
+//! subcommand where one can; the second table says how, or why none can.
 
 use std::path::Path;
 
@@ -70,6 +72,82 @@ const MISSING_INPUT: &[(&str, Option<&[&str]>)] = &[
     ("ssd run", None),
 ];
 
+/// How a subcommand's run can fail once its request was accepted, for the exit-status-1 table.
+enum Failing {
+    /// Arguments whose run fails on what it reads (the fixtures of
+    /// [`a_failed_run_exits_1_everywhere`]: a trace malformed at line 3001, an image that is
+    /// not one, a device with no file system, tree or cache on it, a device too full).
+    Run(&'static [&'static str]),
+    /// Arguments whose run fails writing its results: the disk is full (a file-size limit).
+    DiskFull(&'static [&'static str]),
+    /// No run can fail after its input was accepted, and why.
+    Never(&'static str),
+}
+
+/// One failing run per subcommand: it exits 1 (a request that could not be run exits 2, the
+/// table above). The subcommands marked `Never` read nothing that can turn out bad and write
+/// nothing, or can fail only where a test cannot put them.
+#[rustfmt::skip]
+const FAILED_RUN: &[(&str, Failing)] = &[
+    ("demo", Failing::DiskFull(&["demo", "--scale", "0.005", "--out", "dm"])),
+    ("device create", Failing::Never("its one failure after its checks is writing the image, which it first sizes against the file system's file-size limit (refused, exit 2); a disk filling up mid-write needs a small mounted file system, which a test cannot make unprivileged")),
+    ("device info", Failing::Run(&["device", "info", "bad.zk"])),
+    ("device report", Failing::Run(&["device", "report", "bad.zk"])),
+    ("device reset", Failing::Run(&["device", "reset", "--all", "bad.zk"])),
+    ("device open", Failing::Run(&["device", "open", "--zone", "0", "bad.zk"])),
+    ("device close", Failing::Run(&["device", "close", "--zone", "0", "bad.zk"])),
+    ("device finish", Failing::Run(&["device", "finish", "--zone", "0", "bad.zk"])),
+    ("device conformance", Failing::Run(&["device", "conformance", "--yes-erase-everything", "bad.zk"])),
+    ("device demo", Failing::DiskFull(&["device", "demo", "--out", "dd"])),
+    ("device presets", Failing::Never("prints a built-in table")),
+    ("device bench", Failing::DiskFull(&["device", "bench", "--rw", "randread", "--qd", "4", "--ops", "500", "--out", "db"])),
+    ("device fit", Failing::Run(&["device", "fit", "--data", "fit-data"])),
+    ("trace info", Failing::Run(&["trace", "info", "bad.csv"])),
+    ("trace convert", Failing::Run(&["trace", "convert", "bad.csv", "--out", "x.zkt"])),
+    ("trace gen", Failing::DiskFull(&["trace", "gen", "zipf:blocks=1000,writes=5000", "--out", "g.csv"])),
+    ("analyze", Failing::Run(&["analyze", "bad.csv", "--out", "an-bad"])),
+    ("replay", Failing::Run(&["replay", "bad.csv", "--preset", "tiny", "--out", "rp"])),
+    ("sweep", Failing::Run(&["sweep", "--traces", "bad.csv", "--preset", "tiny", "--placements", "sepbit", "--victims", "greedy", "--out", "sw"])),
+    ("sweep merge", Failing::Run(&["sweep", "merge", "bad-shard"])),
+    ("policies", Failing::Never("prints the built-in policy tables")),
+    ("experiment", Failing::Run(&["experiment", "table-2.2", "--quick", "--traces", "bad.csv", "--out", "e22"])),
+    ("report", Failing::DiskFull(&["report", "an"])),
+    ("report figures", Failing::Run(&["report", "figures", "--seed", "3", "--results", "bad-results"])),
+    ("fs mkfs", Failing::Run(&["fs", "mkfs", "bad.zk"])),
+    ("fs ls", Failing::Run(&["fs", "ls", "blank.zk"])),
+    ("fs df", Failing::Run(&["fs", "df", "blank.zk"])),
+    ("fs fsck", Failing::Run(&["fs", "fsck", "blank.zk"])),
+    ("fs dump", Failing::Run(&["fs", "dump", "blank.zk"])),
+    ("fs put", Failing::Run(&["fs", "put", "fs.zk", "big.bin"])), // more than the device holds
+    ("fs cat", Failing::Run(&["fs", "cat", "blank.zk", "a"])),
+    ("fs rm", Failing::Run(&["fs", "rm", "blank.zk", "a"])),
+    ("fs mv", Failing::Run(&["fs", "mv", "blank.zk", "a", "b"])),
+    ("kv-bench", Failing::Never("runs RocksDB's db_bench through the plugin, which a test machine need not have (without them it is refused, exit 2); scripts/kv-test runs it where they are")),
+    ("tree run", Failing::Run(&["tree", "run", "--device", "bad.zk"])),
+    ("tree experiment", Failing::DiskFull(&["tree", "experiment", "--scale", "0.001", "--out", "te"])),
+    ("tree create", Failing::Run(&["tree", "create", "bad.zk"])),
+    ("tree load", Failing::Run(&["tree", "load", "--count", "3", "blank.zk"])),
+    ("tree get", Failing::Run(&["tree", "get", "blank.zk", "1"])),
+    ("tree delete", Failing::Run(&["tree", "delete", "blank.zk", "1"])),
+    ("tree check", Failing::Run(&["tree", "check", "blank.zk"])),
+    ("ocssd run", Failing::Run(&["ocssd", "run", "bad.csv"])),
+    ("ocssd experiment", Failing::Run(&["ocssd", "experiment", "--scale", "0.01", "--real-trace", "bad.csv", "--out", "oe"])),
+    ("ocssd workload", Failing::DiskFull(&["ocssd", "workload", "--out", "ow"])),
+    ("cache sim", Failing::Run(&["cache", "sim", "--cache-blocks", "8", "bad.csv"])),
+    ("cache run", Failing::Run(&["cache", "run", "--trace", "bad.csv"])),
+    ("cache experiment", Failing::Run(&["cache", "experiment", "--trace", "bad.csv", "--cache-mib", "64", "--out", "ce"])),
+    ("cache create", Failing::Run(&["cache", "create", "--disk", "d.disk", "bad.zk"])),
+    ("cache load", Failing::Run(&["cache", "load", "--disk", "d.disk", "--count", "3", "blank.zk"])),
+    ("cache check", Failing::Run(&["cache", "check", "--disk", "d.disk", "blank.zk"])),
+    ("cache flush", Failing::Run(&["cache", "flush", "--disk", "d.disk", "blank.zk"])),
+    ("serve ublk", Failing::Run(&["serve", "ublk", "bad.zk"])),
+    ("serve nbd", Failing::Run(&["serve", "nbd", "bad.zk"])),
+    ("claims render", Failing::Run(&["claims", "render", "bad-claims"])),
+    ("claims check", Failing::Run(&["claims", "check", "bad-claims"])),
+    ("ssd presets", Failing::Never("prints a built-in table")),
+    ("ssd run", Failing::Never("generates its workload and writes no file; a shape the model cannot hold is refused before the run (exit 2)")),
+];
+
 /// The leaf subcommands `zonekit --help` lists, as "group leaf" (or "leaf").
 fn leaf_subcommands(dir: &Path) -> Vec<String> {
     let commands = |help: &str| -> Vec<String> {
@@ -114,6 +192,79 @@ fn a_missing_input_is_a_bad_request_everywhere() {
         // Our own refusal, after the flags parsed: not clap's (which would mean the table's
         // arguments are wrong, and the path was never looked at).
         assert!(stderr.starts_with("zonekit: error:") && stderr.contains("nope"), "`zonekit {command}`: {stderr}");
+    }
+}
+
+#[test]
+fn every_subcommand_is_in_the_failed_run_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let listed: Vec<&str> = FAILED_RUN.iter().map(|(c, _)| *c).collect();
+    for (command, failing) in FAILED_RUN {
+        if let Failing::Never(why) = failing {
+            assert!(why.len() > 10, "`zonekit {command}`: say why no run of it can fail");
+        }
+    }
+    for leaf in leaf_subcommands(dir.path()) {
+        assert!(listed.contains(&leaf.as_str()), "`zonekit {leaf}` is not in FAILED_RUN: give a run of it that fails, or say why none can");
+    }
+}
+
+/// `zonekit args` in `cwd` on a full disk: under a file-size limit of `blocks` (the shell's
+/// units), with SIGXFSZ ignored so a write past it fails as ENOSPC would, with an error.
+fn on_a_full_disk(blocks: u32, args: &[&str], cwd: &Path) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("trap '' XFSZ; ulimit -f {blocks}; exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_zonekit"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_failed_run_exits_1_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A trace whose line 3001 is malformed: past the head its format is told from, so the run
+    // has started when it meets it.
+    ok(&["trace", "gen", "zipf:blocks=1000,writes=5000", "--out", "good.csv"], d);
+    let good = std::fs::read_to_string(d.join("good.csv")).unwrap();
+    let mut lines: Vec<&str> = good.lines().collect();
+    lines.insert(3000, "0,W,notanumber,4096,300000");
+    std::fs::write(d.join("bad.csv"), lines.join("\n") + "\n").unwrap();
+    // Not a device image; a device with nothing on it; one with a file system too small for
+    // big.bin.
+    std::fs::write(d.join("bad.zk"), vec![b'x'; 64 << 10]).unwrap();
+    ok(&["device", "create", "--preset", "tiny", "--zones", "8", "blank.zk"], d);
+    ok(&["device", "create", "--preset", "tiny", "--zones", "8", "fs.zk"], d);
+    ok(&["fs", "mkfs", "fs.zk"], d);
+    std::fs::write(d.join("big.bin"), vec![0u8; 40 << 20]).unwrap();
+    // The drive's measurements with a malformed line; a shard, a results directory and
+    // claims that are not what they should be; a directory to write a page of.
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../zonekit-device/data/zn540");
+    std::fs::create_dir_all(d.join("fit-data/zn540")).unwrap();
+    for entry in std::fs::read_dir(&data).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, d.join("fit-data/zn540").join(path.file_name().unwrap())).unwrap();
+    }
+    let io = d.join("fit-data/zn540/io.csv");
+    std::fs::write(&io, std::fs::read_to_string(&io).unwrap() + "garbage,x,y\n").unwrap();
+    for (dir, file, text) in [("bad-shard", "shard.json", "{"), ("bad-results", "results.csv", "x\n"), ("bad-claims", "claims.csv", "id\n")] {
+        std::fs::create_dir_all(d.join(dir)).unwrap();
+        std::fs::write(d.join(dir).join(file), text).unwrap();
+    }
+    ok(&["analyze", "good.csv", "--out", "an"], d);
+    for (command, failing) in FAILED_RUN {
+        let out = match failing {
+            Failing::Run(args) => common::zonekit(args, d),
+            // 512 bytes: the claim of an output directory fits; results do not.
+            Failing::DiskFull(args) => on_a_full_disk(1, args, d),
+            Failing::Never(_) => continue,
+        };
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "`zonekit {command}` should fail with status 1: {stderr}");
+        assert!(stderr.starts_with("zonekit") && !stderr.contains("panicked"), "`zonekit {command}`: {stderr}");
     }
 }
 
@@ -208,6 +359,60 @@ fn an_output_directory_never_mixes_two_runs() {
     assert!(out.contains("1 runs to do (1 already done)"), "{out}");
 }
 
+/// The one-line summary of `zonekit experiment`, in `zonekit --help` and atop `zonekit
+/// experiment --help`, names every experiment the command takes.
+#[test]
+fn the_experiment_summary_names_every_experiment() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = ok(&["experiment", "--help"], dir.path());
+    // The possible values, `- NAME: description`, are the experiments.
+    let names: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("Possible values:"))
+        .skip(1)
+        .filter_map(|l| l.trim_start().strip_prefix("- "))
+        .filter_map(|l| l.split(':').next())
+        .collect();
+    assert!(names.len() >= 9 && names.contains(&"device-fidelity"), "{names:?}");
+    let summary = help.split("\n\n").next().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    let top = ok(&["--help"], dir.path());
+    let listed =
+        top.lines().skip_while(|l| !l.starts_with("  experiment ")).enumerate().take_while(|(i, l)| *i == 0 || l.starts_with("   ")).map(|(_, l)| l).collect::<Vec<_>>().join(" ");
+    let listed = listed.split_whitespace().collect::<Vec<_>>().join(" ");
+    for name in names {
+        // Whole words: `table-4.3` inside a longer name would not count.
+        let named = |text: &str| text.split(|c: char| c.is_whitespace() || ",()".contains(c)).any(|w| w == name);
+        assert!(named(&summary), "`zonekit experiment --help` does not name {name}: {summary}");
+        assert!(named(&listed), "`zonekit --help` does not name {name}: {listed}");
+    }
+}
+
+/// A script's default output is not the write-up's tracked results: like the CLI it writes
+/// under zonekit-out/ (or target/) unless told where, and the command in docs/results that
+/// regenerates a committed file names it with --out.
+#[test]
+fn no_script_writes_into_docs_results_by_default() {
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts");
+    for entry in std::fs::read_dir(&scripts).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim_start();
+            // The output directory's assignment, `out=...` with its default.
+            if line.starts_with("out=") && line.contains("docs/results") {
+                panic!("{}:{}: the default output is tracked: {line}", path.display(), i + 1);
+            }
+        }
+    }
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/results");
+    for (page, command) in [
+        ("seed-002.md", "scripts/pm-gcc-variants --out docs/results/seed-002/pm-gcc"),
+        ("seed-004.md", "scripts/gc-waf-sensitivity --out docs/results/seed-004/gc-waf-sensitivity"),
+    ] {
+        assert!(std::fs::read_to_string(docs.join(page)).unwrap().contains(command), "{page} regenerates its files with `{command}`");
+    }
+}
+
 /// What a person reads fits a 100-column terminal: help, tables and prose of the everyday
 /// commands (paths kept short, as in a working directory).
 #[test]
@@ -243,6 +448,13 @@ fn terminal_output_fits_100_columns() {
         &["device", "demo", "--out", "dd"],
         &["device", "bench", "--rw", "randread", "--qd", "4", "--ops", "500", "--bg-rw", "write", "--bg-bs", "64k"],
         &["device", "fit"],
+        // The README's FDP example: every log page, 64 events.
+        &["ssd", "run", "--preset", "fdp-pm9d3", "--handles", "2", "--handle-type", "persistently-isolated"],
+        // Into their default directories, whose names are part of what they print.
+        &["experiment", "fdp-anchor", "--quick"],
+        &["experiment", "fdp-theory", "--quick", "--logical-mib", "64", "--ru-kib", "64", "--soc-shares", "0.16", "--utilizations", "1"],
+        // bhbdp-sensitivity runs 72 replays even with --quick: its intro is checked by a unit
+        // test (experiment_cmd.rs), its table is the sweep's.
     ];
     let mut commands = commands.to_vec();
     // Every command's help.
@@ -258,6 +470,17 @@ fn terminal_output_fits_100_columns() {
             }
         }
     }
+    // Every command that writes a directory finishes it: how it was run, and its page.
+    for dir in ["r", "s", "a", "te", "ce", "ci", "oe", "ow", "ei", "t43", "dd"] {
+        for file in ["settings.tsv", "report.html"] {
+            assert!(d.join(dir).join(file).exists(), "{dir}/{file}: the run's directory is not finished");
+        }
+    }
+    // An experiment's default directory is named as the experiment is typed.
+    assert!(d.join("zonekit-out/experiment-fdp-anchor/anchor.csv").exists() && d.join("zonekit-out/experiment-fdp-theory/report.html").exists());
+    let help = ok(&["experiment", "--help"], d);
+    let out_help = help.lines().skip_while(|l| !l.trim_start().starts_with("--out")).nth(1).unwrap_or("");
+    assert!(out_help.contains("Directory for the results"), "`experiment --out` says what it is: {help}");
     // The grouped figures: one bar per node (placement) and placement (interface), each series
     // named once in a legend.
     let svg = |path: &str| std::fs::read_to_string(d.join(path)).unwrap();

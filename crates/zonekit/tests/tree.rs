@@ -25,7 +25,8 @@ fn run_prints_both_trees() {
     assert!(out.contains("wall ops/s") && out.contains("seq occupancy"), "{out}");
     let json = ok(&[&args[..], &["--tree", "zbtree", "--json"]].concat(), dir.path());
     let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(parsed[0]["spec"]["tree"], "Zb");
+    // The tree as --tree names it, so it can be given back as the flag.
+    assert_eq!(parsed[0]["spec"]["tree"], "zbtree");
     assert_eq!(parsed[0]["run"]["operations"], 3000);
 }
 

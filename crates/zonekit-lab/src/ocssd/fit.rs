@@ -320,6 +320,11 @@ impl ModelKind {
                 return Err(FitError::BadValue(i));
             }
         }
+        // Checked here, not only by `nnls`: with no cells it sees no rows, hence no unknowns,
+        // and returns an empty solution the models would index.
+        if cells.len() < unknowns(self) {
+            return Err(FitError::TooFewCells { cells: cells.len(), unknowns: unknowns(self) });
+        }
         // Relative error: each row is divided by the cell's thesis time.
         let target = vec![1.0; cells.len()];
         match self {
@@ -691,6 +696,9 @@ mod tests {
         assert!((x[0] + x[1] - 2.0).abs() < 1e-9, "{x:?}");
         let cell = FitCell { trace: "t".into(), ftl: "f".into(), counts: CommandCounts::default(), thesis_mb_per_sec: 100.0 };
         assert_eq!(ModelKind::FourCosts.fit(&[cell], THESIS_MB_BYTES), Err(FitError::BadValue(0)));
+        // No cells (an experiment whose runs all failed): refused, not a panic.
+        assert_eq!(ModelKind::FourCosts.fit(&[], THESIS_MB_BYTES), Err(FitError::TooFewCells { cells: 0, unknowns: 4 }));
+        assert_eq!(ModelKind::ScaledTable31.fit(&[], THESIS_MB_BYTES), Err(FitError::TooFewCells { cells: 0, unknowns: 2 }));
     }
 
     #[test]

@@ -28,9 +28,14 @@ use zonekit_zbtree::{CowCollect, CowRebalance, CowTree, Index, Payload, TreeConf
 use crate::harness::error::{LabError, Result};
 
 /// The two trees.
+///
+/// Serialised as `--tree` names them (`zbtree`, `cow`), so JSON output can be fed back as a
+/// flag; nothing reads the JSON back into this type.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum TreeKind {
+    #[serde(rename = "zbtree")]
     Zb,
+    #[serde(rename = "cow")]
     Cow,
 }
 
