@@ -106,7 +106,10 @@ pub fn run_inputs(
         if outcome.set_aside == 0 {
             warnings.extend(earlier.lines().filter(|l| !l.trim().is_empty()).map(str::to_string));
         } else if !earlier.trim().is_empty() {
-            warnings.push(format!("{} rows were reused from an earlier run beside rows of other settings; their warnings were printed by that run and are not repeated here", outcome.reused));
+            warnings.push(format!(
+                "{} rows were reused from an earlier run beside rows of other settings; their warnings were printed by that run and are not repeated here",
+                outcome.reused
+            ));
         }
     }
     for w in &outcome.warnings {

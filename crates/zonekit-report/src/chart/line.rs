@@ -211,12 +211,8 @@ impl<'a> LineChart<'a> {
             let points: Vec<(f64, f64)> = self.points(s.as_ref()).map(|(a, b)| (px(a), frame.y(&y, b))).collect();
             let text: Vec<String> = points.iter().map(|&(a, b)| format!("{},{}", n(a), n(b))).collect();
             let dash = if dashed { format!(r#" stroke-dasharray="{DASH}""#) } else { String::new() };
-            let _ = writeln!(
-                frame.svg,
-                r#"<polyline fill="none" stroke="{color}" stroke-width="1.8"{dash} points="{}"><title>{}</title></polyline>"#,
-                text.join(" "),
-                escape(&s.name)
-            );
+            let _ =
+                writeln!(frame.svg, r#"<polyline fill="none" stroke="{color}" stroke-width="1.8"{dash} points="{}"><title>{}</title></polyline>"#, text.join(" "), escape(&s.name));
             if self.markers && !points.is_empty() {
                 let every = points.len().div_ceil(MARKERS_MAX);
                 for &(a, b) in points.iter().step_by(every) {
@@ -294,7 +290,6 @@ mod tests {
         assert_ne!(stroke(polylines[0]), stroke(polylines[2]), "pairs differ");
         let dashed: Vec<bool> = polylines.iter().map(|l| l.contains("stroke-dasharray")).collect();
         assert_eq!(dashed, [false, true, false, true]);
-        assert_eq!(svg.matches("<line ").filter(|_| true).count() >= 4, true);
         assert_eq!(svg.lines().filter(|l| l.starts_with("<line ") && l.contains("stroke-dasharray")).count(), 2, "the models' legend swatches are dashed");
     }
 

@@ -78,7 +78,10 @@ pub(crate) fn wrap(text: &str, width: f64, font: f64) -> Vec<String> {
 pub(crate) enum Swatch {
     Bar,
     /// `dashed`: the second of a pair (a model beside the measurement it is compared with).
-    Line { marker: Option<usize>, dashed: bool },
+    Line {
+        marker: Option<usize>,
+        dashed: bool,
+    },
 }
 
 /// The dash pattern of the second line of a pair.
