@@ -532,7 +532,16 @@ fn fdp_anchor(a: &ExperimentArgs, out: &Path) -> Result<()> {
         })
         .collect();
     zonekit_base::atomic::write(out.join("anchor.svg"), bar_chart("Navy's pattern on an FDP SSD: device WAF, published and ours", "WAF", &bars))?;
-    say!("wrote {}/{{anchor.csv, anchor.svg}}", out.display());
+    // Each row's command: every row shares the one calibration of BigHash's share (made on
+    // the 100 % no-FDP row), so what reproduces a row is the whole experiment, which takes
+    // seconds.
+    let command = format!("zonekit experiment fdp-anchor{}", if a.quick { " --quick" } else { "" });
+    let mut commands = String::from("device used\tplacement\tcommand\n");
+    for row in &table {
+        commands.push_str(&format!("{}\t{}\t{command}\n", row[0], row[1]));
+    }
+    zonekit_base::atomic::write(out.join("commands.tsv"), commands)?;
+    say!("wrote {}/{{anchor.csv, anchor.svg, commands.tsv}}", out.display());
     Ok(())
 }
 

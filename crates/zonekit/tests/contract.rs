@@ -478,6 +478,10 @@ fn terminal_output_fits_100_columns() {
     }
     // An experiment's default directory is named as the experiment is typed.
     assert!(d.join("zonekit-out/experiment-fdp-anchor/anchor.csv").exists() && d.join("zonekit-out/experiment-fdp-theory/report.html").exists());
+    let anchor_rows = std::fs::read_to_string(d.join("zonekit-out/experiment-fdp-anchor/anchor.csv")).unwrap().lines().count();
+    let anchor_commands = std::fs::read_to_string(d.join("zonekit-out/experiment-fdp-anchor/commands.tsv")).unwrap();
+    assert_eq!(anchor_commands.lines().count(), anchor_rows, "a command per row");
+    assert!(anchor_commands.lines().skip(1).all(|l| l.ends_with("\tzonekit experiment fdp-anchor --quick")), "{anchor_commands}");
     let help = ok(&["experiment", "--help"], d);
     let out_help = help.lines().skip_while(|l| !l.trim_start().starts_with("--out")).nth(1).unwrap_or("");
     assert!(out_help.contains("Directory for the results"), "`experiment --out` says what it is: {help}");

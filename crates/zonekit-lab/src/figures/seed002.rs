@@ -183,9 +183,12 @@ fn fig_4_3(requests: &Table) -> Result<Figure, LabError> {
     Ok(Figure { file_name: "fig-4.3.svg".into(), seed_figure: "Fig. 4.3".into(), caption, svg, compare })
 }
 
+/// A heat map's values: rows of cells.
+type Grid = Vec<Vec<f64>>;
+
 /// One run's wear maps from `wear.csv`: (programs per page: a row per block in block-id order,
 /// a column per page; erases per block: a row per parallel unit, a column per block in its LUN).
-fn wear_maps(wear: &Table, trace: &str, ftl: &str) -> Result<(Vec<Vec<f64>>, Vec<Vec<f64>>), LabError> {
+fn wear_maps(wear: &Table, trace: &str, ftl: &str) -> Result<(Grid, Grid), LabError> {
     let rows = wear.rows_where(&[("trace", trace), ("ftl", ftl)])?;
     let bad = |reason: String| LabError::Results { path: "wear.csv".into(), line: 0, reason };
     if rows.is_empty() {
