@@ -119,7 +119,7 @@ def calls(tmp: str) -> dict:
         "cache_sim": dict(kw=dict(policies=["lru"], cache_blocks=100, trace=None, workload=WORKLOAD, params=None, **trace_args, **filters)),
         "tree_run": dict(kw=dict(tree=None, records="1K", operations="1K", workload=None, distribution=None, seed=None, sequential_zones=None,
                                  conventional_zones=None, zone_size_mib=None, node_size_bytes=None, value_size_bytes=None, inner_entries_max=None,
-                                 dynamic_zone_choice=True, cow_rebalance=None, cow_collect=None, timing=None)),
+                                 dynamic_zone_choice=True, cow_rebalance=None, cow_collect=None, delete_keys=None, timing=None)),
         "ocssd_run": dict(kw=dict(trace=None, workload=WORKLOAD, ftl=None, params=None, channels=None, luns=None, blocks_per_lun=None,
                                   pages_per_block=None, page_kib=None, compact=False, timing=None, logical_mib=None, logical_kib=None, **trace_args, **filters)),
         "cache_run": dict(kw=dict(trace=None, records=1000, operations=1000, cache_mib=64, cache_kib=None, zone_mib=None, interface=None,

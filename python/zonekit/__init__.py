@@ -329,7 +329,7 @@ def tree_run(**settings: Any) -> pd.DataFrame:
     One row per tree, nested fields flattened with dots. Settings: tree, records, operations,
     workload (w1..w5 or I/D/S percentages), distribution, seed, sequential_zones,
     conventional_zones, zone_size_mib, node_size_bytes, value_size_bytes, inner_entries_max,
-    dynamic_zone_choice, cow_rebalance, cow_collect, timing."""
+    dynamic_zone_choice, cow_rebalance, cow_collect, delete_keys, timing."""
     _check_args("tree_run", settings)
     return pd.json_normalize([json.loads(t) for t in _native.tree_run(**settings)])
 

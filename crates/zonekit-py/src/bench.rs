@@ -38,7 +38,7 @@ fn lab<T>(r: zonekit_lab::harness::error::Result<T>) -> PyResult<T> {
 #[pyfunction]
 #[pyo3(signature = (*, tree=None, records=None, operations=None, workload=None, distribution=None, seed=None,
     sequential_zones=None, conventional_zones=None, zone_size_mib=None, node_size_bytes=None, value_size_bytes=None,
-    inner_entries_max=None, dynamic_zone_choice=true, cow_rebalance=None, cow_collect=None, timing=None))]
+    inner_entries_max=None, dynamic_zone_choice=true, cow_rebalance=None, cow_collect=None, delete_keys=None, timing=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn tree_run(
     py: Python<'_>,
@@ -57,6 +57,7 @@ pub fn tree_run(
     dynamic_zone_choice: bool,
     cow_rebalance: Option<String>,
     cow_collect: Option<String>,
+    delete_keys: Option<String>,
     timing: Option<String>,
 ) -> PyResult<Vec<String>> {
     let d = TreeRunSettings::default();
@@ -75,6 +76,7 @@ pub fn tree_run(
         no_dynamic_zone_choice: !dynamic_zone_choice,
         cow_rebalance: cow_rebalance.unwrap_or(d.cow_rebalance),
         cow_collect: cow_collect.unwrap_or(d.cow_collect),
+        delete_keys: delete_keys.unwrap_or(d.delete_keys),
         timing: timing.unwrap_or(d.timing),
         seed: seed.unwrap_or(d.seed),
     };

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use zonekit_lab::tree::bench::{cow_collect, cow_rebalance, fits_device, run_tree, run_tree_on, tree_timing, TreeKind, TreeOutcome, TreeSpec};
+use zonekit_lab::tree::bench::{cow_collect, cow_rebalance, fits_device, run_tree, run_tree_on, tree_timing, DeleteKeys, TreeKind, TreeOutcome, TreeSpec};
 use zonekit_lab::tree::experiment::{run_experiment, Backend, Section, TreeExperiment};
 use zonekit_lab::tree::run::TreeRunSettings;
 
@@ -89,6 +89,13 @@ pub struct RunArgs {
     /// only.
     #[arg(long, default_value_t = TreeRunSettings::default().cow_collect)]
     cow_collect: String,
+    /// How a run-phase delete chooses its key: redraw (as a search: a key number not inserted
+    /// yet is drawn again) or once (one draw; a key number not inserted yet is a delete that
+    /// finds nothing) or plain-zipfian (one draw from YCSB's unscrambled zipfian over the loaded
+    /// records: the same hot keys all run long). YCSB has no delete and the paper does not say;
+    /// both trees.
+    #[arg(long, default_value_t = TreeRunSettings::default().delete_keys)]
+    delete_keys: String,
     /// Whose ZN540 figures charge the model ms: zn540 (the preset fitted to the drive's
     /// published measurements) or zn540-assumed (the figures before that fit, which seed 003's
     /// earlier results used).
@@ -118,6 +125,7 @@ impl RunArgs {
             no_dynamic_zone_choice: self.no_dynamic_zone_choice,
             cow_rebalance: self.cow_rebalance.clone(),
             cow_collect: self.cow_collect.clone(),
+            delete_keys: self.delete_keys.clone(),
             timing: self.timing.clone(),
             seed: self.seed,
         }
@@ -238,6 +246,9 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     );
     if outcomes.iter().any(|o| o.spec.tree == TreeKind::Cow) {
         println!("the cow tree: {} rebalancing, {} collection", base.cow_rebalance.name(), base.cow_collect.name());
+    }
+    if base.delete_keys != DeleteKeys::default() {
+        println!("deletes choose their key {}: {} of {} found none", base.delete_keys.name(), outcomes[0].run.deletes_missing, outcomes[0].run.deletes);
     }
     match &a.device {
         Some(path) => {
@@ -377,6 +388,8 @@ mod tests {
             "top-down",
             "--cow-collect",
             "when-full",
+            "--delete-keys",
+            "once",
             "--timing",
             "zn540-assumed",
         ])
@@ -398,6 +411,7 @@ mod tests {
             no_dynamic_zone_choice: true,
             cow_rebalance: "top-down".into(),
             cow_collect: "when-full".into(),
+            delete_keys: "once".into(),
             timing: "zn540-assumed".into(),
         };
         assert_eq!(given, expected);

@@ -6,7 +6,9 @@
 //! order); the run's zipfian chooser is the scrambled zipfian over `records + 2 × expected
 //! inserts` key numbers, uniform is over the loaded key numbers, latest is YCSB's skewed-latest;
 //! a chosen key number not inserted yet is drawn again (CoreWorkload.nextKeynum). Inserts take
-//! the next key number. YCSB has no delete; the paper's deletes choose their key like a search.
+//! the next key number. YCSB has no delete; the paper's deletes choose their key like a search
+//! ([`DeleteKeys::Redraw`], the default; [`DeleteKeys::Once`] is the other reading the paper
+//! leaves open).
 //!
 //! The device is the paper's: sequential zones plus conventional zones of one size (40 + 1 of
 //! 2 GiB, 4 KiB blocks), emulated in memory without payload while the tree keeps its live nodes'
@@ -21,7 +23,7 @@ use serde::Serialize;
 use zonekit_base::Rng;
 use zonekit_device::timing::TimedDevice;
 use zonekit_device::{FirstZones, Geometry, MemDevice, StorageMode, ZoneBehavior, ZonedDevice};
-use zonekit_trace::synth::ycsb::{fnv_hash64, KeyChooser, Latest, ScrambledZipfian, Uniform};
+use zonekit_trace::synth::ycsb::{fnv_hash64, KeyChooser, Latest, ScrambledZipfian, Uniform, Zipfian, ZIPFIAN_CONSTANT};
 use zonekit_trace::synth::YcsbDist;
 use zonekit_zbtree::{CowCollect, CowRebalance, CowTree, Index, Payload, TreeConfig, TreeError, TreeStats, ZbTree};
 
@@ -136,6 +138,11 @@ impl TreeSpec {
             parts.push("--no-dynamic-zone-choice".into());
         }
         parts.push(format!("--cow-rebalance {} --cow-collect {} --timing {} --seed {}", self.cow_rebalance.name(), self.cow_collect.name(), self.timing.name(), self.seed));
+        // Spelt out only when not the default, so that the commands the committed rows print
+        // (all of them redraw) stay as they were.
+        if self.delete_keys != DeleteKeys::default() {
+            parts.push(format!("--delete-keys {}", self.delete_keys.name()));
+        }
         parts.join(" ")
     }
 }
@@ -194,6 +201,43 @@ pub fn cow_rebalance(name: &str) -> Result<CowRebalance> {
     CowRebalance::from_name(name).ok_or_else(|| LabError::Usage(format!("--cow-rebalance {name:?}: bottom-up or top-down")))
 }
 
+/// How a run-phase delete chooses its key. YCSB (0.17.0) has no delete operation and the paper
+/// does not say how it added one, so this is a reading, not the paper's rule.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeleteKeys {
+    /// As a search chooses its key (CoreWorkload.nextKeynum): a key number not inserted yet is
+    /// drawn again. Every committed result uses this.
+    #[default]
+    Redraw,
+    /// One draw from the same chooser: a key number not inserted yet is not drawn again, and
+    /// the delete looks for a key that is not there (it reads, writes nothing, and counts in
+    /// `deletes_missing`).
+    Once,
+    /// One draw from YCSB's plain `ZipfianGenerator` over the loaded records' key numbers
+    /// (0 the most popular, not scrambled), whatever the run's distribution: the hot keys are
+    /// the same few all run long, so a delete finds its key less often than with either rule
+    /// above.
+    PlainZipfian,
+}
+
+impl DeleteKeys {
+    pub const ALL: [DeleteKeys; 3] = [DeleteKeys::Redraw, DeleteKeys::Once, DeleteKeys::PlainZipfian];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DeleteKeys::Redraw => "redraw",
+            DeleteKeys::Once => "once",
+            DeleteKeys::PlainZipfian => "plain-zipfian",
+        }
+    }
+}
+
+/// `redraw` or `once` (`--delete-keys`).
+pub fn delete_keys(name: &str) -> Result<DeleteKeys> {
+    DeleteKeys::ALL.into_iter().find(|d| d.name() == name).ok_or_else(|| LabError::Usage(format!("--delete-keys {name:?}: redraw, once or plain-zipfian")))
+}
+
 /// `reserve` or `when-full` (`--cow-collect`).
 pub fn cow_collect(name: &str) -> Result<CowCollect> {
     CowCollect::from_name(name).ok_or_else(|| LabError::Usage(format!("--cow-collect {name:?}: reserve or when-full")))
@@ -221,6 +265,8 @@ pub struct TreeSpec {
     pub cow_rebalance: CowRebalance,
     /// When the CoW tree collects a zone (the ZB+-tree takes only the default).
     pub cow_collect: CowCollect,
+    /// How a run-phase delete chooses its key (both trees).
+    pub delete_keys: DeleteKeys,
     /// Whose figures charge the device time.
     pub timing: TreeTiming,
 }
@@ -262,6 +308,7 @@ impl Default for TreeSpec {
             dynamic_zone_choice: true,
             cow_rebalance: CowRebalance::BottomUp,
             cow_collect: CowCollect::Reserve,
+            delete_keys: DeleteKeys::Redraw,
             timing: TreeTiming::default(),
         }
     }
@@ -377,10 +424,15 @@ pub struct Phase {
     pub inserts: u64,
     pub deletes: u64,
     pub searches: u64,
-    /// Deletes of keys that were not there (already deleted).
+    /// Deletes of keys that were not there (already deleted, or with [`DeleteKeys::Once`] not
+    /// inserted yet).
     pub deletes_missing: u64,
     pub node_reads: u64,
     pub node_writes: u64,
+    /// Of `node_writes`, those made during inserts and during deletes (a collection counted
+    /// with the operation it came before); searches write nothing.
+    pub insert_node_writes: u64,
+    pub delete_node_writes: u64,
     pub node_writes_sequential: u64,
     pub zone_resets: u64,
     /// Device busy time from the timing model (queue depth 1).
@@ -435,6 +487,10 @@ impl TreeOutcome {
 /// inserted yet is drawn again).
 struct Keys {
     chooser: KeyChooser,
+    /// [`DeleteKeys::PlainZipfian`]'s chooser, over the loaded key numbers (made on first use:
+    /// its ζ sums a term per record).
+    plain: Option<Zipfian>,
+    records: u64,
     /// Key numbers 0..inserted exist (or existed).
     inserted: u64,
 }
@@ -447,7 +503,7 @@ impl Keys {
             KeyDistribution::Uniform => KeyChooser::Uniform(Uniform::new(0, records - 1)),
             KeyDistribution::Latest => KeyChooser::Latest(Latest::new(records)),
         };
-        Keys { chooser, inserted: records }
+        Keys { chooser, plain: None, records, inserted: records }
     }
 
     fn choose(&mut self, rng: &mut Rng) -> u64 {
@@ -455,6 +511,20 @@ impl Keys {
             let keynum = self.chooser.next(rng);
             if keynum < self.inserted {
                 return keynum;
+            }
+        }
+    }
+
+    /// A delete's key number by `rule`; with [`DeleteKeys::Once`] it may be one not inserted
+    /// yet, whose key is in no tree (as the load, this takes distinct key numbers' hashes to
+    /// differ).
+    fn choose_delete(&mut self, rule: DeleteKeys, rng: &mut Rng) -> u64 {
+        match rule {
+            DeleteKeys::Redraw => self.choose(rng),
+            DeleteKeys::Once => self.chooser.next(rng),
+            DeleteKeys::PlainZipfian => {
+                let records = self.records;
+                self.plain.get_or_insert_with(|| Zipfian::new(0, records - 1, ZIPFIAN_CONSTANT)).next(rng)
             }
         }
     }
@@ -494,6 +564,14 @@ impl<D: ZonedDevice> AnyTree<D> {
         match self {
             AnyTree::Zb(t) => t.as_mut(),
             AnyTree::Cow(t) => t.as_mut(),
+        }
+    }
+
+    /// Nodes written so far (cheap: no statistics are gathered).
+    fn node_writes(&self) -> u64 {
+        match self {
+            AnyTree::Zb(t) => t.store().stats().node_writes(),
+            AnyTree::Cow(t) => t.store().stats().node_writes(),
         }
     }
 
@@ -606,18 +684,21 @@ fn drive<D: ZonedDevice>(spec: &TreeSpec, mut tree: AnyTree<D>, progress: &mut d
     let cpu_started = zonekit_base::thread_cpu_s();
     for op in 0..spec.operations {
         let dice = rng.below(100) as u32;
-        let index = tree.index();
+        let writes_before = tree.node_writes();
         if dice < spec.mix.insert_pct {
             let key = key_of(keys.insert());
-            index.insert(key, &value_of(key, spec.value_size_bytes)).map_err(engine_error(spec, "run", op))?;
+            tree.index().insert(key, &value_of(key, spec.value_size_bytes)).map_err(engine_error(spec, "run", op))?;
             run.inserts += 1;
+            run.insert_node_writes += tree.node_writes() - writes_before;
         } else if dice < spec.mix.insert_pct + spec.mix.delete_pct {
-            let key = key_of(keys.choose(&mut rng));
-            if !index.delete(key).map_err(engine_error(spec, "run", op))? {
+            let key = key_of(keys.choose_delete(spec.delete_keys, &mut rng));
+            if !tree.index().delete(key).map_err(engine_error(spec, "run", op))? {
                 run.deletes_missing += 1;
             }
             run.deletes += 1;
+            run.delete_node_writes += tree.node_writes() - writes_before;
         } else {
+            let index = tree.index();
             let key = key_of(keys.choose(&mut rng));
             index.get(key).map_err(engine_error(spec, "run", op))?;
             run.searches += 1;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::harness::error::{LabError, Result};
 use crate::tree::bench::{
-    cow_collect, cow_rebalance, parse_distribution, tree_timing, Mix, TreeKind, TreeSpec, TreeTiming, CALIBRATED_INNER_ENTRIES_MAX, CALIBRATED_VALUE_SIZE_BYTES,
+    cow_collect, cow_rebalance, delete_keys, parse_distribution, tree_timing, Mix, TreeKind, TreeSpec, TreeTiming, CALIBRATED_INNER_ENTRIES_MAX, CALIBRATED_VALUE_SIZE_BYTES,
 };
 
 /// Every setting of one tree run, named as `zonekit tree run`'s flags (with `_` for `-`).
@@ -33,6 +33,9 @@ pub struct TreeRunSettings {
     pub no_dynamic_zone_choice: bool,
     pub cow_rebalance: String,
     pub cow_collect: String,
+    /// redraw (a delete's key number not inserted yet is drawn again, as a search's), once or
+    /// plain-zipfian (see `DeleteKeys`).
+    pub delete_keys: String,
     /// zn540 (fitted) or zn540-assumed: whose figures charge the device time.
     pub timing: String,
     pub seed: u64,
@@ -58,6 +61,7 @@ impl Default for TreeRunSettings {
             no_dynamic_zone_choice: false,
             cow_rebalance: "bottom-up".into(),
             cow_collect: "reserve".into(),
+            delete_keys: "redraw".into(),
             timing: TreeTiming::default().name().into(),
             seed: 1,
         }
@@ -105,6 +109,7 @@ impl TreeRunSettings {
             dynamic_zone_choice: !self.no_dynamic_zone_choice,
             cow_rebalance: cow_rebalance(&self.cow_rebalance)?,
             cow_collect: cow_collect(&self.cow_collect)?,
+            delete_keys: delete_keys(&self.delete_keys)?,
             timing: tree_timing(&self.timing)?,
         };
         spec.validate()?;
@@ -133,6 +138,7 @@ mod tests {
             (TreeRunSettings { records: 0, ..Default::default() }, "--records"),
             (TreeRunSettings { cow_collect: "never".into(), ..Default::default() }, "--cow-collect"),
             (TreeRunSettings { timing: "femu".into(), ..Default::default() }, "--timing"),
+            (TreeRunSettings { delete_keys: "never".into(), ..Default::default() }, "--delete-keys"),
         ] {
             let e = settings.spec().unwrap_err().to_string();
             assert!(e.contains(flag), "{flag}: {e}");

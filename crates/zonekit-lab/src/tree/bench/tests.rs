@@ -183,6 +183,52 @@ fn small_run_counts_add_up() {
     assert!(out.run.node_reads > 0 && out.run.node_writes > 0 && out.run.device_ns > 0);
 }
 
+/// The run's writes split into its inserts' and its deletes' (searches write nothing), on
+/// both trees and with either delete-key rule.
+#[test]
+fn run_writes_split_into_inserts_and_deletes() {
+    for tree in TreeKind::ALL {
+        for delete_keys in DeleteKeys::ALL {
+            let spec = TreeSpec { tree, delete_keys, records: 3000, operations: 3000, zone_size_bytes: 16 << 20, sequential_zones: 8, ..TreeSpec::default() };
+            let out = run_tree(&spec, &mut |_, _| {}).unwrap();
+            assert_eq!(out.run.insert_node_writes + out.run.delete_node_writes, out.run.node_writes, "{tree:?} {delete_keys:?}");
+            assert!(out.run.insert_node_writes > 0 && out.run.delete_node_writes > 0, "{tree:?} {delete_keys:?}");
+        }
+    }
+}
+
+/// `DeleteKeys::Once` draws a delete's key number once, so that one not inserted yet is a
+/// delete that finds nothing, and `PlainZipfian` draws the loaded key numbers with 0 the most
+/// popular: both find their key less often than a redraw, and the runs' counts add up.
+#[test]
+fn deletes_drawn_once_or_plain_zipfian_find_their_key_less_often() {
+    let mut keys = Keys::new(KeyDistribution::Zipfian, 1000, WORKLOADS[0].1, 1000);
+    let mut rng = Rng::new(3);
+    // Key numbers 0..1000 exist; the chooser covers 1000 + 2 × 400 of them.
+    let once: Vec<u64> = (0..10_000).map(|_| keys.choose_delete(DeleteKeys::Once, &mut rng)).collect();
+    let redraw: Vec<u64> = (0..10_000).map(|_| keys.choose_delete(DeleteKeys::Redraw, &mut rng)).collect();
+    assert!(redraw.iter().all(|&k| k < 1000));
+    let beyond = once.iter().filter(|&&k| k >= 1000).count();
+    assert!((3000..6000).contains(&beyond), "{beyond} of 10000 draws beyond the inserted keys, about 800/1800 expected");
+
+    let plain: Vec<u64> = (0..10_000).map(|_| keys.choose_delete(DeleteKeys::PlainZipfian, &mut rng)).collect();
+    assert!(plain.iter().all(|&k| k < 1000), "over the loaded key numbers only");
+    let zeros = plain.iter().filter(|&&k| k == 0).count();
+    assert!(zeros > 1000, "key number 0 is the most popular: {zeros} of 10000 draws");
+
+    let spec = TreeSpec { tree: TreeKind::Cow, mix: WORKLOADS[3].1, records: 3000, operations: 3000, zone_size_bytes: 16 << 20, sequential_zones: 8, ..TreeSpec::default() };
+    let redraw = run_tree(&spec, &mut |_, _| {}).unwrap();
+    let hit_rate = |o: &TreeOutcome| (o.run.deletes - o.run.deletes_missing) as f64 / o.run.deletes as f64;
+    for rule in [DeleteKeys::Once, DeleteKeys::PlainZipfian] {
+        let out = run_tree(&TreeSpec { delete_keys: rule, ..spec.clone() }, &mut |_, _| {}).unwrap();
+        assert_eq!(out.run.inserts + out.run.deletes, 3000);
+        assert!(hit_rate(&out) < hit_rate(&redraw), "{rule:?}: {} against {}", hit_rate(&out), hit_rate(&redraw));
+        assert_eq!(out.stats.records, 3000 + out.run.inserts - (out.run.deletes - out.run.deletes_missing));
+        assert!(TreeSpec { delete_keys: rule, ..spec.clone() }.command(None).ends_with(&format!("--delete-keys {}", rule.name())));
+    }
+    assert!(!spec.command(None).contains("--delete-keys"), "the default is not spelt out");
+}
+
 /// A device with data, `extra` sequential zones more than `spec` takes.
 fn data_device(spec: &TreeSpec, extra: u32) -> MemDevice {
     let g = Geometry { zone_count: spec.geometry().zone_count + extra, ..spec.geometry() };
