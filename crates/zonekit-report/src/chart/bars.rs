@@ -1,5 +1,5 @@
 //! Charts over categories: grouped and stacked bars ([`BarChart`], [`bar_chart`]) and box
-//! plots ([`box_chart`]).
+//! plots ([`box_chart`], [`grouped_box_chart`]).
 
 use std::fmt::Write;
 
