@@ -105,8 +105,11 @@ fn gp_box(gp: &Table, node: usize, placement: &str, class: &str) -> Result<Optio
     Ok(Some(b))
 }
 
+/// A series of [`grouped_box_chart`]: its name and a box (or none) per class.
+type BoxSeries = (String, Vec<Option<[f64; 5]>>);
+
 /// The boxes of every class, as a series of [`grouped_box_chart`].
-fn gp_series(gp: &Table, node: usize, placement: &str) -> Result<(String, Vec<Option<[f64; 5]>>), LabError> {
+fn gp_series(gp: &Table, node: usize, placement: &str) -> Result<BoxSeries, LabError> {
     let boxes = (1..=CLASSES).map(|c| gp_box(gp, node, placement, &c.to_string())).collect::<Result<Vec<_>, LabError>>()?;
     Ok((placement_name(placement).to_string(), boxes))
 }
