@@ -19,7 +19,7 @@ pub mod claims;
 pub mod html;
 mod terminal;
 
-pub use chart::{bar_chart, box_chart, heat_map, line_chart, panels, BarChart, LineChart, Series, Width};
+pub use chart::{bar_chart, box_chart, grouped_box_chart, heat_map, line_chart, panels, BarChart, LineChart, Series, Width};
 pub use terminal::{fitted_table, for_terminal};
 
 /// The width terminal output keeps to.

@@ -31,7 +31,8 @@ pub enum Experiment {
     /// working set spans ~50 to ~2,000 zones.
     #[value(name = "granularity")]
     Granularity,
-    /// Table 2.2 and Figs. 2.10–2.11: FK vs ZB-OPT and the GP of their reclaimed zones by class.
+    /// Table 2.2 and Figs. 2.10–2.11: FK vs ZB-OPT and the GP of their reclaimed zones by class
+    /// (with --nodes or --scale: on Table 2.1's nodes, as Figs. 2.8 and 2.11 ran).
     #[value(name = "table-2.2")]
     Table22,
     /// Table 3.2: CBE with f(t) = t, √t, ln t for BHB-DP and ZB-OPT.
@@ -108,12 +109,13 @@ pub struct ExperimentArgs {
     /// Smaller workloads, for a quick look (table-4.3: nodes 1 and 2 at 2 % of their size).
     #[arg(long)]
     quick: bool,
-    /// table-4.3, granularity and interfaces: which of Table 2.1's nodes, e.g. 1,3,5 (default:
-    /// all ten; granularity: node 1).
+    /// table-4.3, granularity, interfaces and table-2.2: which of Table 2.1's nodes, e.g. 1,3,5
+    /// (default: all ten; granularity: node 1; table-2.2 runs the nodes only when given this or
+    /// --scale, then 1-4 by default).
     #[arg(long, value_delimiter = ',')]
     nodes: Option<Vec<u32>>,
-    /// table-4.3 and interfaces: share of each node's size to replay (writes, working set and
-    /// device scale together), in (0, 1] (interfaces: default 0.1).
+    /// table-4.3, interfaces and table-2.2's nodes: share of each node's size to replay (writes,
+    /// working set and device scale together), in (0, 1] (interfaces: default 0.1).
     #[arg(long)]
     scale: Option<f64>,
     /// Runs at a time (each one replay or device model).
@@ -154,12 +156,18 @@ fn workloads(quick: bool) -> Vec<String> {
 }
 
 pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
-    let node_experiment = matches!(a.experiment, Experiment::Table43 | Experiment::Granularity | Experiment::Interfaces);
+    let node_experiment = matches!(a.experiment, Experiment::Table43 | Experiment::Granularity | Experiment::Interfaces | Experiment::Table22);
     if !node_experiment && a.nodes.is_some() {
-        usage!("--nodes is for table-4.3 and granularity (Table 2.1's nodes)");
+        usage!("--nodes is for table-4.3, granularity, interfaces and table-2.2 (Table 2.1's nodes)");
     }
-    if !matches!(a.experiment, Experiment::Table43 | Experiment::Interfaces) && a.scale.is_some() {
-        usage!("--scale is for table-4.3 and interfaces (granularity runs its own scales)");
+    if !matches!(a.experiment, Experiment::Table43 | Experiment::Interfaces | Experiment::Table22) && a.scale.is_some() {
+        usage!("--scale is for table-4.3, interfaces and table-2.2 (granularity runs its own scales)");
+    }
+    // table-2.2 on the nodes replaces its smaller inputs rather than adding to them: the
+    // per-class GP of the two settings would otherwise share one file.
+    let table_22_nodes = matches!(a.experiment, Experiment::Table22) && (a.nodes.is_some() || a.scale.is_some());
+    if table_22_nodes && (a.traces.is_some() || a.quick) {
+        usage!("table-2.2 with --nodes or --scale runs Table 2.1's nodes: no --traces or --quick (give a smaller --scale)");
     }
     if matches!(a.experiment, Experiment::Interfaces | Experiment::FdpAnchor) && a.traces.is_some() {
         usage!("--traces: interfaces runs Table 2.1's nodes and fdp-anchor Navy's pattern (replay a trace with --interface)");
@@ -207,6 +215,7 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
             print!("{}", bhbdp_sensitivity_intro());
             run_grid(&workloads(a.quick)[..2], &traces, &all(&[BHBDP.name]), &all(&[CBE.name]), Some("r1=0.1,0.25,0.5,1;r2=1.5,3,6;m=2,8,32"), &ftl(), 1, a.jobs, None, &out)?;
         }
+        Experiment::Table22 if table_22_nodes => table_22_nodes_gp(&a, &out)?,
         Experiment::Table22 => table_22(&workloads(a.quick), &traces, &out)?,
         Experiment::Interfaces => interfaces(&a, &out)?,
         Experiment::FdpAnchor => fdp_anchor(&a, &out)?,
@@ -261,6 +270,103 @@ fn table_22(workloads: &[String], traces: &[PathBuf], out: &Path) -> Result<()> 
     if rows.is_empty() {
         usage!("no workloads");
     }
+    Ok(())
+}
+
+/// The per-class GP file's columns: one row per node, placement and class (`all`: every class).
+const GP_BY_CLASS_HEADER: [&str; 10] = ["node", "placement", "class", "zones_reclaimed", "gp_p05", "gp_q1", "gp_median", "gp_q3", "gp_p95", "gp_mean"];
+
+/// One row of [`GP_BY_CLASS_HEADER`] from a 1 %-bin GP histogram; a class never reclaimed
+/// leaves its quantiles empty rather than 0, which would read as zones reclaimed full.
+fn gp_row(node: &str, placement: &str, class: &str, histogram: &[u64]) -> Vec<String> {
+    let zones: u64 = histogram.iter().sum();
+    let quantile = |q: f64| gp_quantile(histogram, q).map_or(String::new(), |v| format!("{v:.2}"));
+    // Bin i holds GP in [i %, i + 1 %): its lower edge, as the sweep's gp_mean takes it.
+    let mean = (zones > 0).then(|| histogram.iter().enumerate().map(|(i, n)| i as f64 / 100.0 * *n as f64).sum::<f64>() / zones as f64);
+    vec![
+        node.to_string(),
+        placement.to_string(),
+        class.to_string(),
+        zones.to_string(),
+        quantile(0.05),
+        quantile(0.25),
+        quantile(0.5),
+        quantile(0.75),
+        quantile(0.95),
+        mean.map_or(String::new(), |m| format!("{m:.4}")),
+    ]
+}
+
+/// Figs. 2.8 and 2.11 as the thesis ran them: FK and ZB-OPT (CBE, the thesis' device and GC
+/// rule) on Table 2.1's nodes (default 1-4) at its scale, each node on the device table-4.3
+/// gives it, so the WAF of each run is table-4.3's for the same node and placement. Writes the
+/// GP of the reclaimed zones per class (`gp_by_class.csv`), each run's totals (`runs.csv`) and
+/// each run's `zonekit replay` command (`commands.tsv`).
+fn table_22_nodes_gp(a: &ExperimentArgs, out: &Path) -> Result<()> {
+    let nodes = chosen_nodes(a, &[1, 2, 3, 4])?;
+    let scale = a.scale.unwrap_or(1.0);
+    say!(
+        "Figs. 2.8 and 2.11 of seed 000 at {}: FK and ZB-OPT on Table 2.1's nodes {} (femu-zns, 32 MiB zones, 7 open, GC at 15 % sealed garbage, CBE); GP of reclaimed zones by class.",
+        if scale == 1.0 { "the thesis' scale".to_string() } else { format!("{scale} of the thesis' scale") },
+        nodes.iter().map(|n| n.node.to_string()).collect::<Vec<_>>().join(", ")
+    );
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let inputs = node_inputs(&nodes, scale)?;
+    let mut runs = Vec::new();
+    for input in &inputs {
+        for placement in [FK.name, ZBOPT.name] {
+            let mut spec = thesis_ftl().spec(placement, CBE.name, Default::default(), 1);
+            spec.utilization = input.utilization;
+            spec.validate().map_err(lab)?;
+            runs.push((input, placement, spec));
+        }
+    }
+    println!("{} replays, {} at a time", runs.len(), a.jobs.clamp(1, runs.len().max(1)));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let reports = std::sync::Mutex::new(vec![None; runs.len()]);
+    let first_error = std::sync::Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..a.jobs.clamp(1, runs.len().max(1)) {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((input, placement, spec)) = runs.get(k) else { break };
+                if first_error.lock().unwrap().is_some() {
+                    break;
+                }
+                let node = node_label(&input.label);
+                match replay(&input.input, spec, &mut |_| {}).map_err(lab).with_context(|| format!("{placement} on {node}")) {
+                    Ok(r) => {
+                        println!("  {node} {placement}: WAF {:.4}, {} zones reclaimed", r.waf, r.gc_count);
+                        reports.lock().unwrap()[k] = Some(r);
+                    }
+                    Err(e) => *first_error.lock().unwrap() = Some(e),
+                }
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().unwrap() {
+        return Err(e);
+    }
+    let reports = reports.into_inner().unwrap();
+    let mut gp_rows = Vec::new();
+    let mut run_rows = Vec::new();
+    let mut commands = String::from("workload\tplacement\tcommand\n");
+    for ((input, placement, spec), report) in runs.iter().zip(&reports) {
+        let r = report.as_ref().expect("every run reported or the first error returned");
+        let node = node_label(&input.label);
+        for (class, histogram) in r.gp_histogram_by_class.iter().enumerate() {
+            gp_rows.push(gp_row(&node, placement, &(class + 1).to_string(), histogram));
+        }
+        gp_rows.push(gp_row(&node, placement, "all", &r.gp_histogram));
+        run_rows.push(vec![node.clone(), placement.to_string(), format!("{:.4}", r.waf), format!("{:.4}", r.gc_gib), r.gc_count.to_string()]);
+        commands.push_str(&format!("{node}\t{placement}\t{}\n", spec.command(&input.input)));
+    }
+    let shown: Vec<Vec<String>> = gp_rows.iter().filter(|r| r[3] != "0").cloned().collect();
+    print!("{}", zonekit_report::fitted_table(&GP_BY_CLASS_HEADER, &shown, zonekit_report::TERMINAL_COLUMNS));
+    zonekit_base::atomic::write(out.join("gp_by_class.csv"), csv(&GP_BY_CLASS_HEADER, &gp_rows))?;
+    zonekit_base::atomic::write(out.join("runs.csv"), csv(&["node", "placement", "waf", "gc_gib", "gc_count"], &run_rows))?;
+    zonekit_base::atomic::write(out.join("commands.tsv"), commands)?;
+    println!("\nwrote {}/{{gp_by_class.csv, runs.csv, commands.tsv}}", out.display());
     Ok(())
 }
 

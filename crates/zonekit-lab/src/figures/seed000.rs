@@ -1,13 +1,15 @@
-//! Seed 000 (BHB-DP on ZNS, cloud block storage): Tables 2.2, 3.2, 4.3 and Figs. 2.10,
-//! 4.1–4.6 from the results of `zonekit experiment table-4.3` (ten generated nodes at the
-//! thesis' scale, `scale/`) and `zonekit experiment table-3.2` (the smaller inputs).
+//! Seed 000 (BHB-DP on ZNS, cloud block storage): Tables 2.2, 3.2, 4.3 and Figs. 2.8, 2.10,
+//! 2.11, 4.1–4.6 from the results of `zonekit experiment table-4.3` (ten generated nodes at
+//! the thesis' scale, `scale/`), `zonekit experiment table-2.2 --nodes 1,2,3,4` (FK and ZB-OPT
+//! on nodes 1–4 at that scale, the GP of their reclaimed zones per class, `gp-by-class/`) and
+//! `zonekit experiment table-3.2` (the smaller inputs).
 //!
 //! The thesis' tables are drawn as it would chart them: categories along x, a bar per
 //! placement or setting, the thesis' own value as a second series where it gives one.
 
 use std::path::Path;
 
-use zonekit_report::{panels, BarChart, Width};
+use zonekit_report::{grouped_box_chart, panels, BarChart, Width};
 
 use super::{Compare, Figure, NotDrawn, SeedFigures, Table};
 use crate::LabError;
@@ -19,6 +21,14 @@ const PLACEMENTS: [(&str, &str); 7] =
 const THESIS_TABLE_2_2: [(f64, f64); 4] = [(78.0, 1.161), (108.0, 1.186), (90.0, 1.208), (157.0, 1.335)];
 /// Table 3.2: GC writes (GB) on node 1 under f(t) = t, √t, ln t.
 const THESIS_TABLE_3_2: [(&str, [f64; 3]); 2] = [("bhbdp", [123.4, 167.3, 357.8]), ("zbopt", [3.7, 3.9, 6.9])];
+/// The directory of `zonekit experiment table-2.2 --nodes 1,2,3,4`'s run, under the results.
+const GP_BY_CLASS_DIR: &str = "gp-by-class";
+/// FK's and ZB-OPT's classes (the thesis' type_id): 1–5 by lifetime, 6 the longest lived
+/// (FK: beyond five zones of writes; ZB-OPT: beyond 256), 7 the blocks never rewritten.
+const CLASSES: usize = 7;
+const GP_SETTING: &str = "Ours: nodes 1–4 of Table 2.1 generated at the thesis' scale (six days each), each on the femu-zns device table-4.3 \
+                          gives it (32 MiB zones, 7 open, the working set filling 58–64 % of it), GC at 15 % garbage of sealed zones, CBE; \
+                          boxes P5, Q1, median, Q3, P95 of the reclaimed zones' GP (1 % bins); a class with no zone reclaimed has no box";
 const SCALE_SETTING: &str = "Ours: the ten generated nodes of Table 2.1 at the thesis' scale (six days each), the femu-zns device (32 MiB zones, 7 \
                              open, the working set filling 58–64 % of it), GC at 15 % garbage of sealed zones, CBE";
 
@@ -30,9 +40,12 @@ pub(super) fn draw(results: &Path) -> Result<SeedFigures, LabError> {
     let by_node = Table::read(&results.join("scale/by_node.csv"))?;
     let table_4_3 = Table::read(&results.join("scale/table_4_3.csv"))?;
     let table_3_2 = Table::read(&results.join("table-3.2.csv"))?;
+    let gp_by_class = Table::read(&results.join(GP_BY_CLASS_DIR).join("gp_by_class.csv"))?;
     let figures = vec![
         table_2_2(&by_node)?,
+        fig_2_8(&gp_by_class)?,
         fig_2_10(&by_node)?,
+        fig_2_11(&gp_by_class)?,
         table_3_2_figure(&table_3_2)?,
         table_4_3_figure(&table_4_3)?,
         per_node(&by_node, "4.1", 1..=5, "waf", "WAF", "")?,
@@ -42,20 +55,12 @@ pub(super) fn draw(results: &Path) -> Result<SeedFigures, LabError> {
         per_node(&by_node, "4.5", 1..=5, "gc_count_vs_zbopt", "GC count / ZB-OPT's", "")?,
         per_node(&by_node, "4.6", 6..=10, "gc_count_vs_zbopt", "GC count / ZB-OPT's", "")?,
     ];
-    let not_drawn = vec![
-        NotDrawn {
-            seed_figure: "Figs. 2.1–2.5".into(),
-            why: "the workload analysis of the Tencent CBS traces, which we do not have; our nodes are generated to match Table 2.1 and \
+    let not_drawn = vec![NotDrawn {
+        seed_figure: "Figs. 2.1–2.5".into(),
+        why: "the workload analysis of the Tencent CBS traces, which we do not have; our nodes are generated to match Table 2.1 and \
                   chapter 2's statistics (`zonekit analyze` on a node states them, docs/results/seed-000.md)"
-                .into(),
-        },
-        NotDrawn {
-            seed_figure: "Figs. 2.8 and 2.11".into(),
-            why: "the GP of reclaimed zones per class on nodes 1–4: the run at scale keeps no GP per class (only the smaller inputs do, \
-                  `table-2.2.csv` and its `table-2.2-gp-cdf-*.svg`, not at the thesis' nodes)"
-                .into(),
-        },
-    ];
+            .into(),
+    }];
     Ok(SeedFigures { seed: 0, figures, not_drawn })
 }
 
@@ -84,6 +89,144 @@ fn table_2_2(by_node: &Table) -> Result<Figure, LabError> {
         .svg();
     let caption = format!("Mirrors seed 000 Table 2.2 (FK with future knowledge on nodes 1–4: WAF and GC writes). {SCALE_SETTING}; ours in GiB.");
     Ok(Figure { file_name: "table-2.2.svg".into(), seed_figure: "Table 2.2".into(), svg: panels("Table 2.2: FK on nodes 1–4", &caption, 2, &[waf, gc]), caption, compare })
+}
+
+/// One class's box, `[P5, Q1, median, Q3, P95]`, of a placement on a node; `None` when the
+/// class had no zone reclaimed (its quantile cells are empty).
+fn gp_box(gp: &Table, node: usize, placement: &str, class: &str) -> Result<Option<[f64; 5]>, LabError> {
+    let row = gp.one(&[("node", &format!("node{node}")), ("placement", placement), ("class", class)])?;
+    if row.number("zones_reclaimed")? == 0.0 {
+        return Ok(None);
+    }
+    let mut b = [0.0; 5];
+    for (v, column) in b.iter_mut().zip(["gp_p05", "gp_q1", "gp_median", "gp_q3", "gp_p95"]) {
+        *v = row.number(column)?;
+    }
+    Ok(Some(b))
+}
+
+/// A series of [`grouped_box_chart`]: its name and a box (or none) per class.
+type BoxSeries = (String, Vec<Option<[f64; 5]>>);
+
+/// The boxes of every class, as a series of [`grouped_box_chart`].
+fn gp_series(gp: &Table, node: usize, placement: &str) -> Result<BoxSeries, LabError> {
+    let boxes = (1..=CLASSES).map(|c| gp_box(gp, node, placement, &c.to_string())).collect::<Result<Vec<_>, LabError>>()?;
+    Ok((placement_name(placement).to_string(), boxes))
+}
+
+/// A number of the per-class GP file, for one node, placement and class (`all` for every class).
+fn gp_value(gp: &Table, node: usize, placement: &str, class: &str, column: &str) -> Result<f64, LabError> {
+    gp.one(&[("node", &format!("node{node}")), ("placement", placement), ("class", class)])?.number(column)
+}
+
+/// Each node's value, `node 1 0.45; node 2 …`.
+fn per_node_text(values: impl Fn(usize) -> Result<String, LabError>) -> Result<String, LabError> {
+    Ok((1..=4).map(|n| values(n).map(|v| format!("node {n} {v}"))).collect::<Result<Vec<_>, LabError>>()?.join("; "))
+}
+
+/// The share of a placement's copied blocks that came from `class`'s zones, from each class's
+/// zones reclaimed × (1 − mean GP): what the thesis reads off Fig. 2.8's box sizes.
+fn copied_share(gp: &Table, node: usize, placement: &str, class: usize) -> Result<f64, LabError> {
+    let copied = |c: usize| -> Result<f64, LabError> {
+        let zones = gp_value(gp, node, placement, &c.to_string(), "zones_reclaimed")?;
+        Ok(if zones == 0.0 { 0.0 } else { zones * (1.0 - gp_value(gp, node, placement, &c.to_string(), "gp_mean")?) })
+    };
+    let all = (1..=CLASSES).map(copied).collect::<Result<Vec<f64>, LabError>>()?;
+    Ok(all[class - 1] / all.iter().sum::<f64>().max(f64::MIN_POSITIVE))
+}
+
+fn class_categories() -> Vec<String> {
+    (1..=CLASSES).map(|c| c.to_string()).collect()
+}
+
+fn fig_2_8(gp: &Table) -> Result<Figure, LabError> {
+    let mut charts = Vec::new();
+    for node in 1..=4 {
+        let series = [gp_series(gp, node, "fk")?];
+        charts.push(grouped_box_chart(
+            &format!("({}) node {node}", (b'a' + node as u8 - 1) as char),
+            "GP",
+            "",
+            1.0,
+            "type_id (class)",
+            Width::Column,
+            &class_categories(),
+            &series,
+        ));
+    }
+    let median = |n: usize, class: &str| gp_value(gp, n, "fk", class, "gp_median").map(|v| format!("{v:.2}"));
+    let compare = vec![
+        Compare {
+            quantity: "FK: where the copies come from (l. 500)".into(),
+            seed: "\"全部节点的有效数据迁移绝大部分来源于 `type_id` 为 6 的分区\" (on every node most valid-data migration comes from type_id 6's zones)".into(),
+            ours: format!(
+                "class 6's share of the copied blocks, zones × (1 − mean GP): {}",
+                per_node_text(|n| copied_share(gp, n, "fk", 6).map(|v| format!("{:.1} %", 100.0 * v)))?
+            ),
+        },
+        Compare {
+            quantity: "FK: median GP of the reclaimed zones (l. 500)".into(),
+            seed: "\"其中有超过 50% 回收分区的 GP 值小于 0.7\" (over 50 % of the reclaimed zones have GP below 0.7)".into(),
+            ours: format!("class 6: {}; all classes: {}", per_node_text(|n| median(n, "6"))?, per_node_text(|n| median(n, "all"))?),
+        },
+    ];
+    let caption = format!("Mirrors seed 000 Fig. 2.8 (FK: the GP distribution of the reclaimed zones per type_id, nodes 1–4). {GP_SETTING}.");
+    Ok(Figure {
+        file_name: "fig-2.8.svg".into(),
+        seed_figure: "Fig. 2.8".into(),
+        svg: panels("Fig. 2.8: GP of FK's reclaimed zones per class", &caption, 2, &charts),
+        caption,
+        compare,
+    })
+}
+
+fn fig_2_11(gp: &Table) -> Result<Figure, LabError> {
+    let mut charts = Vec::new();
+    for node in 1..=4 {
+        let series = [gp_series(gp, node, "fk")?, gp_series(gp, node, "zbopt")?];
+        charts.push(grouped_box_chart(
+            &format!("({}) node {node}", (b'a' + node as u8 - 1) as char),
+            "GP",
+            "",
+            1.0,
+            "type_id (class)",
+            Width::Column,
+            &class_categories(),
+            &series,
+        ));
+    }
+    let class_6 = |column: &'static str| {
+        move |n: usize| -> Result<String, LabError> {
+            let (fk, zbopt) = (gp_value(gp, n, "fk", "6", column)?, gp_value(gp, n, "zbopt", "6", column)?);
+            Ok(format!("{fk:.2} → {zbopt:.2} ({:+.0} %)", 100.0 * (zbopt / fk - 1.0)))
+        }
+    };
+    let zones_2_5 = |n: usize, placement: &str| -> Result<f64, LabError> { (2..=5).map(|c| gp_value(gp, n, placement, &c.to_string(), "zones_reclaimed")).sum() };
+    let compare = vec![
+        Compare {
+            quantity: "zones reclaimed from type_id 2–5, FK → ZB-OPT (l. 559)".into(),
+            seed: "\"在垃圾回收时增加了微量来自这些分区的 GC 写\" (a slight increase of GC writes from these zones)".into(),
+            ours: per_node_text(|n| Ok(format!("{:.0} → {:.0}", zones_2_5(n, "fk")?, zones_2_5(n, "zbopt")?)))?,
+        },
+        Compare {
+            quantity: "type_id 6: mean GP of the reclaimed zones, FK → ZB-OPT (l. 559)".into(),
+            seed: "\"GP 平均值由 0.7 左右提升到了 0.9 左右，提高了约 30%\" (from about 0.7 to about 0.9, about 30 % higher)".into(),
+            ours: per_node_text(class_6("gp_mean"))?,
+        },
+        Compare {
+            quantity: "type_id 6: lower quartile of the reclaimed zones' GP, FK → ZB-OPT (l. 559-561)".into(),
+            seed: "\"下四分位由 0.5 提升到了 0.8，提高了 60%\" (the lower quartile from 0.5 to 0.8, 60 % higher)".into(),
+            ours: per_node_text(class_6("gp_q1"))?,
+        },
+    ];
+    let caption = format!("Mirrors seed 000 Fig. 2.11 (FK against ZB-OPT: the GP distribution of the reclaimed zones per type_id, nodes 1–4). {GP_SETTING}.");
+    Ok(Figure {
+        file_name: "fig-2.11.svg".into(),
+        seed_figure: "Fig. 2.11".into(),
+        svg: panels("Fig. 2.11: GP of reclaimed zones per class, FK against ZB-OPT", &caption, 2, &charts),
+        caption,
+        compare,
+    })
 }
 
 fn fig_2_10(by_node: &Table) -> Result<Figure, LabError> {
@@ -231,13 +374,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tables_2_2_3_2_4_3_and_figs_2_10_4_1_to_4_6_are_drawn_with_their_series_legends_units_and_round_ticks() {
-        let figures = draw(&results(0)).unwrap();
+    fn tables_2_2_3_2_4_3_and_figs_2_8_2_10_2_11_4_1_to_4_6_are_drawn_with_their_series_legends_units_and_round_ticks() {
+        let mut figures = draw(&results(0)).unwrap();
         let names: Vec<&str> = figures.figures.iter().map(|f| f.file_name.as_str()).collect();
         assert_eq!(
             names,
-            ["table-2.2.svg", "fig-2.10.svg", "table-3.2.svg", "table-4.3.svg", "fig-4.1.svg", "fig-4.2.svg", "fig-4.3.svg", "fig-4.4.svg", "fig-4.5.svg", "fig-4.6.svg"]
+            [
+                "table-2.2.svg",
+                "fig-2.8.svg",
+                "fig-2.10.svg",
+                "fig-2.11.svg",
+                "table-3.2.svg",
+                "table-4.3.svg",
+                "fig-4.1.svg",
+                "fig-4.2.svg",
+                "fig-4.3.svg",
+                "fig-4.4.svg",
+                "fig-4.5.svg",
+                "fig-4.6.svg"
+            ]
         );
+        assert_eq!(figures.not_drawn.iter().map(|n| n.seed_figure.as_str()).collect::<Vec<_>>(), ["Figs. 2.1–2.5"], "only the trace analysis is not drawn");
+        // Figs. 2.8 and 2.11: a panel per node, a box per class reclaimed (FK alone, then FK
+        // beside ZB-OPT), each comparison quoting the thesis beside all four nodes.
+        let fig_2_8 = figures.figures.remove(1);
+        let fig_2_11 = figures.figures.remove(2);
+        for (figure, series_count) in [(&fig_2_8, 1), (&fig_2_11, 2)] {
+            assert_eq!(charts(&figure.svg).len(), 4, "{}: a panel per node", figure.seed_figure);
+            assert_figure(&figure.svg, &figure.seed_figure, series_count, "");
+            assert!(figure.caption.contains("P5, Q1, median, Q3, P95"), "the caption says what the boxes are");
+            for c in &figure.compare {
+                assert!(c.seed.starts_with('"') && (1..=4).all(|n| c.ours.contains(&format!("node {n} "))), "{c:?}");
+            }
+        }
+        assert_eq!(legend(charts(&fig_2_11.svg)[0]), ["FK", "ZB-OPT"]);
+        assert!(fig_2_8.compare.iter().any(|c| c.seed.contains("超过 50% 回收分区的 GP 值小于 0.7")));
+        assert!(fig_2_11.compare.iter().any(|c| c.seed.contains("由 0.7 左右提升到了 0.9 左右")));
+        assert!(fig_2_11.compare.iter().any(|c| c.seed.contains("下四分位由 0.5 提升到了 0.8")));
         let f = &figures.figures;
         assert_eq!(charts(&f[0].svg).len(), 2);
         assert_figure(&f[0].svg, "Table 2.2", 2, "");

@@ -1,5 +1,5 @@
 //! Charts over categories: grouped and stacked bars ([`BarChart`], [`bar_chart`]) and box
-//! plots ([`box_chart`]).
+//! plots ([`box_chart`], [`grouped_box_chart`]).
 
 use std::fmt::Write;
 
@@ -222,6 +222,79 @@ pub fn box_chart(title: &str, y_label: &str, y_max: f64, boxes: &[(String, [f64;
     frame.svg
 }
 
+/// Box plots over categories, as [`BarChart`] groups bars: per category one box per series,
+/// side by side, a colour per series and a legend when there are several. Each series gives per
+/// category `[lower whisker, Q1, median, Q3, upper whisker]`, or `None` where it has nothing to
+/// show (a class never reclaimed): the slot stays empty rather than drawing a box at 0.
+///
+/// ```
+/// use zonekit_report::{grouped_box_chart, Width};
+/// let classes = vec!["1".to_string(), "6".to_string()];
+/// let svg = grouped_box_chart("GP", "GP", "", 1.0, "class", Width::Column, &classes, &[
+///     ("FK".into(), vec![Some([0.8, 0.9, 1.0, 1.0, 1.0]), Some([0.2, 0.4, 0.5, 0.7, 0.9])]),
+///     ("ZB-OPT".into(), vec![None, Some([0.5, 0.8, 0.9, 0.95, 1.0])]),
+/// ]);
+/// assert_eq!(svg.matches("class=\"legend-entry\"").count(), 2);
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn grouped_box_chart(
+    title: &str,
+    y_label: &str,
+    unit: &str,
+    y_max: f64,
+    x_label: &str,
+    width: Width,
+    categories: &[String],
+    series: &[(String, Vec<Option<[f64; 5]>>)],
+) -> String {
+    for (name, boxes) in series {
+        assert_eq!(boxes.len(), categories.len(), "grouped_box_chart: series {name:?} needs one box (or None) per category");
+    }
+    let y_max = if y_max > 0.0 && y_max.is_finite() { y_max } else { 1.0 };
+    let scale = Scale::linear(0.0, y_max, false);
+    let labels = Categories::new(categories, slot_estimate(width, categories.len()), width.font());
+    let legend: Vec<(String, &str, Swatch)> = series.iter().enumerate().map(|(k, s)| (s.0.clone(), COLORS[k % COLORS.len()], Swatch::Bar)).collect();
+    let y_label = with_unit(y_label, unit);
+    let mut frame = Frame::new(&FrameSpec { width, title, y_label: &y_label, y: scale, x_label, x_ticks_height: labels.height, right_margin: 0.0, legend: &legend, caption: "" });
+    let slot = (frame.right - frame.left) / categories.len().max(1) as f64;
+    let group = slot * 0.8;
+    let box_width = (group / series.len().max(1) as f64 * 0.8).min(40.0);
+    for (k, (name, boxes)) in series.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        for (i, b) in boxes.iter().enumerate() {
+            let Some([lo, q1, med, q3, hi]) = *b else { continue };
+            let c = frame.left + i as f64 * slot + (slot - group) / 2.0 + (k as f64 + 0.5) * group / series.len().max(1) as f64;
+            let x = c - box_width / 2.0;
+            let y = |v: f64| n(frame.y(&scale, v));
+            let box_height = (frame.y(&scale, q1) - frame.y(&scale, q3)).max(1.0);
+            let _ = writeln!(
+                frame.svg,
+                r#"<g><title>{}, {}: whiskers {}–{}, Q1 {}, median {}, Q3 {}</title><line x1="{c}" y1="{}" x2="{c}" y2="{}" stroke="black"/><rect x="{}" y="{}" width="{}" height="{}" fill="{color}" fill-opacity="0.75" stroke="black"/><line x1="{}" y1="{m}" x2="{}" y2="{m}" stroke="black" stroke-width="2.5"/></g>"#,
+                escape(name),
+                escape(&categories[i]),
+                format_value(lo),
+                format_value(hi),
+                format_value(q1),
+                format_value(med),
+                format_value(q3),
+                y(hi),
+                y(lo),
+                n(x),
+                y(q3),
+                n(box_width),
+                n(box_height),
+                n(x),
+                n(x + box_width),
+                c = n(c),
+                m = y(med),
+            );
+        }
+    }
+    labels.draw(&mut frame, slot);
+    frame.svg.push_str("</svg>\n");
+    frame.svg
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::well_formed;
@@ -293,6 +366,17 @@ mod tests {
         assert!(svg.contains("GiB written (GiB)") && svg.contains("class=\"caption\"") && svg.contains("nothing &amp; nobody"));
         // The stacked axis runs to the largest sum (3), so it ticks at 3.
         assert!(svg.contains(">3</text>"));
+    }
+
+    #[test]
+    fn grouped_box_chart_draws_a_box_per_series_and_category_and_none_for_a_missing_one() {
+        let categories: Vec<String> = ["1", "2", "6"].map(String::from).to_vec();
+        let some = Some([0.1, 0.2, 0.3, 0.5, 0.9]);
+        let svg = grouped_box_chart("gp", "GP", "", 1.0, "class", Width::Column, &categories, &[("FK".into(), vec![some, None, some]), ("ZB-OPT".into(), vec![some, some, some])]);
+        well_formed(&svg).unwrap();
+        assert_eq!(svg.matches("<rect x=").count(), 5, "no box where a series has none");
+        assert_eq!(svg.matches("class=\"legend-entry\"").count(), 2);
+        assert!(svg.contains(">class</text>"));
     }
 
     #[test]

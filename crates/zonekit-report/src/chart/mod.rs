@@ -31,7 +31,7 @@ mod line;
 mod panels;
 mod svg;
 
-pub use bars::{bar_chart, box_chart, BarChart};
+pub use bars::{bar_chart, box_chart, grouped_box_chart, BarChart};
 pub use heat::heat_map;
 pub use line::{line_chart, LineChart, Series};
 pub use panels::panels;
