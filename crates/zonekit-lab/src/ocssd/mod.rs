@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod experiment;
+pub mod figure_data;
 pub mod fit;
 pub mod run;
 pub mod workload;
