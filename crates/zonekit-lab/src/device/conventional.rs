@@ -70,10 +70,8 @@ pub struct SsdJob {
 pub fn job_of(m: &Measurement, think_ns: u64) -> Result<SsdJob, String> {
     if !m.bg_op.is_empty() {
         return Err(format!(
-            "a job beside another ({} {} KiB QD{} beside it): the harness runs one job on one host queue; two jobs, one rate-limited, are not built for the SSD model",
-            m.bg_op,
-            m.bg_bs_bytes / 1024,
-            m.bg_qd
+            "a job beside another ({} beside it): the harness runs one job on one host queue; two jobs, one rate-limited, are not built for the SSD model",
+            m.bg_op
         ));
     }
     if m.engine != "fio-spdk" {
@@ -98,7 +96,7 @@ pub fn job_of(m: &Measurement, think_ns: u64) -> Result<SsdJob, String> {
 pub fn describe(preset: &str, job: &SsdJob) -> String {
     format!(
         "(ssd preset {preset}, fresh, {} GiB range{}) {} bs {} QD{}, {} commands after {}, think {} ns, seed {}",
-        job.range_blocks * BLOCK_BYTES >> 30,
+        (job.range_blocks * BLOCK_BYTES) >> 30,
         if job.rw == SsdRw::RandRead { " written whole first" } else { "" },
         job.rw.name(),
         job.bs_bytes,
