@@ -125,9 +125,14 @@ pub struct ExperimentArgs {
     /// zonekit-out/experiment-NAME, e.g. zonekit-out/experiment-table-4.3).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// device-fidelity: the preset to compare with the drive (default zn540).
+    /// device-fidelity: the preset to compare with the drive (default zn540; with `--drive
+    /// conventional` an SSD preset of `zonekit ssd presets`, default dc-7).
     #[arg(long)]
     preset: Option<String>,
+    /// device-fidelity: which drives' measurements: zn540 (the default), or conventional (the
+    /// 980 PRO's and SN540's fio runs against the conventional SSD model).
+    #[arg(long)]
+    drive: Option<String>,
     /// device-fidelity: the measurements' directory (default: the checkout's
     /// crates/zonekit-device/data).
     #[arg(long)]
@@ -176,8 +181,11 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
         usage!("--traces: granularity scales Table 2.1's nodes, not traces");
     }
     let fidelity = matches!(a.experiment, Experiment::DeviceFidelity);
-    if !fidelity && (a.preset.is_some() || a.data.is_some() || a.doc.is_some()) {
-        usage!("--preset, --data and --doc are for device-fidelity");
+    if !fidelity && (a.preset.is_some() || a.data.is_some() || a.doc.is_some() || a.drive.is_some()) {
+        usage!("--preset, --drive, --data and --doc are for device-fidelity");
+    }
+    if let Some(d) = a.drive.as_deref().filter(|d| !["zn540", "conventional"].contains(d)) {
+        usage!("--drive {d:?}: valid: zn540, conventional");
     }
     if fidelity && (a.traces.is_some() || a.quick || a.scale.is_some()) {
         usage!("device-fidelity reruns the drive's characterisation: no --traces, --quick or --scale");
@@ -220,6 +228,9 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
         Experiment::Interfaces => interfaces(&a, &out)?,
         Experiment::FdpAnchor => fdp_anchor(&a, &out)?,
         Experiment::FdpTheory => crate::fdp_theory_cmd::run(&fdp_spec.expect("built above"), &out)?,
+        Experiment::DeviceFidelity if a.drive.as_deref() == Some("conventional") => {
+            crate::fidelity_cmd::run_conventional(a.preset.as_deref().unwrap_or("dc-7"), a.data.as_deref(), a.doc.as_deref(), &out)?
+        }
         Experiment::DeviceFidelity => crate::fidelity_cmd::run(a.preset.as_deref().unwrap_or("zn540"), a.data.as_deref(), a.doc.as_deref(), &out)?,
     }
     crate::out_dir::finish(&out)?;

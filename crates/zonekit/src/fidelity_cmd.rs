@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 use zonekit_device::preset;
 use zonekit_lab::device::fidelity::{compare, summarise};
-use zonekit_lab::device::{data as device_data, fidelity_report as device_fidelity_report, fit as device_fit};
+use zonekit_lab::device::{conventional, conventional_report, data as device_data, fidelity_report as device_fidelity_report, fit as device_fit};
 use zonekit_report::{fitted_table, TERMINAL_COLUMNS};
 
 use crate::error::lab;
@@ -43,4 +43,48 @@ pub fn run(preset_name: &str, data: Option<&Path>, doc: Option<&Path>, out: &Pat
     say!("\n{} runs, {} device commands in {:.1} s ({:.2} M commands/s of wall time)", result.runs, result.device_commands, wall, result.device_commands as f64 / wall / 1e6);
     println!("wrote {} files in {}{}", files.len(), out.display(), doc.map_or(String::new(), |d| format!(" and the section of {}", d.display())));
     Ok(())
+}
+
+/// `--drive conventional`: the 980 PRO's and SN540's fio runs against the SSD preset named.
+pub fn run_conventional(preset_name: &str, data: Option<&Path>, doc: Option<&Path>, out: &Path) -> Result<()> {
+    let Some(p) = zonekit_ssd::preset::find(preset_name) else { usage!("--preset {preset_name:?}: no such SSD preset; valid: {}", zonekit_ssd::preset::names().join(", ")) };
+    if p.handles.is_some() {
+        usage!("--preset {}: an FDP preset; the conventional drives' runs name no placement, compare a conventional preset ({})", p.name, conventional_names().join(", "));
+    }
+    let dir = data.map_or_else(device_data::default_dir, Path::to_path_buf);
+    for d in ["zn540", "980pro", "sn540"] {
+        if !dir.join(d).is_dir() {
+            usage!("--data {}: no {d}/ directory of measurements there", dir.display());
+        }
+    }
+    let rows = device_data::read_conventional(&dir).map_err(lab)?;
+    // fio's host time per I/O, from the ZN540's fit (a figure of fio over SPDK, not of a drive).
+    let fit = device_fit::fit(&device_data::read_zn540(&dir).map_err(lab)?).map_err(lab)?;
+    say!("device-fidelity: {} 980 PRO and SN540 measurements from {} against the {} SSD preset's timing model", rows.len(), dir.display(), p.name);
+    let started = std::time::Instant::now();
+    let bar = crate::progress::Progress::bar(0, "runs").with_message("running");
+    let result = conventional::compare(p, &rows, fit.fio_think_ns, &mut |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })
+    .map_err(|e| anyhow::anyhow!("the SSD model refused a run: {e}"))?;
+    bar.finish_and_clear();
+    let wall = started.elapsed().as_secs_f64();
+    let command = crate::out_dir::this_command();
+    let files = conventional_report::write(out, doc, p, &result, fit.fio_think_ns, &command, wall).map_err(lab)?;
+    let pct = |x: f64| format!("{:.1} %", x * 100.0);
+    let table: Vec<Vec<String>> = conventional_report::drive_summaries(&result)
+        .iter()
+        .map(|(name, s)| vec![name.clone(), s.count.to_string(), pct(s.median_abs), pct(s.max_abs), s.within_10.to_string(), s.beyond_25.to_string()])
+        .collect();
+    println!();
+    print!("{}", fitted_table(&["rows", "compared", "median abs error", "max abs error", "within 10 %", "beyond 25 %"], &table, TERMINAL_COLUMNS));
+    let not = result.rows.iter().filter(|c| c.ours.is_none()).count();
+    say!("\n{} rows not compared (listed with why in the section); {} runs, {} host commands in {:.1} s", not, result.runs, result.device_commands, wall);
+    println!("wrote {} files in {}{}", files.len(), out.display(), doc.map_or(String::new(), |d| format!(" and the section of {}", d.display())));
+    Ok(())
+}
+
+fn conventional_names() -> Vec<&'static str> {
+    zonekit_ssd::preset::PRESETS.iter().filter(|p| p.handles.is_none()).map(|p| p.name).collect()
 }

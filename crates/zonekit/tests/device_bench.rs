@@ -41,6 +41,25 @@ fn bad_job_specs_are_refused_naming_the_flag() {
 }
 
 #[test]
+fn the_conventional_comparison_refuses_a_drive_or_preset_it_cannot_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (args, flag) in [
+        (&["--drive", "980pro"][..], "--drive"),
+        (&["--drive", "conventional", "--preset", "nope"], "--preset"),
+        (&["--drive", "conventional", "--preset", "fdp-pm9d3"], "--preset"),
+    ] {
+        let mut full = vec!["experiment", "device-fidelity", "--out", "f"];
+        full.extend_from_slice(args);
+        let e = refused(&full, d, 2);
+        assert!(e.contains(flag), "zonekit {full:?}: {e}");
+        std::fs::remove_dir_all(d.join("f")).ok();
+    }
+    let e = refused(&["experiment", "table-2.2", "--drive", "conventional"], d, 2);
+    assert!(e.contains("--drive"), "{e}");
+}
+
+#[test]
 fn bench_prints_latency_and_throughput_and_writes_its_files() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -152,6 +152,16 @@ pub fn read_zn540(dir: &Path) -> Result<Vec<Measurement>, LabError> {
     Ok(rows)
 }
 
+/// The conventional drives' measurements: the 980 PRO's `io.csv`, the SN540's `io.csv` and
+/// `interference.csv`.
+pub fn read_conventional(dir: &Path) -> Result<Vec<Measurement>, LabError> {
+    let mut rows = Vec::new();
+    for file in ["980pro/io.csv", "sn540/io.csv", "sn540/interference.csv"] {
+        rows.extend(read(&dir.join(file))?);
+    }
+    Ok(rows)
+}
+
 /// The rows of `experiment` (and `role`, `engine` and `metric` where given) matching `keep`.
 pub fn select<'a>(rows: &'a [Measurement], experiment: &str, metric: &str, keep: impl Fn(&Measurement) -> bool + 'a) -> impl Iterator<Item = &'a Measurement> + 'a {
     let (experiment, metric) = (experiment.to_string(), metric.to_string());

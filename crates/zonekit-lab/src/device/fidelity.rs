@@ -125,7 +125,7 @@ fn probe(rows: &[Measurement], m: &Measurement, g: &Geometry, fio_think_ns: u64)
     Ok(probe)
 }
 
-fn pick(stats: &JobStats, metric: &str) -> Option<f64> {
+pub(crate) fn pick(stats: &JobStats, metric: &str) -> Option<f64> {
     Some(match metric {
         "lat_ns_mean" => stats.lat_ns_mean,
         "clat_ns_p50" | "lat_ns_p50" => stats.lat_ns_p50 as f64,

@@ -19,11 +19,11 @@ pub const END: &str = "<!-- device-fidelity: end -->";
 pub const GOAL_MEDIAN: f64 = 0.10;
 pub const GOAL_MAX: f64 = 0.25;
 
-fn pct(x: f64) -> String {
+pub(crate) fn pct(x: f64) -> String {
     format!("{:.1} %", x * 100.0)
 }
 
-fn value(metric: &str, v: f64) -> String {
+pub(crate) fn value(metric: &str, v: f64) -> String {
     if metric.contains("ns") {
         if v >= 1e6 {
             format!("{:.3} ms", v / 1e6)
@@ -39,7 +39,7 @@ fn value(metric: &str, v: f64) -> String {
     }
 }
 
-fn params(m: &Measurement) -> String {
+pub(crate) fn params(m: &Measurement) -> String {
     let mut p = Vec::new();
     if m.bs_bytes > 0 {
         p.push(format!("{} KiB", m.bs_bytes / 1024));
@@ -60,7 +60,7 @@ fn params(m: &Measurement) -> String {
     p.join(", ")
 }
 
-fn summary_row(label: &str, s: &ErrorSummary) -> Vec<String> {
+pub(crate) fn summary_row(label: &str, s: &ErrorSummary) -> Vec<String> {
     vec![label.to_string(), s.count.to_string(), pct(s.median_abs), pct(s.max_abs), s.within_10.to_string(), s.beyond_25.to_string()]
 }
 
@@ -77,7 +77,7 @@ pub fn goal_met(f: &Fidelity) -> (bool, bool) {
 
 /// [`curves`]' pairs drawn so the eye pairs them: each drive curve and its model share a
 /// colour and marker, the model dashed.
-fn paired_chart(title: &str, x_label: &str, y_label: &str, series: &[Series], x_log: bool) -> String {
+pub(crate) fn paired_chart(title: &str, x_label: &str, y_label: &str, series: &[Series], x_log: bool) -> String {
     let chart = series.iter().fold(LineChart::new(title, x_label, "", y_label, "").paired(), |c, s| c.series(s.clone()));
     if x_log {
         chart.x_log().svg()
@@ -87,7 +87,7 @@ fn paired_chart(title: &str, x_label: &str, y_label: &str, series: &[Series], x_
 }
 
 /// Drive and model curves of one experiment, one series pair per value of `group`.
-fn curves(f: &Fidelity, keep: impl Fn(&Comparison) -> bool, group: impl Fn(&Measurement) -> String, x: impl Fn(&Measurement) -> f64, y: impl Fn(f64) -> f64) -> Vec<Series> {
+pub(crate) fn curves(f: &Fidelity, keep: impl Fn(&Comparison) -> bool, group: impl Fn(&Measurement) -> String, x: impl Fn(&Measurement) -> f64, y: impl Fn(f64) -> f64) -> Vec<Series> {
     let mut groups: Vec<String> = Vec::new();
     for c in f.rows.iter().filter(|c| keep(c)) {
         let g = group(&c.m);
