@@ -171,7 +171,9 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &SsdPreset, f: &Fidelity, t
     let fam_rows: Vec<Vec<String>> = fams.iter().map(|(l, s)| summary_row(l, s)).collect();
     let _ = writeln!(md, "{}", markdown_table(&["drive: experiment metric", "rows", "median abs error", "max abs error", "within 10 %", "beyond 25 %"], &fam_rows));
     let _ = writeln!(md, "### The headline figures\n");
-    let find = |d: &str, exp: &str, metric: &str, bs: u64, qd: u32| f.rows.iter().find(|c| c.m.device == d && c.m.experiment == exp && c.m.metric == metric && c.m.bs_bytes == bs && c.m.qd == qd);
+    let find = |d: &str, exp: &str, metric: &str, bs: u64, qd: u32| {
+        f.rows.iter().find(|c| c.m.device == d && c.m.experiment == exp && c.m.metric == metric && c.m.bs_bytes == bs && c.m.qd == qd)
+    };
     let picks = [
         ("980 PRO 4 KiB write QD1 p50", find("980pro", "write", "clat_ns_p50", 4096, 1)),
         ("980 PRO 4 KiB write QD1 mean", find("980pro", "write", "lat_ns_mean", 4096, 1)),
@@ -190,13 +192,7 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &SsdPreset, f: &Fidelity, t
         .into_iter()
         .filter_map(|(name, c)| c.map(|c| (name, c)))
         .map(|(name, c)| {
-            vec![
-                name.to_string(),
-                value(&c.m.metric, c.m.value),
-                c.ours.map_or("-".into(), |o| value(&c.m.metric, o)),
-                c.error().map_or("-".into(), pct),
-                format!("`{}`", c.m.row),
-            ]
+            vec![name.to_string(), value(&c.m.metric, c.m.value), c.ours.map_or("-".into(), |o| value(&c.m.metric, o)), c.error().map_or("-".into(), pct), format!("`{}`", c.m.row)]
         })
         .collect();
     let _ = writeln!(md, "{}", markdown_table(&["figure", "drive", "model", "error", "our row"], &rows));

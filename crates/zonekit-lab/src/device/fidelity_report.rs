@@ -87,7 +87,13 @@ pub(crate) fn paired_chart(title: &str, x_label: &str, y_label: &str, series: &[
 }
 
 /// Drive and model curves of one experiment, one series pair per value of `group`.
-pub(crate) fn curves(f: &Fidelity, keep: impl Fn(&Comparison) -> bool, group: impl Fn(&Measurement) -> String, x: impl Fn(&Measurement) -> f64, y: impl Fn(f64) -> f64) -> Vec<Series> {
+pub(crate) fn curves(
+    f: &Fidelity,
+    keep: impl Fn(&Comparison) -> bool,
+    group: impl Fn(&Measurement) -> String,
+    x: impl Fn(&Measurement) -> f64,
+    y: impl Fn(f64) -> f64,
+) -> Vec<Series> {
     let mut groups: Vec<String> = Vec::new();
     for c in f.rows.iter().filter(|c| keep(c)) {
         let g = group(&c.m);
