@@ -97,27 +97,6 @@ pub fn run_inputs(
     }
     println!("every row's own `zonekit replay` command: {}", out.join("commands.tsv").display());
     print_warnings(&outcome.warnings);
-    // A resume keeps the warnings of the rows it reused, which the run that computed them
-    // wrote; when rows of other settings were set aside, their warnings cannot be told apart
-    // from the reused rows', so none are kept and the page says so.
-    let earlier = std::fs::read_to_string(out.join(zonekit_report::html::WARNINGS_FILE)).unwrap_or_default();
-    let mut warnings: Vec<String> = Vec::new();
-    if outcome.reused > 0 {
-        if outcome.set_aside == 0 {
-            warnings.extend(earlier.lines().filter(|l| !l.trim().is_empty()).map(str::to_string));
-        } else if !earlier.trim().is_empty() {
-            warnings.push(format!(
-                "{} rows were reused from an earlier run beside rows of other settings; their warnings were printed by that run and are not repeated here",
-                outcome.reused
-            ));
-        }
-    }
-    for w in &outcome.warnings {
-        if !warnings.contains(w) {
-            warnings.push(w.clone());
-        }
-    }
-    crate::out_dir::write_warnings(out, &warnings)?;
     Ok(())
 }
 
