@@ -434,20 +434,32 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: &str, f: &Fidelity, fit: &F
     for (file, title) in &made {
         let _ = writeln!(md, "![{title}]({})\n", rel.join(file).display());
     }
-    let _ = writeln!(md, "{END}");
+    let mut files = finish_section(out, doc, md, (BEGIN, END), "The ZN540 timing model against the drive", &["fidelity.csv", "summary.csv"])?;
+    files.extend(made.iter().map(|(f, _)| out.join(f)));
+    Ok(files)
+}
+
+/// Ends a fidelity report: the section `md` (opened by `begin`, closed by `end` here) written
+/// to `OUT/section.md`, and spliced into `doc` between those markers (appended when the page
+/// has none; the page made, under `new_page_title`, when it does not exist). Returns the
+/// files written beside `extra`, the report's own.
+pub(crate) fn finish_section(out: &Path, doc: Option<&Path>, mut md: String, (begin, end): (&str, &str), new_page_title: &str, extra: &[&str]) -> Result<Vec<PathBuf>, LabError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |error| LabError::Io { path, error }
+    };
+    let _ = writeln!(md, "{end}");
     let section_file = out.join("section.md");
     zonekit_base::atomic::write(&section_file, &md).map_err(io(&section_file))?;
     if let Some(doc) = doc {
         let page = match std::fs::read_to_string(doc) {
-            Ok(text) => match (text.find(BEGIN), text.find(END)) {
-                (Some(b), Some(e)) if e > b => format!("{}{}{}", &text[..b], md.trim_end(), &text[e + END.len()..]),
+            Ok(text) => match (text.find(begin), text.find(end)) {
+                (Some(b), Some(e)) if e > b => format!("{}{}{}", &text[..b], md.trim_end(), &text[e + end.len()..]),
                 _ => format!("{text}\n{md}"),
             },
-            Err(_) => format!("# The ZN540 timing model against the drive\n\n{md}"),
+            Err(_) => format!("# {new_page_title}\n\n{md}"),
         };
         zonekit_base::atomic::write(doc, page).map_err(io(doc))?;
     }
-    let mut files: Vec<PathBuf> = ["fidelity.csv", "summary.csv", "section.md"].iter().map(|f| out.join(f)).collect();
-    files.extend(made.iter().map(|(f, _)| out.join(f)));
-    Ok(files)
+    Ok(extra.iter().chain(["section.md"].iter()).map(|f| out.join(f)).collect())
 }
