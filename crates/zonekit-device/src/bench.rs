@@ -408,25 +408,33 @@ impl Recorder {
         self.last_done_ns = self.last_done_ns.max(done);
     }
 
-    fn stats(mut self, window_ns: u64) -> JobStats {
-        let n = self.latencies_ns.len() as u64;
+    fn stats(self, window_ns: u64) -> JobStats {
+        JobStats::of(self.latencies_ns, self.bytes, window_ns)
+    }
+}
+
+impl JobStats {
+    /// The figures of commands that took `latencies_ns` and moved `bytes` in `window_ns` of
+    /// virtual time; percentiles by nearest rank, as the characterisation's harness reports
+    /// them. No command: every figure 0.
+    pub fn of(mut latencies_ns: Vec<u64>, bytes: u64, window_ns: u64) -> JobStats {
+        let n = latencies_ns.len() as u64;
         if n == 0 {
             return JobStats::default();
         }
-        self.latencies_ns.sort_unstable();
-        // Nearest rank, as the characterisation's harness reports its percentiles.
-        let rank = |q: f64| self.latencies_ns[((q * n as f64).ceil() as usize).clamp(1, n as usize) - 1];
+        latencies_ns.sort_unstable();
+        let rank = |q: f64| latencies_ns[((q * n as f64).ceil() as usize).clamp(1, n as usize) - 1];
         let secs = window_ns.max(1) as f64 / 1e9;
         JobStats {
             ops: n,
-            bytes: self.bytes,
-            lat_ns_mean: self.latencies_ns.iter().map(|&l| l as f64).sum::<f64>() / n as f64,
+            bytes,
+            lat_ns_mean: latencies_ns.iter().map(|&l| l as f64).sum::<f64>() / n as f64,
             lat_ns_p50: rank(0.5),
             lat_ns_p99: rank(0.99),
             lat_ns_p999: rank(0.999),
-            lat_ns_max: *self.latencies_ns.last().expect("not empty"),
+            lat_ns_max: *latencies_ns.last().expect("not empty"),
             iops: n as f64 / secs,
-            bytes_per_sec: self.bytes as f64 / secs,
+            bytes_per_sec: bytes as f64 / secs,
         }
     }
 }

@@ -159,29 +159,8 @@ pub fn run(cfg: &SsdConfig, job: &SsdJob) -> Result<(JobStats, u64), SsdError> {
         ready.push(Reverse((done + job.think_ns, queued)));
         queued += 1;
     }
-    Ok((stats(latencies, job.bs_bytes, last_done.saturating_sub(first_submit.unwrap_or(0))), issued))
-}
-
-/// Figures of the measured commands, percentiles by nearest rank (as the device bench's).
-fn stats(mut latencies: Vec<u64>, bs_bytes: u64, window_ns: u64) -> JobStats {
-    let n = latencies.len();
-    if n == 0 {
-        return JobStats::default();
-    }
-    latencies.sort_unstable();
-    let rank = |q: f64| latencies[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
-    let secs = window_ns.max(1) as f64 / 1e9;
-    JobStats {
-        ops: n as u64,
-        bytes: n as u64 * bs_bytes,
-        lat_ns_mean: latencies.iter().map(|&l| l as f64).sum::<f64>() / n as f64,
-        lat_ns_p50: rank(0.5),
-        lat_ns_p99: rank(0.99),
-        lat_ns_p999: rank(0.999),
-        lat_ns_max: latencies[n - 1],
-        iops: n as f64 / secs,
-        bytes_per_sec: (n as u64 * bs_bytes) as f64 / secs,
-    }
+    let bytes = latencies.len() as u64 * job.bs_bytes;
+    Ok((JobStats::of(latencies, bytes, last_done.saturating_sub(first_submit.unwrap_or(0))), issued))
 }
 
 /// Runs every row's job on `preset` and compares; a row the harness cannot express, or whose

@@ -7,8 +7,8 @@
 //! inserts` key numbers, uniform is over the loaded key numbers, latest is YCSB's skewed-latest;
 //! a chosen key number not inserted yet is drawn again (CoreWorkload.nextKeynum). Inserts take
 //! the next key number. YCSB has no delete; the paper's deletes choose their key like a search
-//! ([`DeleteKeys::Redraw`], the default; [`DeleteKeys::Once`] is the other reading the paper
-//! leaves open).
+//! ([`DeleteKeys::Redraw`], the default; [`DeleteKeys::Once`] and [`DeleteKeys::PlainZipfian`]
+//! are other readings the paper leaves open).
 //!
 //! The device is the paper's: sequential zones plus conventional zones of one size (40 + 1 of
 //! 2 GiB, 4 KiB blocks), emulated in memory without payload while the tree keeps its live nodes'
@@ -233,7 +233,7 @@ impl DeleteKeys {
     }
 }
 
-/// `redraw` or `once` (`--delete-keys`).
+/// `redraw`, `once` or `plain-zipfian` (`--delete-keys`).
 pub fn delete_keys(name: &str) -> Result<DeleteKeys> {
     DeleteKeys::ALL.into_iter().find(|d| d.name() == name).ok_or_else(|| LabError::Usage(format!("--delete-keys {name:?}: redraw, once or plain-zipfian")))
 }
