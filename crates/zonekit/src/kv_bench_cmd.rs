@@ -100,9 +100,7 @@ pub fn run(args: KvBenchArgs) -> Result<ExitCode> {
         println!("kv-bench: {} damaged rows of results.csv moved to {}, not reused", outcome.set_aside, args.out.join("results.previous.csv").display());
     }
     print!("{}", zonekit_report::for_terminal(&outcome.table, zonekit_report::TERMINAL_COLUMNS));
-    if !bench.report_only {
-        println!("each row's own `zonekit kv-bench` command: {}", args.out.join("commands.tsv").display());
-    }
+    println!("each row's own `zonekit kv-bench` command: {}", args.out.join("commands.tsv").display());
     crate::out_dir::finish(&args.out)?;
     if !outcome.failed.is_empty() {
         anyhow::bail!("{} runs failed for another reason than space (see their logs in the output directory):\n  {}", outcome.failed.len(), outcome.failed.join("\n  "));

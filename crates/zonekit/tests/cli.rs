@@ -388,6 +388,11 @@ fn kv_bench_report_only_reports_existing_rows_and_runs_nothing() {
     assert!(!out.contains("1.700"), "a row of another zone size was reported: {out}");
     assert!(d.join("kv/bounded-waf.svg").exists());
     assert_eq!(std::fs::read_to_string(d.join("kv/results.csv")).unwrap().lines().count(), 4, "nothing ran");
+    // Each row's own command, written by the report too.
+    let commands = std::fs::read_to_string(d.join("kv/commands.tsv")).unwrap();
+    assert_eq!(commands.lines().count(), 4, "{commands}");
+    assert!(commands.contains("bounded\tzenfs-gc\t4\t0\tzonekit kv-bench --device "), "{commands}");
+    assert!(commands.contains("--profile bounded --configs zenfs-gc --keys 4 --no-reference"), "{commands}");
 }
 
 /// A resumed sweep reuses a row only under the same settings: rerunning with another

@@ -337,9 +337,8 @@ impl KvBench {
             let names: Vec<&str> = targets.iter().map(|t| t.map_or(REFERENCE, |c| c.name)).collect();
             report_rounds(&self.out, &format!("{prefix}-{k}M"), &names, self.baseline.name, &rounds)?
         };
-        if !self.report_only {
-            crate::harness::results::write_atomically(&self.out.join("commands.tsv"), &self.commands_tsv(&rows))?;
-        }
+        // --report-only too: each row's own command is part of the report of the rows.
+        crate::harness::results::write_atomically(&self.out.join("commands.tsv"), &self.commands_tsv(&rows))?;
         // Running out of space is what the experiment measures; anything else (a bad option,
         // a crash, a missing library) means the numbers are not the experiment's.
         let failed = all
