@@ -252,9 +252,9 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     }
     match &a.device {
         Some(path) => {
-            println!("measured on {}: the run phase's wall and CPU time (system calls included) on it; model ms {}'s for the same requests", path.display(), base.timing.describe())
+            println!("measured on {}: the run phase's wall and CPU time (system calls included) on it; model ms the time {} gives the same requests", path.display(), base.timing.describe())
         }
-        None => say!("on the emulated device: model ms is {}'s; wall and CPU ms the trees' own computation (no device I/O)", base.timing.describe()),
+        None => say!("on the emulated device: model ms is the device time under {}; wall and CPU ms the trees' own computation (no device I/O)", base.timing.describe()),
     }
     // Two tables, so each fits a terminal: the run's I/O and time, then the space it left.
     let header = ["tree", "run reads", "run writes", "to seq zones", "model ms", "wall ms", "cpu ms", "wall ops/s"];

@@ -431,11 +431,11 @@ pub fn summarize(rows: &[Vec<String>], scale: f64, out: &std::path::Path) -> Res
         Some(device) => {
             let _ = writeln!(
                 text,
-                "\nMeasured on {device}: every node is read from and written to it. cpu ms is the run phase's CPU time, system calls included (on a memory-backed device, its running time without what other processes took); Δ wall compares wall-clock times; model ms is {model}'s for the same requests."
+                "\nMeasured on {device}: every node is read from and written to it. cpu ms is the run phase's CPU time, system calls included (on a memory-backed device, its running time without what other processes took); Δ wall compares wall-clock times; model ms is the time {model} gives the same requests."
             );
         }
         None => {
-            let _ = writeln!(text, "\nOn the emulated device: model ms is {model}'s device time; cpu ms and Δ wall are the trees' own computation, without device I/O (`--device` measures on a zoned device).");
+            let _ = writeln!(text, "\nOn the emulated device: model ms is the device time under {model}; cpu ms and Δ wall are the trees' own computation, without device I/O (`--device` measures on a zoned device).");
         }
     }
     let sizes = [0.5e6, 1.5e6, 2.5e6].map(|r| scaled(r, scale));
