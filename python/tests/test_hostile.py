@@ -10,7 +10,7 @@ Every call must either succeed quickly or raise TypeError, ValueError, OverflowE
 OSError or the package's RuntimeError (not a caught panic), with a message naming the
 argument. Values no call can mean (NaN, infinities, -1, 2^64, an object) must be refused.
 
-Run alone as ``python test_hostile.py --worker``: the worker's loop (the tests start it).
+Run alone as ``python test_hostile.py --worker DIR``: the worker's loop in DIR (the tests start it).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import inspect
 import os
 import pickle
 import select
+import shutil
 import struct
 import subprocess
 import sys
@@ -155,7 +156,9 @@ def worker() -> None:
     warnings.simplefilter("ignore")
     faulthandler.enable()
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_AS_BYTES, WORKER_AS_BYTES))
-    tmp = tempfile.mkdtemp(prefix="zonekit-hostile-")
+    # The parent made this directory and removes it when the worker is gone (a worker killed
+    # mid-call cannot clean up after itself).
+    tmp = sys.argv[sys.argv.index("--worker") + 1]
     # Relative paths (an `out` of "x") land here, not in the caller's directory.
     os.chdir(tmp)
     values = hostile_values(tmp)
@@ -202,8 +205,6 @@ def run_call(name: str, kw: dict, tmp: str):
         attr = getattr(d, method)
         return attr if method == "geometry" else attr(**kw)
     if name == "sweep":
-        import shutil
-
         shutil.rmtree(os.path.join(tmp, "sweep"), ignore_errors=True)
     return getattr(zonekit, name)(**kw)
 
@@ -213,10 +214,13 @@ class Worker:
 
     def __init__(self):
         self.proc = None
+        self.tmp = None
 
     def start(self):
+        self._remove_tmp()
+        self.tmp = tempfile.mkdtemp(prefix="zonekit-hostile-")
         env = dict(os.environ, PYTHONFAULTHANDLER="1", RUST_BACKTRACE="0")
-        self.proc = subprocess.Popen([sys.executable, __file__, "--worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", self.tmp], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self.stderr = []
         threading.Thread(target=lambda p=self.proc, s=self.stderr: s.extend(p.stderr), daemon=True).start()
 
@@ -253,6 +257,13 @@ class Worker:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.stdin.close()
             self.proc.wait(timeout=10)
+        self._remove_tmp()
+
+    def _remove_tmp(self):
+        """The last worker's directory, once that worker has exited."""
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
 
 
 def names_argument(param: str, message: str) -> bool:
