@@ -15,6 +15,14 @@
 //!   page on each of `stripe_dies` dies, programmed together), and a stripe's bytes leave the
 //!   buffer when its last page is programmed. The drain's rate is the device's write bandwidth
 //!   (1.2 GB/s from 8 KiB writes up, whatever the zone count).
+//! - **Slow stripes.** One stripe program in `slow_stripe_one_in` takes an exponential time of
+//!   mean `slow_stripe_ns` more on its dies (drawn from a generator of its own, so the jitter
+//!   is drawn as without them); the program time gives back their mean share, so the drain
+//!   keeps its bandwidth. Appends to one zone with 4-64 MiB queued behind a full buffer have
+//!   their p50 at the mean, as Little's law says, but p99 and p99.9 2.5-4.7 ms above it, a
+//!   spread that barely grows with the bytes queued: a few rare long programs, not many small
+//!   variations. It shows only once the buffer is full (engine-bound 4 KiB appends have small
+//!   tails on the drive too).
 //! - **The write engine.** Writes and appends pass one engine, `write_ns` or `append_ns` each:
 //!   4 KiB writes over 8-14 zones saturate at 186 KIOPS, appends at 132 KIOPS in one zone as
 //!   over 4-14. While another write or append is in flight each costs `handoff_ns` more (one
@@ -75,13 +83,16 @@ pub(crate) struct Controller {
     buffer_used_bytes: u64,
     frees: BinaryHeap<Reverse<(u64, u64)>>,
     pub(crate) zones: Vec<ZoneCtl>,
-    /// Each die's latest program: when its page was ready for the die, and when the die was
-    /// free of everything before it (a read that came first goes before it, see
-    /// [`Controller::sense`]).
-    last_program: Vec<(u64, u64)>,
+    /// Each die's latest program: when its page was ready for the die, when the die was free
+    /// of everything before it (a read that came first goes before it, see
+    /// [`Controller::sense`]), and how long it programs.
+    last_program: Vec<(u64, u64, u64)>,
     /// Zones below this are conventional: written in place, never opened or full.
     conventional_zones: u32,
     rng: Rng,
+    /// The slow stripes' draws, apart from the jitter's, so that a run which never fills a
+    /// stripe sees the same jitter with and without them.
+    slow_rng: Rng,
 }
 
 impl Controller {
@@ -95,9 +106,10 @@ impl Controller {
             buffer_used_bytes: 0,
             frees: BinaryHeap::new(),
             zones: vec![ZoneCtl::default(); zone_count as usize],
-            last_program: vec![(0, 0); dies as usize],
+            last_program: vec![(0, 0, 0); dies as usize],
             conventional_zones,
             rng: Rng::new(cfg.seed),
+            slow_rng: Rng::new(cfg.seed).derive(1),
         }
     }
 
@@ -137,6 +149,16 @@ impl Controller {
         let pending: u64 = self.zones.iter().map(|z| z.pending_bytes).sum();
         let programming: u64 = self.frees.iter().map(|f| f.0 .1).sum();
         assert_eq!(self.buffer_used_bytes, pending + programming, "buffer accounting");
+    }
+
+    /// The extra program time of a stripe: most stripes none, one in `slow_stripe_one_in` an
+    /// exponential time of mean `slow_stripe_ns`.
+    fn slow_stripe(&mut self) -> u64 {
+        if self.cfg.slow_stripe_one_in == 0 || !self.slow_rng.chance(1.0 / self.cfg.slow_stripe_one_in as f64) {
+            0
+        } else {
+            self.slow_rng.exponential(self.cfg.slow_stripe_ns as f64) as u64
+        }
     }
 
     fn jitter(&mut self) -> u64 {
@@ -218,20 +240,27 @@ impl Controller {
     }
 
     /// Transfers and programs the pages holding bytes `from..to` of `zone`; returns when the
-    /// last is programmed.
+    /// last is programmed. Each stripe the range starts or enters may be a slow one: all its
+    /// pages take the same extra time on their dies.
     fn program_range(&mut self, d: &mut Dies, ready_ns: u64, zone: u32, from: u64, to: u64) -> u64 {
         let page = d.flash.page_size_bytes as u64;
+        let stripe_pages = self.cfg.stripe_dies.max(1) as u64;
         let mut done = ready_ns;
         let mut p = from / page;
+        let mut slow_ns = 0;
         while p * page < to {
+            if p == from / page || p % stripe_pages == 0 {
+                slow_ns = self.slow_stripe();
+            }
             let die = d.die_of(zone, p);
             let channel = d.channel_of(die);
             let transferred = ready_ns.max(d.channel_free_ns[channel]) + d.flash.transfer_ns(page);
             d.channel_free_ns[channel] = transferred;
             let before = d.die_free_ns[die];
-            let programmed = transferred.max(before) + d.flash.program_ns;
+            let program_ns = d.flash.program_ns + slow_ns;
+            let programmed = transferred.max(before) + program_ns;
             d.die_free_ns[die] = programmed;
-            self.last_program[die] = (transferred, before);
+            self.last_program[die] = (transferred, before, program_ns);
             done = done.max(programmed);
             p += 1;
         }
@@ -257,11 +286,11 @@ impl Controller {
     /// earlier is charged: first come, first served, such a read goes before the program
     /// (which then ends a sense later; the buffer bytes it frees are not held back for it).
     pub(crate) fn sense(&mut self, d: &mut Dies, die: usize, t: u64) -> u64 {
-        let (read_ns, program_ns) = (d.flash.read_ns, d.flash.program_ns);
-        let (ready, before) = self.last_program[die];
+        let read_ns = d.flash.read_ns;
+        let (ready, before, program_ns) = self.last_program[die];
         if t < ready && d.die_free_ns[die] == ready.max(before) + program_ns {
             let sensed = t.max(before) + read_ns;
-            self.last_program[die] = (ready, sensed);
+            self.last_program[die] = (ready, sensed, program_ns);
             d.die_free_ns[die] = ready.max(sensed) + program_ns;
             return sensed;
         }
@@ -402,6 +431,8 @@ mod tests {
                 seal_ns: 1_000 * US,
                 reset_ns: 1_500 * US,
                 reset_ns_per_mib: 10_000 * US,
+                slow_stripe_one_in: 0,
+                slow_stripe_ns: 0,
                 seed: 1,
             },
         }
@@ -542,6 +573,30 @@ mod tests {
         let big = m.write(t, 0, 64 * 1024, 256 * 1024);
         assert!(big > 500 * US, "{big}");
         m.check_invariants();
+    }
+
+    #[test]
+    fn a_slow_stripe_programs_longer_on_its_dies_and_draws_apart_from_the_jitter() {
+        let with = |one_in: u32| {
+            let mut f = flash();
+            f.controller.jitter_ns = US;
+            f.controller.slow_stripe_one_in = one_in;
+            f.controller.slow_stripe_ns = 2_000 * US;
+            TimingModel::new(f, &geometry()).unwrap()
+        };
+        let (mut even, mut slow) = (with(0), with(1));
+        // One 64 KiB stripe: the writes complete from the buffer at the same times.
+        let (mut t_even, mut t_slow) = (0, 0);
+        for i in 0..4 {
+            t_even = even.write(t_even, 0, i * 16384, 16384);
+            t_slow = slow.write(t_slow, 0, i * 16384, 16384);
+        }
+        assert_eq!(t_even, t_slow, "the jitter is drawn as without slow stripes");
+        assert!(slow.drained_ns() > even.drained_ns(), "{} vs {}", slow.drained_ns(), even.drained_ns());
+        // A read of another zone on the same dies waits for the longer program.
+        let at = t_slow + 100 * US;
+        assert!(slow.read(at, 1, 0, 4096) > even.read(at, 1, 0, 4096));
+        slow.check_invariants();
     }
 
     #[test]

@@ -111,7 +111,12 @@ pub struct ControllerConfig {
     /// A reset of a zone that was opened or written, plus a cost per MiB the host wrote.
     pub reset_ns: u64,
     pub reset_ns_per_mib: u64,
-    /// Seed of the jitter's generator.
+    /// One stripe program in this many (drawn at random, 0: none) is slow: it takes an
+    /// exponential time of mean `slow_stripe_ns` more on its dies (the drive's back end
+    /// stalling now and then, which shows only once the buffer is full).
+    pub slow_stripe_one_in: u32,
+    pub slow_stripe_ns: u64,
+    /// Seed of the jitter's generator (the slow stripes' is derived from it).
     pub seed: u64,
 }
 
@@ -137,6 +142,8 @@ impl ControllerConfig {
         seal_ns: 0,
         reset_ns: 0,
         reset_ns_per_mib: 0,
+        slow_stripe_one_in: 0,
+        slow_stripe_ns: 0,
         seed: 0,
     };
 

@@ -67,11 +67,11 @@ impl Comparison {
     }
 }
 
-fn io_job(rw: Rw, bs: u64, qd: u32, zones: u32, think_ns: u64) -> Job {
+pub(crate) fn io_job(rw: Rw, bs: u64, qd: u32, zones: u32, think_ns: u64) -> Job {
     Job { rw, bs_bytes: bs, qd: qd.max(1), zones: zones.max(1), think_ns, ..Job::default() }
 }
 
-fn spec(job: Job, background: Option<Job>) -> BenchSpec {
+pub(crate) fn spec(job: Job, background: Option<Job>) -> BenchSpec {
     let ops = if job.rw.is_io() { IO_OPS } else { ZONE_OPS };
     let ramp = if job.rw.is_io() { (ops / 10).max(job.qd as u64 * job.zones as u64 * 2) } else { 2 };
     BenchSpec { job, background, ops, ramp_ops: ramp, time_limit_ns: RUN_LIMIT_NS, seed: 48 }
