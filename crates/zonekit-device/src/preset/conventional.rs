@@ -133,13 +133,8 @@ const SN540_SOURCES: &[Source] = &[
 
 /// Every conventional drive's flash timing.
 pub const FLASH_PRESETS: [FlashPreset; 2] = [
-    FlashPreset {
-        name: "980pro",
-        summary: "Samsung 980 PRO 2 TB (conventional): write buffer and controller fitted to its fio writes",
-        flash: PRO980_FLASH,
-        sources: PRO980_SOURCES,
-    },
-    FlashPreset { name: "sn540", summary: "WD Ultrastar DC SN540 (conventional): write buffer and controller fitted to its fio runs", flash: SN540_FLASH, sources: SN540_SOURCES },
+    FlashPreset { name: "980pro", summary: "Samsung 980 PRO 2 TB (conventional): buffer and controller fitted to its fio writes", flash: PRO980_FLASH, sources: PRO980_SOURCES },
+    FlashPreset { name: "sn540", summary: "WD Ultrastar DC SN540 (conventional): buffer and controller fitted to its fio runs", flash: SN540_FLASH, sources: SN540_SOURCES },
 ];
 
 #[cfg(test)]

@@ -159,9 +159,9 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: Option<&SsdPreset>, f: &Fid
             p.flash_of,
             if p.flash().controller.enabled() { "a write buffer and controller in front of it" } else { "no write buffer or controller in front of it" }
         ),
-        None => "each drive on its fitted preset, `980pro` and `sn540` (a write buffer and controller in front of the flash, `zonekit device presets`). \
-                 The fit read only the rows marked fit (QD1 and QD512 writes; the SN540's 4 KiB random reads at QD1, 32 and 256); the held-out rows \
-                 (the rest of each queue-depth grid, every random write) were never read by it"
+        None => "each drive on its fitted preset, `980pro` or `sn540`, a write buffer and controller in front of the flash (`zonekit device presets`); \
+                 the fit read only the rows marked fit (QD1 and QD512 writes, the SN540's 4 KiB random reads at QD1, 32 and 256), never the held-out \
+                 rows (the rest of each queue-depth grid, every random write)"
             .to_string(),
     };
     let _ = writeln!(
