@@ -7,6 +7,10 @@
 use crate::timing::{ControllerConfig, FlashConfig};
 use crate::{Geometry, ZoneBehavior};
 
+// The conventional drives' fitted flash timings (the SSD presets `980pro` and `sn540`).
+mod conventional;
+pub use conventional::{FlashPreset, FLASH_PRESETS, PRO980_FLASH, SN540_FLASH};
+
 /// Where a preset's figure comes from.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Provenance {
@@ -254,6 +258,12 @@ pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|p| p.name).collect()
 }
 
+/// The flash timing named `name`: a zoned preset's, or a conventional drive's
+/// ([`FLASH_PRESETS`]); what an SSD preset's timing names.
+pub fn find_flash(name: &str) -> Option<FlashConfig> {
+    find(name).map(|p| p.flash).or_else(|| FLASH_PRESETS.iter().find(|p| p.name == name).map(|p| p.flash))
+}
+
 /// One figure of a preset, its value and where it comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Figure {
@@ -263,49 +273,64 @@ pub struct Figure {
     pub source: &'static str,
 }
 
-impl Preset {
-    /// Every figure of the preset with its provenance (the controller's only where it has
-    /// one), as `zonekit device presets` prints them.
-    pub fn figures(&self) -> Vec<Figure> {
-        let g = &self.geometry;
-        let f = &self.flash;
-        let c = &f.controller;
-        let us = |ns: u64| format!("{:.2} µs", ns as f64 / 1e3);
-        let limit = |l: Option<u32>| l.map_or("none".to_string(), |v| v.to_string());
-        let mut v: Vec<(&'static str, String)> = vec![
-            ("zones", g.zone_count.to_string()),
-            ("zone size", format!("{} MiB, capacity {} MiB", g.zone_size_bytes() >> 20, g.zone_capacity_bytes() >> 20)),
-            ("open / active limit", format!("{} / {}", limit(g.open_zones_max), limit(g.active_zones_max))),
-            ("channels × dies", format!("{} × {}", f.channels, f.dies_per_channel)),
-            ("page", format!("{} KiB, {} a block", f.page_size_bytes / 1024, f.pages_per_block)),
-            ("read / program / erase", format!("{} / {} / {}", us(f.read_ns), us(f.program_ns), us(f.erase_ns))),
-            ("channel", format!("{} MB/s", f.channel_bytes_per_sec / 1_000_000)),
-            ("dies per zone", f.dies_per_zone.to_string()),
-        ];
-        if c.enabled() {
+/// The flash's and its controller's figures (the zone management's only for a zoned device).
+fn flash_figures(f: &FlashConfig, zoned: bool) -> Vec<(&'static str, String)> {
+    let c = &f.controller;
+    let us = |ns: u64| format!("{:.2} µs", ns as f64 / 1e3);
+    let mut v: Vec<(&'static str, String)> = vec![
+        ("channels × dies", format!("{} × {}", f.channels, f.dies_per_channel)),
+        ("page", format!("{} KiB, {} a block", f.page_size_bytes / 1024, f.pages_per_block)),
+        ("read / program / erase", format!("{} / {} / {}", us(f.read_ns), us(f.program_ns), us(f.erase_ns))),
+        ("channel", format!("{} MB/s", f.channel_bytes_per_sec / 1_000_000)),
+        ("dies per zone", f.dies_per_zone.to_string()),
+    ];
+    if c.enabled() {
+        v.extend([
+            ("stripe", format!("{} dies", c.stripe_dies)),
+            ("slow stripes", if c.slow_stripe_one_in == 0 { "none".to_string() } else { format!("1 in {}, {} more on average", c.slow_stripe_one_in, us(c.slow_stripe_ns)) }),
+            ("write buffer", format!("{} MiB", c.write_buffer_bytes >> 20)),
+            ("dispatch", us(c.dispatch_ns)),
+            ("write / append engine", format!("{} / {}", us(c.write_ns), us(c.append_ns))),
+            ("hand-off / jitter", format!("{} / {}", us(c.handoff_ns), us(c.jitter_ns))),
+            ("write / append completion", format!("{} / {}", us(c.write_done_ns), us(c.append_done_ns))),
+            ("host link", format!("{:.2} GB/s", c.host_bytes_per_sec as f64 / 1e9)),
+            ("host overlap", format!("{} KiB", c.host_overlap_bytes / 1024)),
+            ("read completion", us(c.read_done_ns)),
+        ]);
+        if zoned {
             v.extend([
-                ("stripe", format!("{} dies", c.stripe_dies)),
-                ("slow stripes", if c.slow_stripe_one_in == 0 { "none".to_string() } else { format!("1 in {}, {} more on average", c.slow_stripe_one_in, us(c.slow_stripe_ns)) }),
-                ("write buffer", format!("{} MiB", c.write_buffer_bytes >> 20)),
-                ("dispatch", us(c.dispatch_ns)),
-                ("write / append engine", format!("{} / {}", us(c.write_ns), us(c.append_ns))),
-                ("hand-off / jitter", format!("{} / {}", us(c.handoff_ns), us(c.jitter_ns))),
-                ("write / append completion", format!("{} / {}", us(c.write_done_ns), us(c.append_done_ns))),
-                ("host link", format!("{:.2} GB/s", c.host_bytes_per_sec as f64 / 1e9)),
-                ("host overlap", format!("{} KiB", c.host_overlap_bytes / 1024)),
-                ("read completion", us(c.read_done_ns)),
                 ("implicit open", us(c.implicit_open_ns)),
                 ("open / close / finish of an empty zone", format!("{} / {} / {}", us(c.open_ns), us(c.close_ns), us(c.finish_empty_ns))),
                 ("seal", format!("{:.3} ms", c.seal_ns as f64 / 1e6)),
                 ("reset", format!("{:.3} ms + {} per MiB written", c.reset_ns as f64 / 1e6, us(c.reset_ns_per_mib))),
             ]);
         }
-        v.into_iter()
-            .map(|(name, value)| {
-                let (provenance, source) = self.sources.iter().find(|s| s.0 == name).map_or((Provenance::Assumed, "no source gives it"), |s| (s.1, s.2));
-                Figure { name, value, provenance, source }
-            })
-            .collect()
+    }
+    v
+}
+
+fn with_sources(v: Vec<(&'static str, String)>, sources: &'static [Source]) -> Vec<Figure> {
+    v.into_iter()
+        .map(|(name, value)| {
+            let (provenance, source) = sources.iter().find(|s| s.0 == name).map_or((Provenance::Assumed, "no source gives it"), |s| (s.1, s.2));
+            Figure { name, value, provenance, source }
+        })
+        .collect()
+}
+
+impl Preset {
+    /// Every figure of the preset with its provenance (the controller's only where it has
+    /// one), as `zonekit device presets` prints them.
+    pub fn figures(&self) -> Vec<Figure> {
+        let g = &self.geometry;
+        let limit = |l: Option<u32>| l.map_or("none".to_string(), |v| v.to_string());
+        let mut v: Vec<(&'static str, String)> = vec![
+            ("zones", g.zone_count.to_string()),
+            ("zone size", format!("{} MiB, capacity {} MiB", g.zone_size_bytes() >> 20, g.zone_capacity_bytes() >> 20)),
+            ("open / active limit", format!("{} / {}", limit(g.open_zones_max), limit(g.active_zones_max))),
+        ];
+        v.extend(flash_figures(&self.flash, true));
+        with_sources(v, self.sources)
     }
 
     /// The same device with zones of `zone_size_bytes`: the capacity stays, so the zone count

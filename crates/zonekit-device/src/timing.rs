@@ -84,6 +84,21 @@ impl TimingModel {
         self.flash_write(submit_ns, zone, offset, len)
     }
 
+    /// One write command whose bytes land in several places (`(zone, offset, len)` each): a
+    /// conventional SSD's host command, whose blocks its mapping places. Under a controller
+    /// model it is one command (one dispatch, one engine pass, one completion); on the plain
+    /// flash each place is written as [`TimingModel::write`] would, and the command completes
+    /// with the last.
+    pub fn write_parts(&mut self, submit_ns: u64, parts: &[(u32, u64, u64)]) -> u64 {
+        if self.controller.is_some() {
+            for &(zone, offset, len) in parts {
+                self.note_written(zone, offset + len);
+            }
+            return self.controller.as_mut().expect("checked").write_parts(&mut self.dies, submit_ns, parts, WriteKind::Write);
+        }
+        parts.iter().fold(submit_ns, |done, &(zone, offset, len)| done.max(self.flash_write(submit_ns, zone, offset, len)))
+    }
+
     fn note_written(&mut self, zone: u32, end: u64) {
         let written = &mut self.zone_written_bytes[zone as usize];
         *written = (*written).max(end);

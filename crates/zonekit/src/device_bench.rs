@@ -240,9 +240,19 @@ pub struct FitArgs {
     /// Print the fitted flash config as JSON.
     #[arg(long)]
     json: bool,
+    /// Which drive's preset to fit: zn540 (the default), or a conventional drive's flash
+    /// timing, 980pro or sn540 (its fio runs' QD1 and QD512 writes, the SN540's reads at QD1,
+    /// 32 and 256).
+    #[arg(long)]
+    drive: Option<String>,
 }
 
 pub fn fit(a: &FitArgs) -> Result<ExitCode> {
+    match a.drive.as_deref() {
+        None | Some("zn540") => {}
+        Some(d @ ("980pro" | "sn540")) => return fit_conventional(a, d),
+        Some(d) => usage!("--drive {d:?}: valid: zn540, 980pro, sn540"),
+    }
     let dir = a.data.clone().unwrap_or_else(zonekit_lab::device::data::default_dir);
     if !dir.join("zn540").is_dir() {
         usage!("--data {}: no zn540/ directory of measurements there", dir.display());
@@ -261,6 +271,34 @@ pub fn fit(a: &FitArgs) -> Result<ExitCode> {
         println!("\nThe zn540 preset holds exactly these figures.");
     } else {
         println!("\nThe zn540 preset differs from this fit; the fitted config (paste into preset.rs):\n{:#?}", fit.flash);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `device fit --drive 980pro|sn540`: a conventional drive's flash timing from its fit rows.
+fn fit_conventional(a: &FitArgs, drive: &str) -> Result<ExitCode> {
+    let dir = a.data.clone().unwrap_or_else(zonekit_lab::device::data::default_dir);
+    for d in ["zn540", drive] {
+        if !dir.join(d).is_dir() {
+            usage!("--data {}: no {d}/ directory of measurements there", dir.display());
+        }
+    }
+    let rows = zonekit_lab::device::data::read_conventional(&dir).map_err(crate::error::lab)?;
+    // fio's host time between I/Os, the ZN540 fit's (how the comparison replays fio's runs).
+    let think_ns = zonekit_lab::device::fit::fit(&zonekit_lab::device::data::read_zn540(&dir).map_err(crate::error::lab)?).map_err(crate::error::lab)?.fio_think_ns;
+    let fit = zonekit_lab::device::conventional_fit::fit(&rows, drive, think_ns).map_err(crate::error::lab)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&fit.flash)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    say!("The {drive} flash timing fitted to the drive's published fio runs (rows read from {}; only the rows marked fit used):", dir.display());
+    let table: Vec<Vec<String>> = fit.figures.iter().map(|f| vec![f.name.to_string(), f.value.clone(), f.provenance.name().to_string(), f.how.clone()]).collect();
+    print!("{}", fitted_table(&["figure", "value", "provenance", "from"], &table, TERMINAL_COLUMNS));
+    let shipped = preset::find_flash(drive).expect("the drive's flash preset exists");
+    if shipped == fit.flash {
+        println!("\nThe {drive} flash preset holds exactly these figures.");
+    } else {
+        println!("\nThe {drive} flash preset differs from this fit; the fitted config (paste into preset/conventional.rs):\n{:#?}", fit.flash);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -183,6 +183,14 @@ pub fn run(cmd: DeviceCommand) -> Result<ExitCode> {
                 print!("{}", zonekit_report::fitted_table(&["  figure", "value", "provenance", "source"], &rows, zonekit_report::TERMINAL_COLUMNS));
                 println!();
             }
+            println!("Flash timings of conventional drives (the SSD presets of the same names, `zonekit ssd presets`):\n");
+            for p in preset::FLASH_PRESETS {
+                println!("{:<14} {}", p.name, p.summary);
+                let rows: Vec<Vec<String>> =
+                    p.figures().into_iter().map(|f| vec![format!("  {}", f.name), f.value, f.provenance.name().to_string(), f.source.to_string()]).collect();
+                print!("{}", zonekit_report::fitted_table(&["  figure", "value", "provenance", "source"], &rows, zonekit_report::TERMINAL_COLUMNS));
+                println!();
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

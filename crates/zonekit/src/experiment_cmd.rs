@@ -126,7 +126,8 @@ pub struct ExperimentArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// device-fidelity: the preset to compare with the drive (default zn540; with `--drive
-    /// conventional` an SSD preset of `zonekit ssd presets`, default dc-7).
+    /// conventional` an SSD preset of `zonekit ssd presets` for both drives, `dc-7` for the
+    /// unfitted figures; default: each drive its fitted preset, 980pro and sn540).
     #[arg(long)]
     preset: Option<String>,
     /// device-fidelity: which drives' measurements: zn540 (the default), or conventional (the
@@ -229,7 +230,7 @@ pub fn run(a: ExperimentArgs) -> Result<ExitCode> {
         Experiment::FdpAnchor => fdp_anchor(&a, &out)?,
         Experiment::FdpTheory => crate::fdp_theory_cmd::run(&fdp_spec.expect("built above"), &out)?,
         Experiment::DeviceFidelity if a.drive.as_deref() == Some("conventional") => {
-            crate::fidelity_cmd::run_conventional(a.preset.as_deref().unwrap_or("dc-7"), a.data.as_deref(), a.doc.as_deref(), &out)?
+            crate::fidelity_cmd::run_conventional(a.preset.as_deref(), a.data.as_deref(), a.doc.as_deref(), &out)?
         }
         Experiment::DeviceFidelity => crate::fidelity_cmd::run(a.preset.as_deref().unwrap_or("zn540"), a.data.as_deref(), a.doc.as_deref(), &out)?,
     }

@@ -45,11 +45,15 @@ pub fn run(preset_name: &str, data: Option<&Path>, doc: Option<&Path>, out: &Pat
     Ok(())
 }
 
-/// `--drive conventional`: the 980 PRO's and SN540's fio runs against the SSD preset named.
-pub fn run_conventional(preset_name: &str, data: Option<&Path>, doc: Option<&Path>, out: &Path) -> Result<()> {
-    let Some(p) = zonekit_ssd::preset::find(preset_name) else { usage!("--preset {preset_name:?}: no such SSD preset; valid: {}", zonekit_ssd::preset::names().join(", ")) };
-    if p.handles.is_some() {
-        usage!("--preset {}: an FDP preset; the conventional drives' runs name no placement, compare a conventional preset ({})", p.name, conventional_names().join(", "));
+/// `--drive conventional`: the 980 PRO's and SN540's fio runs, each drive against its fitted
+/// SSD preset (`980pro`, `sn540`), or every run against the SSD preset named (`dc-7`: the
+/// unfitted figures).
+pub fn run_conventional(preset_name: Option<&str>, data: Option<&Path>, doc: Option<&Path>, out: &Path) -> Result<()> {
+    if let Some(name) = preset_name {
+        let Some(p) = zonekit_ssd::preset::find(name) else { usage!("--preset {name:?}: no such SSD preset; valid: {}", zonekit_ssd::preset::names().join(", ")) };
+        if p.handles.is_some() {
+            usage!("--preset {}: an FDP preset; the conventional drives' runs name no placement, compare a conventional preset ({})", p.name, conventional_names().join(", "));
+        }
     }
     let dir = data.map_or_else(device_data::default_dir, Path::to_path_buf);
     for d in ["zn540", "980pro", "sn540"] {
@@ -60,10 +64,13 @@ pub fn run_conventional(preset_name: &str, data: Option<&Path>, doc: Option<&Pat
     let rows = device_data::read_conventional(&dir).map_err(lab)?;
     // fio's host time per I/O, from the ZN540's fit (a figure of fio over SPDK, not of a drive).
     let fit = device_fit::fit(&device_data::read_zn540(&dir).map_err(lab)?).map_err(lab)?;
-    say!("device-fidelity: {} 980 PRO and SN540 measurements from {} against the {} SSD preset's timing model", rows.len(), dir.display(), p.name);
+    let named = preset_name.map(|n| zonekit_ssd::preset::find(n).expect("checked above"));
+    let preset_of = move |drive: &str| named.unwrap_or_else(|| zonekit_ssd::preset::find(drive).expect("every drive of the data has its fitted preset"));
+    let which = named.map_or_else(|| "its fitted SSD preset (980pro, sn540)".to_string(), |p| format!("the {} SSD preset", p.name));
+    say!("device-fidelity: {} 980 PRO and SN540 measurements from {} against {which}'s timing model", rows.len(), dir.display());
     let started = std::time::Instant::now();
     let bar = crate::progress::Progress::bar(0, "runs").with_message("running");
-    let result = conventional::compare(p, &rows, fit.fio_think_ns, &mut |done, total| {
+    let result = conventional::compare(&preset_of, &rows, fit.fio_think_ns, &mut |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })
@@ -71,7 +78,7 @@ pub fn run_conventional(preset_name: &str, data: Option<&Path>, doc: Option<&Pat
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
     let command = crate::out_dir::this_command();
-    let files = conventional_report::write(out, doc, p, &result, fit.fio_think_ns, &command, wall).map_err(lab)?;
+    let files = conventional_report::write(out, doc, named, &result, fit.fio_think_ns, &command, wall).map_err(lab)?;
     let pct = |x: f64| format!("{:.1} %", x * 100.0);
     let table: Vec<Vec<String>> = conventional_report::drive_summaries(&result)
         .iter()

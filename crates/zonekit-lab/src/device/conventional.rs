@@ -10,9 +10,11 @@
 //! [`Ssd::read_at`]), a closed loop of `qd` slots, fio's host time between a completion and
 //! the next submission as the ZN540's comparison takes it. The model is fresh (nothing the
 //! data says of the drives' state before a run), so a write job never meets device GC; a read
-//! job reads a range written whole beforehand. Nothing here is fitted to these drives: every
-//! row reports what the preset predicts. Rows the harness cannot express are kept, with why
-//! (a job beside another, as `sn540/interference.csv` holds).
+//! job reads a range written whole beforehand. Each drive runs on its own fitted preset
+//! (`980pro`, `sn540`: a write buffer and controller in front of the flash,
+//! `crate::device::conventional_fit`), or every row on one preset named (`dc-7`, the unfitted
+//! FEMU figures); [`role`] says which rows the fit read. Rows the harness cannot express are
+//! kept, with why (a job beside another, as `sn540/interference.csv` holds).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -163,20 +165,40 @@ pub fn run(cfg: &SsdConfig, job: &SsdJob) -> Result<(JobStats, u64), SsdError> {
     Ok((JobStats::of(latencies, bytes, last_done.saturating_sub(first_submit.unwrap_or(0))), issued))
 }
 
-/// Runs every row's job on `preset` and compares; a row the harness cannot express, or whose
-/// metric the model has no figure for, is kept with why. `progress` is told how many runs are
-/// done out of how many.
-pub fn compare(preset: &SsdPreset, rows: &[Measurement], think_ns: u64, progress: &mut dyn FnMut(usize, usize)) -> Result<Fidelity, SsdError> {
-    let jobs: Vec<Result<SsdJob, String>> = rows.iter().map(|m| job_of(m, think_ns)).collect();
-    let mut distinct: Vec<&SsdJob> = Vec::new();
+/// Whether the conventional drives' fit reads a row (`fit`) or not (`validation`, held out).
+/// The data marks every row of these drives `fit` (the drive alone, one stream); the split is
+/// ours, the same for every preset compared so that their errors line up. The fit
+/// (`crate::device::conventional_fit`) reads the QD1 writes (per-command costs, the host
+/// link, the jitter), the writes at QD512 (the drain and the command rate), and, on the SN540,
+/// random reads at QD1, QD32 and QD256 (completion, die count, sense time). Held out: the rest
+/// of each QD grid and every random write.
+pub fn role(m: &Measurement) -> &'static str {
+    let fit = match m.experiment.as_str() {
+        "write" => m.qd == 1 || m.qd == 512,
+        "randread" => [1, 32, 256].contains(&m.qd),
+        _ => false,
+    };
+    if fit && m.bg_op.is_empty() {
+        "fit"
+    } else {
+        "validation"
+    }
+}
+
+/// Runs every row's job on the preset `preset_of` gives its drive and compares; a row the
+/// harness cannot express, or whose metric the model has no figure for, is kept with why.
+/// Each row's role is [`role`]'s. `progress` is told how many runs are done out of how many.
+pub fn compare(preset_of: &dyn Fn(&str) -> &'static SsdPreset, rows: &[Measurement], think_ns: u64, progress: &mut dyn FnMut(usize, usize)) -> Result<Fidelity, SsdError> {
+    let jobs: Vec<Result<(&'static SsdPreset, SsdJob), String>> = rows.iter().map(|m| job_of(m, think_ns).map(|j| (preset_of(&m.device), j))).collect();
+    let mut distinct: Vec<&(&'static SsdPreset, SsdJob)> = Vec::new();
     for j in jobs.iter().flatten() {
-        if !distinct.contains(&j) {
+        if !distinct.iter().any(|d| d.0.name == j.0.name && d.1 == j.1) {
             distinct.push(j);
         }
     }
     let mut results = Vec::with_capacity(distinct.len());
     let mut commands = 0;
-    for (i, job) in distinct.iter().enumerate() {
+    for (i, (preset, job)) in distinct.iter().enumerate() {
         progress(i, distinct.len());
         let (stats, issued) = run(&model_config(preset, job), job)?;
         commands += issued;
@@ -186,12 +208,16 @@ pub fn compare(preset: &SsdPreset, rows: &[Measurement], think_ns: u64, progress
     let out = rows
         .iter()
         .zip(&jobs)
-        .map(|(m, j)| match j {
-            Err(why) => Comparison { m: m.clone(), ours: None, not_compared: Some(why.clone()), command: String::new() },
-            Ok(job) => {
-                let i = distinct.iter().position(|d| *d == job).expect("every job ran");
-                let ours = pick(&results[i], &m.metric);
-                Comparison { m: m.clone(), not_compared: ours.is_none().then(|| format!("no model figure for metric {}", m.metric)), ours, command: describe(preset.name, job) }
+        .map(|(m, j)| {
+            let m = Measurement { role: role(m).to_string(), ..m.clone() };
+            match j {
+                Err(why) => Comparison { m, ours: None, not_compared: Some(why.clone()), command: String::new() },
+                Ok((preset, job)) => {
+                    let i = distinct.iter().position(|d| d.0.name == preset.name && d.1 == *job).expect("every job ran");
+                    let ours = pick(&results[i], &m.metric);
+                    let not_compared = ours.is_none().then(|| format!("no model figure for metric {}", m.metric));
+                    Comparison { m, not_compared, ours, command: describe(preset.name, job) }
+                }
             }
         })
         .collect();
@@ -232,15 +258,25 @@ mod tests {
     }
 
     #[test]
+    fn the_fit_reads_qd1_and_qd512_writes_and_three_read_depths_only() {
+        let r = |exp: &str, qd: u32| role(&row(exp, 4096, qd, "iops", 1.0));
+        assert_eq!((r("write", 1), r("write", 512)), ("fit", "fit"));
+        assert_eq!((r("write", 2), r("write", 256)), ("validation", "validation"));
+        assert_eq!((r("randwrite", 1), r("randwrite", 512)), ("validation", "validation"), "random writes are held out whole");
+        assert_eq!((r("randread", 1), r("randread", 32), r("randread", 256), r("randread", 64)), ("fit", "fit", "fit", "validation"));
+        let beside = Measurement { bg_op: "write".into(), ..row("randread", 4096, 1, "iops", 1.0) };
+        assert_eq!(role(&beside), "validation");
+    }
+
+    #[test]
     fn every_row_comes_back_compared_or_with_why() {
-        let preset = zonekit_ssd::preset::find("dc-7").unwrap();
         let rows = vec![
             row("write", 4096, 1, "clat_ns_p50", 8640.0),
             row("write", 4096, 1, "iops", 110_500.0),
             row("write", 4096, 1, "lat_ns_max", 1.0),
             Measurement { bg_op: "write".into(), ..row("randread_beside_write", 4096, 1, "lat_ns_p50", 69_120.0) },
         ];
-        let f = compare(preset, &rows, 0, &mut |_, _| {}).unwrap();
+        let f = compare(&|_| zonekit_ssd::preset::find("dc-7").unwrap(), &rows, 0, &mut |_, _| {}).unwrap();
         assert_eq!(f.rows.len(), rows.len());
         // The two write rows share one run.
         assert_eq!(f.runs, 1);
@@ -248,6 +284,7 @@ mod tests {
         assert!(f.rows[0].command.contains("write bs 4096 QD1"));
         // lat_ns_max is a figure of the run (the comparison keeps every metric it can pick).
         assert!(f.rows[2].ours.is_some());
+        assert_eq!((f.rows[0].m.role.as_str(), f.rows[3].m.role.as_str()), ("fit", "validation"));
         assert!(f.rows[3].ours.is_none() && f.rows[3].not_compared.as_deref().unwrap().contains("beside"));
     }
 

@@ -2,6 +2,7 @@
 //! experiment rerun on a preset against them (issue 48).
 
 pub mod conventional;
+pub mod conventional_fit;
 pub mod conventional_report;
 pub mod data;
 pub mod demo;

@@ -1,0 +1,162 @@
+//! The flash and controller behind the two conventional drives of the ZN540's characterisation
+//! (issue 48), fitted to their published fio runs: the Samsung 980 PRO 2 TB and the WD SN540
+//! (`crates/zonekit-device/data/980pro/`, `data/sn540/`; `docs/results/devices-data.md`). The
+//! SSD presets `980pro` and `sn540` (`zonekit_ssd::preset`) take their timing from here;
+//! `zonekit_lab::device::conventional_fit` derives every fitted figure from the rows the fit
+//! reads, and a test there checks these constants against it.
+//!
+//! The controller is the ZN540's ([`crate::timing::ControllerConfig`]): a write completes once
+//! its data is in the buffer, the buffer drains in stripes (a page on every die, programmed
+//! together), a write waits when the buffer is full. A conventional drive has no zones, so the
+//! zone-management figures are zero; the append figures repeat the write's (unused).
+
+use super::{Figure, Provenance, Source};
+use crate::timing::{ControllerConfig, FlashConfig};
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const US: u64 = 1000;
+
+/// A conventional drive's flash timing, its figures' sources.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FlashPreset {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub flash: FlashConfig,
+    pub sources: &'static [Source],
+}
+
+impl FlashPreset {
+    /// Every figure with its provenance, as `zonekit device presets` prints them.
+    pub fn figures(&self) -> Vec<Figure> {
+        super::with_sources(super::flash_figures(&self.flash, false), self.sources)
+    }
+}
+
+/// The controller of a conventional drive: the zoned figures zero.
+const fn controller(dispatch_ns: u64, write_ns: u64, jitter_ns: u64, write_done_ns: u64, host_bytes_per_sec: u64, read_done_ns: u64, stripe_dies: u32) -> ControllerConfig {
+    ControllerConfig {
+        dispatch_ns,
+        write_ns,
+        append_ns: write_ns,
+        handoff_ns: 0,
+        jitter_ns,
+        write_done_ns,
+        append_done_ns: write_done_ns,
+        host_bytes_per_sec,
+        host_overlap_bytes: 0,
+        read_done_ns,
+        write_buffer_bytes: 8 * MIB,
+        stripe_dies,
+        // The fit did not look for slow stripes in these drives' tails (devices.md).
+        slow_stripe_one_in: 0,
+        slow_stripe_ns: 0,
+        implicit_open_ns: 0,
+        open_ns: 0,
+        close_ns: 0,
+        finish_empty_ns: 0,
+        seal_ns: 0,
+        reset_ns: 0,
+        reset_ns_per_mib: 0,
+        seed: 48,
+    }
+}
+
+/// The 980 PRO 2 TB: 32 dies on 8 channels, 32 KiB pages, 1 MiB stripes.
+pub const PRO980_FLASH: FlashConfig = FlashConfig {
+    channels: 8,
+    dies_per_channel: 4,
+    page_size_bytes: 32 * KIB as u32,
+    pages_per_block: 1536,
+    read_ns: 40 * US,
+    program_ns: 341_370,
+    erase_ns: 3500 * US,
+    channel_bytes_per_sec: 1_200_000_000,
+    dies_per_zone: 32,
+    controller: controller(1000, 1250, 100, 5130, 2_890_000_000, 0, 32),
+};
+
+/// The SN540: 32 dies on 8 channels, 32 KiB pages, 1 MiB stripes.
+pub const SN540_FLASH: FlashConfig = FlashConfig {
+    channels: 8,
+    dies_per_channel: 4,
+    page_size_bytes: 32 * KIB as u32,
+    pages_per_block: 1536,
+    read_ns: 60_100,
+    program_ns: 842_620,
+    erase_ns: 3500 * US,
+    channel_bytes_per_sec: 800_000_000,
+    dies_per_zone: 32,
+    controller: controller(1000, 1870, 1410, 2900, 1_520_000_000, 2900, 32),
+};
+
+use Provenance::{Assumed, Fitted};
+
+const PRO980_SOURCES: &[Source] = &[
+    ("channels × dies", Assumed, "8 channels (the controller's); 32 dies: 2 TB of 512 Gbit TLC dies. No reads in the data to fit them"),
+    ("page", Assumed, "a two-plane 16 KiB TLC page"),
+    ("read / program / erase", Fitted, "program: a stripe ÷ the median write bandwidth at QD512 (3.07 GB/s); read: FEMU's 40 µs, assumed (the data has no reads); erase unused"),
+    ("channel", Assumed, "1.2 GB/s (a Toggle 4.0 channel); the data has no reads to fit it, and writes need only 0.38 GB/s a channel"),
+    ("dies per zone", Assumed, "a reclaim unit over all 32 dies"),
+    ("stripe", Assumed, "all 32 dies program together (1 MiB)"),
+    ("slow stripes", Assumed, "none: the drive's write tails are not modelled (devices.md)"),
+    ("write buffer", Assumed, "8 MiB, as the ZN540's; no run of the data fills it below its drain rate"),
+    ("dispatch", Assumed, "1 µs, as the ZN540's"),
+    ("write / append engine", Fitted, "1 ÷ 4 KiB write IOPS at QD512 (739 K) − jitter"),
+    ("hand-off / jitter", Fitted, "hand-off 0 (assumed: 4 KiB QD2 runs at 1.99 × QD1); jitter (p99 − p50) ÷ ln 50 of 4 KiB writes at QD1"),
+    ("write / append completion", Fitted, "intercept of QD1 write mean latency against block size (4-128 KiB) − dispatch − engine − jitter"),
+    ("host link", Fitted, "slope of QD1 write mean latency against block size, 4-128 KiB (least squares)"),
+    ("host overlap", Fitted, "0: QD1 latency is linear in size from 4 KiB"),
+    ("read completion", Assumed, "0: the data has no reads"),
+];
+
+const SN540_SOURCES: &[Source] = &[
+    (
+        "channels × dies",
+        Fitted,
+        "8 channels as the ZN540 (assumed); 32 dies: of 8-64, the count whose fitted sense time fits QD1's latency and gives 4 KiB random reads at QD32 closest",
+    ),
+    ("page", Assumed, "a two-plane 16 KiB TLC page, as the ZN540's"),
+    (
+        "read / program / erase",
+        Fitted,
+        "read: 4 KiB random reads at QD256 (460 K, bisection on the model); program: a stripe ÷ the median write bandwidth at QD512 (1.24 GB/s); erase unused",
+    ),
+    ("channel", Assumed, "FEMU's default 800 MB/s; the SN540's reads are 4 KiB only and do not fix it (their peak needs 235 MB/s a channel)"),
+    ("dies per zone", Assumed, "a reclaim unit over all 32 dies"),
+    ("stripe", Assumed, "all 32 dies program together (1 MiB)"),
+    ("slow stripes", Assumed, "none: the drive's write tails are not modelled (devices.md)"),
+    ("write buffer", Assumed, "8 MiB, as the ZN540's"),
+    ("dispatch", Assumed, "1 µs, as the ZN540's"),
+    ("write / append engine", Fitted, "1 ÷ 4 KiB write IOPS at QD512 (305 K) − jitter: the drain binds at the same rate, so an upper bound"),
+    ("hand-off / jitter", Fitted, "hand-off 0 (assumed); jitter (p99 − p50) ÷ ln 50 of 4 KiB writes at QD1"),
+    ("write / append completion", Fitted, "intercept of QD1 write mean latency against block size (4-16 KiB, below 90 % of the drain) − dispatch − engine − jitter"),
+    ("host link", Fitted, "slope of QD1 write mean latency against block size, 4-16 KiB (least squares)"),
+    ("host overlap", Fitted, "0: QD1 latency is linear in size from 4 KiB"),
+    ("read completion", Fitted, "4 KiB random read at QD1, p50 69.12 µs = dispatch + sense + transfer + this"),
+];
+
+/// Every conventional drive's flash timing.
+pub const FLASH_PRESETS: [FlashPreset; 2] = [
+    FlashPreset { name: "980pro", summary: "Samsung 980 PRO 2 TB (conventional): buffer and controller fitted to its fio writes", flash: PRO980_FLASH, sources: PRO980_SOURCES },
+    FlashPreset { name: "sn540", summary: "WD Ultrastar DC SN540 (conventional): buffer and controller fitted to its fio runs", flash: SN540_FLASH, sources: SN540_SOURCES },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flash_preset_is_valid_and_every_figure_says_where_it_comes_from() {
+        for p in FLASH_PRESETS {
+            p.flash.validate().unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            assert!(p.flash.controller.enabled(), "{}: a fitted drive has its write buffer", p.name);
+            let figures = p.figures();
+            for s in p.sources {
+                assert!(figures.iter().any(|f| f.name == s.0), "{}: a source for {:?}, which is no figure of it", p.name, s.0);
+            }
+            assert!(figures.iter().all(|f| f.source != "no source gives it"), "{}", p.name);
+            assert!(!figures.iter().any(|f| f.name == "reset"), "{}: no zone management on a conventional drive", p.name);
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! The conventional drives' fitted flash timings (`980pro`, `sn540`;
+//! `zonekit_device::preset::FLASH_PRESETS`) derived from the rows of each drive the fit reads
+//! ([`crate::device::conventional::role`]: QD1 and QD512 writes, the SN540's random reads at
+//! QD1, 32 and 256); the rest of the grid and every random write are held out.
+//!
+//! The model is the ZN540's controller in front of the flash: a write completes once it is in
+//! the write buffer (so a QD1 write costs dispatch + engine + jitter + completion + its bytes
+//! over the host link), the buffer drains in stripes of a page on every die (so the saturated
+//! write bandwidth is a stripe per program time), and one engine takes every write command (so
+//! small writes saturate at one over its time). Reads sense on a die, cross its channel, and
+//! complete. Each figure's derivation is in [`Figure::how`].
+
+use zonekit_device::preset::Provenance;
+use zonekit_device::timing::{ControllerConfig, FlashConfig};
+use zonekit_ssd::SsdConfig;
+
+use crate::device::conventional::{role, run, SsdJob, SsdRw};
+use crate::device::data::Measurement;
+use crate::device::fit::Figure;
+use crate::LabError;
+
+const KIB: u64 = 1024;
+const PAGE_BYTES: u32 = 32 * KIB as u32;
+const CHANNELS: u32 = 8;
+const DISPATCH_NS: u64 = 1000;
+const BUFFER_BYTES: u64 = 8 << 20;
+/// A QD1 run below this share of the drain's bandwidth is latency-bound (its mean latency is
+/// the command's own cost, not the buffer's wait).
+const LATENCY_BOUND: f64 = 0.9;
+/// The SN540's channel: its reads are 4 KiB only, which do not fix it (they need 235 MB/s a
+/// channel at their peak); FEMU's default. The ZN540's fitted 329 MB/s leaves no room, with the
+/// 32 dies the read curve asks for, for a sense that gives QD256's throughput inside QD1's
+/// 69 µs.
+const SN540_CHANNEL_BYTES_PER_SEC: u64 = 800_000_000;
+/// The SN540's random-read fit runs on a 1 GiB range (the dies and their queues are the
+/// same as over 40 GiB; the prefill is 40 times shorter).
+const READ_RANGE_BLOCKS: u64 = (1 << 30) / 4096;
+
+/// One drive's fit: its flash and controller, and every figure's derivation.
+#[derive(Clone, Debug)]
+pub struct DriveFit {
+    pub drive: String,
+    pub flash: FlashConfig,
+    pub figures: Vec<Figure>,
+}
+
+fn rows_of<'a>(rows: &'a [Measurement], drive: &'a str, experiment: &'a str, metric: &'a str) -> impl Iterator<Item = &'a Measurement> + 'a {
+    rows.iter().filter(move |r| r.device == drive && r.experiment == experiment && r.metric == metric && role(r) == "fit")
+}
+
+fn one(rows: &[Measurement], drive: &str, experiment: &str, metric: &str, bs: u64, qd: u32) -> Result<f64, LabError> {
+    rows_of(rows, drive, experiment, metric)
+        .find(|r| r.bs_bytes == bs && r.qd == qd)
+        .map(|r| r.value)
+        .ok_or_else(|| LabError::Usage(format!("the {drive} fit needs its {experiment} {metric} row at {bs} B, QD{qd}, which the data does not have")))
+}
+
+fn median(mut v: Vec<f64>) -> Result<f64, LabError> {
+    if v.is_empty() {
+        return Err(LabError::Usage("the fit needs rows the data does not have".into()));
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Ok(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+fn round(x: f64, unit: u64) -> u64 {
+    ((x / unit as f64).round().max(0.0) as u64) * unit
+}
+
+/// Least squares of `y = a + b x`: `(a, b)`.
+fn line(pts: &[(f64, f64)]) -> (f64, f64) {
+    let n = pts.len() as f64;
+    let (sx, sy) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
+    let b = pts.iter().map(|p| (p.0 - sx) * (p.1 - sy)).sum::<f64>() / pts.iter().map(|p| (p.0 - sx).powi(2)).sum::<f64>();
+    (sy - b * sx, b)
+}
+
+/// 4 KiB random reads at `qd` on `flash`: their IOPS.
+fn read_iops(flash: &FlashConfig, qd: u32, think_ns: u64) -> f64 {
+    let job = SsdJob { rw: SsdRw::RandRead, bs_bytes: 4096, qd, think_ns, ops: 20_000, ramp_ops: 2_000.max(2 * qd as u64), range_blocks: READ_RANGE_BLOCKS, seed: 48 };
+    let cfg = SsdConfig { flash: Some(*flash), queue_depth: qd as usize, seed: 48, ..SsdConfig::conventional(READ_RANGE_BLOCKS, 0.07, 768) };
+    run(&cfg, &job).expect("the fit's read job is valid").0.iops
+}
+
+/// Fits `drive`'s (`980pro` or `sn540`) flash timing to its fit rows; `think_ns` is fio's host
+/// time between a completion and the next submission (the ZN540 fit's).
+pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit, LabError> {
+    use Provenance::{Assumed, Fitted};
+    let mut figures = Vec::new();
+    let mut note = |name: &'static str, value: String, provenance: Provenance, how: String| figures.push(Figure { name, value, provenance, how });
+    let us = |ns: u64| format!("{:.2} µs", ns as f64 / 1e3);
+
+    // The drain: the median write bandwidth at QD512, every block size (each saturated).
+    let drain: Vec<f64> = rows_of(rows, drive, "write", "bw_bytes_per_s").filter(|r| r.qd == 512).map(|r| r.value).collect();
+    let drain_bw = median(drain.clone())?;
+    // QD1 writes below the drain: mean latency = intercept + bytes ÷ host link.
+    let bound: Vec<u64> = rows_of(rows, drive, "write", "bw_bytes_per_s").filter(|r| r.qd == 1 && r.value >= LATENCY_BOUND * drain_bw).map(|r| r.bs_bytes).collect();
+    let pts: Vec<(f64, f64)> = rows_of(rows, drive, "write", "lat_ns_mean").filter(|r| r.qd == 1 && !bound.contains(&r.bs_bytes)).map(|r| (r.bs_bytes as f64, r.value)).collect();
+    if pts.len() < 2 {
+        return Err(LabError::Usage(format!("the {drive} fit needs two latency-bound QD1 write runs")));
+    }
+    let (intercept, slope) = line(&pts);
+    let p50 = one(rows, drive, "write", "clat_ns_p50", 4096, 1)?;
+    let p99 = one(rows, drive, "write", "clat_ns_p99", 4096, 1)?;
+    let jitter_ns = round((p99 - p50) / 50f64.ln(), 10);
+    let peak_iops = one(rows, drive, "write", "iops", 4096, 512)?;
+    let write_ns = round(1e9 / peak_iops - jitter_ns as f64, 10);
+    let write_done_ns = round(intercept - (DISPATCH_NS + write_ns + jitter_ns) as f64, 10);
+
+    let has_reads = rows_of(rows, drive, "randread", "iops").next().is_some();
+    let ctl = ControllerConfig {
+        dispatch_ns: DISPATCH_NS,
+        write_ns,
+        append_ns: write_ns,
+        jitter_ns,
+        write_done_ns,
+        append_done_ns: write_done_ns,
+        host_bytes_per_sec: round(1e9 / slope, 10_000_000),
+        write_buffer_bytes: BUFFER_BYTES,
+        seed: 48,
+        ..ControllerConfig::NONE
+    };
+    // Without reads in the data (the 980 PRO) the die count and read figures are assumed.
+    let candidates: &[u32] = if has_reads { &[1, 2, 4, 8] } else { &[4] };
+    let mut best: Option<(f64, FlashConfig, f64)> = None;
+    for &per_channel in candidates {
+        let dies = CHANNELS * per_channel;
+        let stripe = PAGE_BYTES as u64 * dies as u64;
+        let mut flash = FlashConfig {
+            channels: CHANNELS,
+            dies_per_channel: per_channel,
+            page_size_bytes: PAGE_BYTES,
+            pages_per_block: 1536,
+            read_ns: 40_000,
+            program_ns: round(stripe as f64 / drain_bw * 1e9, 10),
+            erase_ns: 3_500_000,
+            channel_bytes_per_sec: if has_reads { SN540_CHANNEL_BYTES_PER_SEC } else { 1_200_000_000 },
+            dies_per_zone: dies,
+            controller: ControllerConfig { stripe_dies: dies, ..ctl },
+        };
+        if !has_reads {
+            best = Some((0.0, flash, 0.0));
+            break;
+        }
+        // Sense time: bisection on QD256's IOPS (to 100 ns); completion: QD1's p50.
+        let r_p50 = one(rows, drive, "randread", "lat_ns_p50", 4096, 1)?;
+        let r_peak = one(rows, drive, "randread", "iops", 4096, 256)?;
+        let transfer_ns = 4096 * 1_000_000_000 / flash.channel_bytes_per_sec;
+        let with_sense = |mut f: FlashConfig, sense_ns: u64| {
+            f.read_ns = sense_ns;
+            f.controller.read_done_ns = round((r_p50 - (DISPATCH_NS + sense_ns + transfer_ns) as f64).max(0.0), 10);
+            f
+        };
+        let (mut lo, mut hi) = (1_000u64, 200_000u64);
+        while hi - lo > 100 {
+            let mid = (lo + hi) / 2;
+            if read_iops(&with_sense(flash, mid), 256, think_ns) > r_peak {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        flash = with_sense(flash, round(lo as f64, 100));
+        if r_p50 < (DISPATCH_NS + flash.read_ns + transfer_ns) as f64 {
+            // This many dies need a sense longer than QD1's whole latency: not this drive.
+            continue;
+        }
+        let knee = one(rows, drive, "randread", "iops", 4096, 32)?;
+        let ours = read_iops(&flash, 32, think_ns);
+        let err = (ours / knee - 1.0).abs();
+        if best.as_ref().is_none_or(|b| err < b.0) {
+            best = Some((err, flash, ours));
+        }
+    }
+    let (knee_err, flash, _) = best.ok_or_else(|| LabError::Usage(format!("no die count fits {drive}'s random reads")))?;
+    let c = &flash.controller;
+    let dies = flash.die_count();
+    if has_reads {
+        note(
+            "channels × dies",
+            format!("{CHANNELS} × {}", flash.dies_per_channel),
+            Fitted,
+            format!("of 8, 16, 32, 64 dies, the one whose fitted sense time fits QD1's latency and gives 4 KiB reads at QD32 closest ({:.1} % off)", knee_err * 100.0),
+        );
+        note("read (sense)", us(flash.read_ns), Fitted, "4 KiB random reads at QD256 (bisection on the model)".into());
+        note("read completion", us(c.read_done_ns), Fitted, "4 KiB random read at QD1, p50 = dispatch + sense + transfer + this".into());
+        note(
+            "channel",
+            format!("{} MB/s", flash.channel_bytes_per_sec / 1_000_000),
+            Assumed,
+            "FEMU's default; 4 KiB reads do not fix it (their peak needs 235 MB/s a channel)".into(),
+        );
+    } else {
+        note("channels × dies", format!("{CHANNELS} × {}", flash.dies_per_channel), Assumed, "no reads in the data: 32 dies (2 TB of 512 Gbit dies)".into());
+        note("read (sense)", us(flash.read_ns), Assumed, "no reads in the data: FEMU's 40 µs".into());
+        note("channel", format!("{} MB/s", flash.channel_bytes_per_sec / 1_000_000), Assumed, "no reads in the data: 1.2 GB/s".into());
+    }
+    note("program", us(flash.program_ns), Fitted, format!("a stripe ({dies} × 32 KiB) ÷ {:.3} GB/s, the median write bandwidth at QD512 ({} runs)", drain_bw / 1e9, drain.len()));
+    note(
+        "host link",
+        format!("{:.2} GB/s", c.host_bytes_per_sec as f64 / 1e9),
+        Fitted,
+        format!("slope of QD1 write mean latency against block size ({} latency-bound runs, least squares)", pts.len()),
+    );
+    note("jitter", us(c.jitter_ns), Fitted, format!("(p99 − p50) ÷ ln 50 of 4 KiB writes at QD1 ({} − {})", us(p99 as u64), us(p50 as u64)));
+    note("write engine", us(c.write_ns), Fitted, format!("1 ÷ {:.1} KIOPS (4 KiB writes at QD512) − jitter", peak_iops / 1e3));
+    note("write completion", us(c.write_done_ns), Fitted, format!("QD1 intercept {} − dispatch − engine − jitter", us(intercept as u64)));
+    note("dispatch / stripe / write buffer", format!("{} / {dies} dies / {} MiB", us(DISPATCH_NS), BUFFER_BYTES >> 20), Assumed, "as the ZN540's".into());
+    Ok(DriveFit { drive: drive.to_string(), flash, figures })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::data::{default_dir, read_conventional};
+
+    #[test]
+    fn the_fit_gives_the_presets_figures() {
+        let rows = read_conventional(&default_dir()).unwrap();
+        for (drive, preset) in [("980pro", zonekit_device::preset::PRO980_FLASH), ("sn540", zonekit_device::preset::SN540_FLASH)] {
+            let f = fit(&rows, drive, 390).unwrap();
+            assert_eq!(f.flash, preset, "{drive}: the preset differs from its fit; the fit gives\n{:#?}", f.flash);
+        }
+    }
+}
