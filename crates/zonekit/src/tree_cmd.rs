@@ -252,7 +252,11 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     }
     match &a.device {
         Some(path) => {
-            println!("measured on {}: the run phase's wall and CPU time (system calls included) on it; model ms the time {} gives the same requests", path.display(), base.timing.describe())
+            println!(
+                "measured on {}: the run phase's wall and CPU time (system calls included) on it; model ms the time {} gives the same requests",
+                path.display(),
+                base.timing.describe()
+            )
         }
         None => say!("on the emulated device: model ms is the device time under {}; wall and CPU ms the trees' own computation (no device I/O)", base.timing.describe()),
     }
