@@ -127,11 +127,12 @@ impl TreeSpec {
             format!("--distribution {}", self.distribution.name()),
             format!("--records {} --operations {}", self.records, self.operations),
         ];
+        // On a device the zone size is the device's, but how many of its zones the trees take
+        // is the spec's (the ratio section takes 32, 48 or 64): without it a rerun took 40.
+        parts.push(format!("--sequential-zones {} --conventional-zones {}", self.sequential_zones, self.conventional_zones));
         match device {
             Some(d) => parts.push(format!("--device {}", zonekit_report::shell_word(d))),
-            None => {
-                parts.push(format!("--sequential-zones {} --conventional-zones {} --zone-size-mib {}", self.sequential_zones, self.conventional_zones, self.zone_size_bytes >> 20))
-            }
+            None => parts.push(format!("--zone-size-mib {}", self.zone_size_bytes >> 20)),
         }
         parts.push(format!("--node-size-bytes {} --value-size-bytes {} --inner-entries-max {}", self.node_size_bytes, self.value_size_bytes, self.inner_entries_max));
         if !self.dynamic_zone_choice {

@@ -229,6 +229,18 @@ fn deletes_drawn_once_or_plain_zipfian_find_their_key_less_often() {
     assert!(!spec.command(None).contains("--delete-keys"), "the default is not spelt out");
 }
 
+/// A row run on a device reruns alone only if its command names how many of the device's zones
+/// it took (the ratio section takes 32, 48 or 64; `tree run` defaults to 40).
+#[test]
+fn a_device_rows_command_names_its_zone_counts() {
+    let spec = TreeSpec { sequential_zones: 48, conventional_zones: 1, ..TreeSpec::default() };
+    let on_device = spec.command(Some("/dev/shm/zb8.zk"));
+    assert!(on_device.contains("--sequential-zones 48 --conventional-zones 1 --device /dev/shm/zb8.zk"), "{on_device}");
+    assert!(!on_device.contains("--zone-size-mib"), "the device's zone size is its own: {on_device}");
+    let emulated = spec.command(None);
+    assert!(emulated.contains("--sequential-zones 48 --conventional-zones 1 --zone-size-mib 2048"), "{emulated}");
+}
+
 /// A device with data, `extra` sequential zones more than `spec` takes.
 fn data_device(spec: &TreeSpec, extra: u32) -> MemDevice {
     let g = Geometry { zone_count: spec.geometry().zone_count + extra, ..spec.geometry() };
