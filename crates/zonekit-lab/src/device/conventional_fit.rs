@@ -16,7 +16,7 @@ use zonekit_ssd::SsdConfig;
 
 use crate::device::conventional::{role, run, SsdJob, SsdRw};
 use crate::device::data::Measurement;
-use crate::device::fit::Figure;
+use crate::device::fit::{median, Figure};
 use crate::LabError;
 
 const KIB: u64 = 1024;
@@ -53,15 +53,6 @@ fn one(rows: &[Measurement], drive: &str, experiment: &str, metric: &str, bs: u6
         .find(|r| r.bs_bytes == bs && r.qd == qd)
         .map(|r| r.value)
         .ok_or_else(|| LabError::Usage(format!("the {drive} fit needs its {experiment} {metric} row at {bs} B, QD{qd}, which the data does not have")))
-}
-
-fn median(mut v: Vec<f64>) -> Result<f64, LabError> {
-    if v.is_empty() {
-        return Err(LabError::Usage("the fit needs rows the data does not have".into()));
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Ok(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
 }
 
 fn round(x: f64, unit: u64) -> u64 {

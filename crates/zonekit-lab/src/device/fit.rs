@@ -50,7 +50,8 @@ const MIB: u64 = 1024 * KIB;
 const SLOW_ONE_IN: [u32; 8] = [10, 15, 20, 30, 40, 50, 70, 100];
 const SLOW_US: [u64; 6] = [300, 400, 500, 700, 1000, 1400];
 
-fn median(mut v: Vec<f64>) -> Result<f64, LabError> {
+/// The median of `v` (the mean of the middle two when even); an error when the fit found no row.
+pub(crate) fn median(mut v: Vec<f64>) -> Result<f64, LabError> {
     if v.is_empty() {
         return Err(LabError::Usage("the fit needs rows the data does not have".into()));
     }
