@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use zonekit_device::bench::{self, BenchReport, BenchSpec, Job, JobStats, Rw};
 use zonekit_device::preset;
+use zonekit_device::timing::FlashConfig;
 use zonekit_report::{bar_chart, csv, fitted_table, TERMINAL_COLUMNS};
 
 /// A size in bytes: a number with an optional k, m or g (binary units), e.g. 4k, 128k, 1m.
@@ -259,18 +260,25 @@ pub fn fit(a: &FitArgs) -> Result<ExitCode> {
     }
     let rows = zonekit_lab::device::data::read_zn540(&dir).map_err(crate::error::lab)?;
     let fit = zonekit_lab::device::fit::fit(&rows).map_err(crate::error::lab)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&fit.flash)?);
+    let heading = format!("The zn540 preset fitted to the ZN540's published measurements ({} rows read from {}, only role = fit used):", rows.len(), dir.display());
+    let shipped = preset::find("zn540").expect("the zn540 preset exists").flash;
+    print_fit(a.json, &heading, &fit.figures, &fit.flash, &shipped, "The zn540 preset", "preset.rs")
+}
+
+/// What `device fit` prints: the fitted config as JSON, or the figures' table and whether the
+/// shipped preset (`name`, defined in `file`) holds exactly them.
+fn print_fit(json: bool, heading: &str, figures: &[zonekit_lab::device::fit::Figure], fitted: &FlashConfig, shipped: &FlashConfig, name: &str, file: &str) -> Result<ExitCode> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(fitted)?);
         return Ok(ExitCode::SUCCESS);
     }
-    say!("The zn540 preset fitted to the ZN540's published measurements ({} rows read from {}, only role = fit used):", rows.len(), dir.display());
-    let table: Vec<Vec<String>> = fit.figures.iter().map(|f| vec![f.name.to_string(), f.value.clone(), f.provenance.name().to_string(), f.how.clone()]).collect();
+    say!("{heading}");
+    let table: Vec<Vec<String>> = figures.iter().map(|f| vec![f.name.to_string(), f.value.clone(), f.provenance.name().to_string(), f.how.clone()]).collect();
     print!("{}", fitted_table(&["figure", "value", "provenance", "from"], &table, TERMINAL_COLUMNS));
-    let shipped = preset::find("zn540").expect("the zn540 preset exists").flash;
-    if shipped == fit.flash {
-        println!("\nThe zn540 preset holds exactly these figures.");
+    if shipped == fitted {
+        println!("\n{name} holds exactly these figures.");
     } else {
-        println!("\nThe zn540 preset differs from this fit; the fitted config (paste into preset.rs):\n{:#?}", fit.flash);
+        println!("\n{name} differs from this fit; the fitted config (paste into {file}):\n{fitted:#?}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -287,18 +295,7 @@ fn fit_conventional(a: &FitArgs, drive: &str) -> Result<ExitCode> {
     // fio's host time between I/Os, the ZN540 fit's (how the comparison replays fio's runs).
     let think_ns = zonekit_lab::device::fit::fit(&zonekit_lab::device::data::read_zn540(&dir).map_err(crate::error::lab)?).map_err(crate::error::lab)?.fio_think_ns;
     let fit = zonekit_lab::device::conventional_fit::fit(&rows, drive, think_ns).map_err(crate::error::lab)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&fit.flash)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    say!("The {drive} flash timing fitted to the drive's published fio runs (rows read from {}; only the rows marked fit used):", dir.display());
-    let table: Vec<Vec<String>> = fit.figures.iter().map(|f| vec![f.name.to_string(), f.value.clone(), f.provenance.name().to_string(), f.how.clone()]).collect();
-    print!("{}", fitted_table(&["figure", "value", "provenance", "from"], &table, TERMINAL_COLUMNS));
+    let heading = format!("The {drive} flash timing fitted to the drive's published fio runs (rows read from {}; only the rows marked fit used):", dir.display());
     let shipped = preset::find_flash(drive).expect("the drive's flash preset exists");
-    if shipped == fit.flash {
-        println!("\nThe {drive} flash preset holds exactly these figures.");
-    } else {
-        println!("\nThe {drive} flash preset differs from this fit; the fitted config (paste into preset/conventional.rs):\n{:#?}", fit.flash);
-    }
-    Ok(ExitCode::SUCCESS)
+    print_fit(a.json, &heading, &fit.figures, &fit.flash, &shipped, &format!("The {drive} flash preset"), "preset/conventional.rs")
 }
