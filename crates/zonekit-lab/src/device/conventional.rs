@@ -13,8 +13,9 @@
 //! job reads a range written whole beforehand. Each drive runs on its own fitted preset
 //! (`980pro`, `sn540`: a write buffer and controller in front of the flash,
 //! `crate::device::conventional_fit`), or every row on one preset named (`dc-7`, the unfitted
-//! FEMU figures); [`role`] says which rows the fit read. Rows the harness cannot express are
-//! kept, with why (a job beside another, as `sn540/interference.csv` holds).
+//! FEMU figures); [`role`] says which rows the fit read. A row of `sn540/interference.csv`
+//! runs its two jobs on one model ([`run_beside`]: reads beside rate-limited writes). Rows the
+//! harness cannot express are kept, with why (fio's 20-minute random-write runs).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -25,7 +26,7 @@ use zonekit_ssd::preset::SsdPreset;
 use zonekit_ssd::{Ssd, SsdConfig, SsdError};
 
 use crate::device::data::Measurement;
-use crate::device::fidelity::{pick, Comparison, Fidelity};
+use crate::device::fidelity::{paired_rate, pick, Comparison, Fidelity};
 
 /// The range every run of the conventional drives wrote or read (the data's note: "40 GiB
 /// range; 30 s runs").
@@ -68,38 +69,111 @@ pub struct SsdJob {
     pub seed: u64,
 }
 
-/// The job a row describes, or why the harness cannot express it.
-pub fn job_of(m: &Measurement, think_ns: u64) -> Result<SsdJob, String> {
-    if !m.bg_op.is_empty() {
-        return Err(format!(
-            "a job beside another ({} beside it): the harness runs one job on one host queue; two jobs, one rate-limited, are not built for the SSD model",
-            m.bg_op
-        ));
-    }
-    if m.engine != "fio-spdk" {
-        return Err(format!("engine {:?}: only fio's SPDK runs are replayed", m.engine));
-    }
-    let rw = match m.experiment.as_str() {
+/// A job beside the measured one: fio's second job of the same run, its bytes limited to
+/// `rate_bytes_per_sec` as fio's `--rate` limits them (0: unlimited).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Beside {
+    pub job: SsdJob,
+    pub rate_bytes_per_sec: u64,
+}
+
+/// What one model run does: the measured job (its commands count to `ops`), maybe a job
+/// beside it for as long as the measured one runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SsdRun {
+    pub job: SsdJob,
+    pub beside: Option<Beside>,
+}
+
+/// Which job of a run a row's figure belongs to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Side {
+    Job,
+    Beside,
+}
+
+/// The figures of one run: the measured job's, the job beside it (over the measured job's
+/// window), and every host command issued.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SsdReport {
+    pub job: JobStats,
+    pub beside: Option<JobStats>,
+    pub commands: u64,
+}
+
+fn rw_of(name: &str) -> Result<SsdRw, String> {
+    Ok(match name {
         "write" => SsdRw::Write,
         "randwrite" => SsdRw::RandWrite,
         "randread" => SsdRw::RandRead,
         e => return Err(format!("no SSD job does {e:?}")),
-    };
-    if m.bs_bytes == 0 || m.bs_bytes % BLOCK_BYTES != 0 {
-        return Err(format!("block size {} bytes: the model's commands are whole 4 KiB blocks", m.bs_bytes));
-    }
-    if m.qd == 0 {
-        return Err("queue depth 0".into());
-    }
-    Ok(SsdJob { rw, bs_bytes: m.bs_bytes, qd: m.qd, think_ns, ops: OPS, ramp_ops: (OPS / 10).max(2 * m.qd as u64), range_blocks: RANGE_BYTES / BLOCK_BYTES, seed: SEED })
+    })
 }
 
-/// What reproduces a job's figures, in words (the harness has no command line of its own).
-pub fn describe(preset: &str, job: &SsdJob) -> String {
+fn job(rw: SsdRw, bs_bytes: u64, qd: u32, think_ns: u64) -> Result<SsdJob, String> {
+    if bs_bytes == 0 || bs_bytes % BLOCK_BYTES != 0 {
+        return Err(format!("block size {bs_bytes} bytes: the model's commands are whole 4 KiB blocks"));
+    }
+    if qd == 0 {
+        return Err("queue depth 0".into());
+    }
+    Ok(SsdJob { rw, bs_bytes, qd, think_ns, ops: OPS, ramp_ops: (OPS / 10).max(2 * qd as u64), range_blocks: RANGE_BYTES / BLOCK_BYTES, seed: SEED })
+}
+
+/// The run a row describes and which of its jobs the row's figure is, or why the harness
+/// cannot express it. `rows` are the row's file's, for the rate of a rate-limited job that
+/// only the other job's row names.
+///
+/// The SN540's interference runs are fio's `rate_inteference/nvme_<rate>_<qd>` (the
+/// characterisation's `io_inteference_rate.sh`): 4 KiB random reads at `qd` over the whole
+/// drive beside one job of 128 KiB sequential writes at QD1 from its start, limited to `rate`.
+/// The model reads its 40 GiB range, written whole first, and writes sequentially from its
+/// start over the data the reads find.
+pub fn run_of(rows: &[Measurement], m: &Measurement, think_ns: u64) -> Result<(SsdRun, Side), String> {
+    if m.engine != "fio-spdk" {
+        return Err(format!("engine {:?}: only fio's SPDK runs are replayed", m.engine));
+    }
+    if m.experiment.ends_with("_long") {
+        return Err("fio's 20-minute `long2` run, 4 jobs of 1 MiB random writes at QD32 over 400 GB beside 4 KiB random reads: the drive's writes ran at \
+                    about 600 MB/s there, half its 1.24 GB/s sequential, and what the drive held and had been written before the run, which decides that, is not \
+                    in the data; the model's fresh 40 GiB range would not show it"
+            .into());
+    }
+    if m.bg_op.is_empty() {
+        return Ok((SsdRun { job: job(rw_of(&m.experiment)?, m.bs_bytes, m.qd, think_ns)?, beside: None }, Side::Job));
+    }
+    if m.bg_jobs != 1 {
+        return Err(format!("{} jobs beside the measured one: the harness runs one", m.bg_jobs));
+    }
+    match m.experiment.split_once("_beside_") {
+        Some(("randread", _)) => {
+            let writes = Beside { job: job(rw_of(&m.bg_op)?, m.bg_bs_bytes, m.bg_qd, think_ns)?, rate_bytes_per_sec: m.bg_rate_bytes_per_sec };
+            Ok((SsdRun { job: job(SsdRw::RandRead, m.bs_bytes, m.qd, think_ns)?, beside: Some(writes) }, Side::Job))
+        }
+        Some((op, "randread")) => {
+            // The writes' figure, measured beside the reads: the same run as the reads' row.
+            let writes = Beside { job: job(rw_of(op)?, m.bs_bytes, m.qd, think_ns)?, rate_bytes_per_sec: paired_rate(rows, m) };
+            Ok((SsdRun { job: job(SsdRw::RandRead, m.bg_bs_bytes, m.bg_qd, think_ns)?, beside: Some(writes) }, Side::Beside))
+        }
+        _ => Err(format!("no run of the harness does {:?}", m.experiment)),
+    }
+}
+
+/// What reproduces a run's figures, in words (the harness has no command line of its own).
+pub fn describe(preset: &str, run: &SsdRun) -> String {
+    let job = &run.job;
+    let beside = run.beside.as_ref().map_or(String::new(), |b| {
+        let rate = match b.rate_bytes_per_sec {
+            0 => String::new(),
+            r => format!(" limited to {r} B/s"),
+        };
+        format!("; beside it {} bs {} QD{}{rate}, think {} ns", b.job.rw.name(), b.job.bs_bytes, b.job.qd, b.job.think_ns)
+    });
+    let reads = job.rw == SsdRw::RandRead || run.beside.as_ref().is_some_and(|b| b.job.rw == SsdRw::RandRead);
     format!(
-        "(ssd preset {preset}, fresh, {} GiB range{}) {} bs {} QD{}, {} commands after {}, think {} ns, seed {}",
+        "(ssd preset {preset}, fresh, {} GiB range{}) {} bs {} QD{}, {} commands after {}, think {} ns{beside}, seed {}",
         (job.range_blocks * BLOCK_BYTES) >> 30,
-        if job.rw == SsdRw::RandRead { " written whole first" } else { "" },
+        if reads { " written whole first" } else { "" },
         job.rw.name(),
         job.bs_bytes,
         job.qd,
@@ -117,52 +191,106 @@ pub fn model_config(preset: &SsdPreset, job: &SsdJob) -> SsdConfig {
 
 /// Runs `job` on a model of `cfg`: the measured commands' figures and the commands issued.
 pub fn run(cfg: &SsdConfig, job: &SsdJob) -> Result<(JobStats, u64), SsdError> {
-    assert!(job.qd > 0 && job.bs_bytes % BLOCK_BYTES == 0 && job.bs_bytes > 0, "a job job_of built");
+    let r = run_beside(cfg, &SsdRun { job: job.clone(), beside: None })?;
+    Ok((r.job, r.commands))
+}
+
+/// Where one job's commands go: whole commands of `blocks` over `places` places of the range.
+struct Stream<'a> {
+    job: &'a SsdJob,
+    rate_bytes_per_sec: u64,
+    blocks: u64,
+    places: u64,
+    next_place: u64,
+    issued_bytes: u64,
+}
+
+/// Runs `run` on a model of `cfg`: each job a closed loop of its `qd` slots with fio's host
+/// time between a completion and the next submission; a rate-limited job's command waits, as
+/// fio's `--rate` makes it, until its bytes so far are within the rate. The measured job's
+/// first `ramp_ops` commands warm up and its next `ops` are measured; the job beside it runs
+/// meanwhile and its figures are the commands it issued in the measured window.
+pub fn run_beside(cfg: &SsdConfig, run: &SsdRun) -> Result<SsdReport, SsdError> {
     let mut ssd = Ssd::new(cfg.clone())?;
-    let blocks = job.bs_bytes / BLOCK_BYTES;
-    let places = job.range_blocks.min(cfg.logical_blocks) / blocks;
-    if places == 0 {
-        return Err(SsdError::Config(format!("a {} byte command does not fit the {} block range", job.bs_bytes, job.range_blocks)));
+    let jobs: Vec<(&SsdJob, u64)> = std::iter::once((&run.job, 0)).chain(run.beside.iter().map(|b| (&b.job, b.rate_bytes_per_sec))).collect();
+    let mut streams = Vec::with_capacity(jobs.len());
+    for (job, rate_bytes_per_sec) in jobs {
+        assert!(job.qd > 0 && job.bs_bytes % BLOCK_BYTES == 0 && job.bs_bytes > 0, "a job run_of built");
+        let blocks = job.bs_bytes / BLOCK_BYTES;
+        let places = job.range_blocks.min(cfg.logical_blocks) / blocks;
+        if places == 0 {
+            return Err(SsdError::Config(format!("a {} byte command does not fit the {} block range", job.bs_bytes, job.range_blocks)));
+        }
+        streams.push(Stream { job, rate_bytes_per_sec, blocks, places, next_place: 0, issued_bytes: 0 });
     }
-    if job.rw == SsdRw::RandRead {
-        for lba in 0..places * blocks {
+    if let Some(read) = streams.iter().filter(|s| s.job.rw == SsdRw::RandRead).map(|s| s.places * s.blocks).max() {
+        for lba in 0..read {
             ssd.write_meta(lba, None)?;
         }
     }
     let start = ssd.idle_ns().ok_or_else(|| SsdError::Config("the model has no flash timing".into()))?;
-    let mut rng = Rng::new(job.seed);
-    // Slots by (when free, order queued): the earliest free slot issues next.
-    let mut ready: BinaryHeap<Reverse<(u64, u64)>> = (0..job.qd as u64).map(|i| Reverse((start, i))).collect();
-    let mut queued = job.qd as u64;
-    let (mut issued, mut next_place) = (0u64, 0u64);
-    let mut latencies = Vec::with_capacity(job.ops as usize);
+    let mut rng = Rng::new(run.job.seed);
+    // Slots by (when free, order queued, job): the earliest free slot issues next.
+    let mut ready: BinaryHeap<Reverse<(u64, u64, usize)>> = BinaryHeap::new();
+    let mut queued = 0u64;
+    for (j, s) in streams.iter().enumerate() {
+        for _ in 0..s.job.qd {
+            ready.push(Reverse((start, queued, j)));
+            queued += 1;
+        }
+    }
+    let (measured_total, ramp) = (run.job.ramp_ops + run.job.ops, run.job.ramp_ops);
+    let (mut measured_issued, mut commands) = (0u64, 0u64);
+    let mut latencies = [Vec::with_capacity(run.job.ops as usize), Vec::new()];
     let (mut first_submit, mut last_done) = (None, 0u64);
-    while issued < job.ramp_ops + job.ops {
-        let Reverse((submit, _)) = ready.pop().expect("qd slots are always queued");
-        let place = match job.rw {
+    while measured_issued < measured_total {
+        let Reverse((free, _, j)) = ready.pop().expect("qd slots are always queued");
+        let s = &mut streams[j];
+        let submit = match s.rate_bytes_per_sec {
+            0 => free,
+            rate => free.max(start + (s.issued_bytes as u128 * 1_000_000_000 / rate as u128) as u64),
+        };
+        if submit > free {
+            ready.push(Reverse((submit, queued, j)));
+            queued += 1;
+            continue;
+        }
+        let place = match s.job.rw {
             SsdRw::Write => {
-                let p = next_place % places;
-                next_place += 1;
+                let p = s.next_place % s.places;
+                s.next_place += 1;
                 p
             }
-            SsdRw::RandWrite | SsdRw::RandRead => rng.below(places),
+            SsdRw::RandWrite | SsdRw::RandRead => rng.below(s.places),
         };
-        let lba = place * blocks;
-        let done = match job.rw {
-            SsdRw::RandRead => ssd.read_at(submit, lba, blocks)?,
-            SsdRw::Write | SsdRw::RandWrite => ssd.write_at(submit, lba, blocks, None)?,
+        let lba = place * s.blocks;
+        let done = match s.job.rw {
+            SsdRw::RandRead => ssd.read_at(submit, lba, s.blocks)?,
+            SsdRw::Write | SsdRw::RandWrite => ssd.write_at(submit, lba, s.blocks, None)?,
         };
-        issued += 1;
-        if issued > job.ramp_ops {
-            first_submit.get_or_insert(submit);
-            latencies.push(done - submit);
-            last_done = last_done.max(done);
+        s.issued_bytes += s.job.bs_bytes;
+        commands += 1;
+        if j == 0 {
+            measured_issued += 1;
+            if measured_issued > ramp {
+                first_submit.get_or_insert(submit);
+                last_done = last_done.max(done);
+            }
         }
-        ready.push(Reverse((done + job.think_ns, queued)));
+        // The job beside counts from the measured window's first command on.
+        if first_submit.is_some() {
+            latencies[j.min(1)].push(done - submit);
+        }
+        ready.push(Reverse((done + s.job.think_ns, queued, j)));
         queued += 1;
     }
-    let bytes = latencies.len() as u64 * job.bs_bytes;
-    Ok((JobStats::of(latencies, bytes, last_done.saturating_sub(first_submit.unwrap_or(0))), issued))
+    let window = last_done.saturating_sub(first_submit.unwrap_or(0));
+    let [measured, beside] = latencies;
+    let stats = |l: Vec<u64>, bs: u64| {
+        let bytes = l.len() as u64 * bs;
+        JobStats::of(l, bytes, window)
+    };
+    Ok(SsdReport { job: stats(measured, run.job.bs_bytes), beside: run.beside.as_ref().map(|b| stats(beside, b.job.bs_bytes)), commands })
 }
 
 /// Whether the conventional drives' fit reads a row (`fit`) or not (`validation`, held out).
@@ -189,34 +317,38 @@ pub fn role(m: &Measurement) -> &'static str {
 /// harness cannot express, or whose metric the model has no figure for, is kept with why.
 /// Each row's role is [`role`]'s. `progress` is told how many runs are done out of how many.
 pub fn compare(preset_of: &dyn Fn(&str) -> &'static SsdPreset, rows: &[Measurement], think_ns: u64, progress: &mut dyn FnMut(usize, usize)) -> Result<Fidelity, SsdError> {
-    let jobs: Vec<Result<(&'static SsdPreset, SsdJob), String>> = rows.iter().map(|m| job_of(m, think_ns).map(|j| (preset_of(&m.device), j))).collect();
-    let mut distinct: Vec<&(&'static SsdPreset, SsdJob)> = Vec::new();
-    for j in jobs.iter().flatten() {
-        if !distinct.iter().any(|d| d.0.name == j.0.name && d.1 == j.1) {
-            distinct.push(j);
+    let runs: Vec<Result<(&'static SsdPreset, SsdRun, Side), String>> = rows.iter().map(|m| run_of(rows, m, think_ns).map(|(r, side)| (preset_of(&m.device), r, side))).collect();
+    let mut distinct: Vec<(&'static SsdPreset, &SsdRun)> = Vec::new();
+    for (preset, r, _) in runs.iter().flatten() {
+        if !distinct.iter().any(|d| d.0.name == preset.name && d.1 == r) {
+            distinct.push((preset, r));
         }
     }
     let mut results = Vec::with_capacity(distinct.len());
     let mut commands = 0;
-    for (i, (preset, job)) in distinct.iter().enumerate() {
+    for (i, (preset, r)) in distinct.iter().enumerate() {
         progress(i, distinct.len());
-        let (stats, issued) = run(&model_config(preset, job), job)?;
-        commands += issued;
-        results.push(stats);
+        let report = run_beside(&model_config(preset, &r.job), r)?;
+        commands += report.commands;
+        results.push(report);
     }
     progress(distinct.len(), distinct.len());
     let out = rows
         .iter()
-        .zip(&jobs)
-        .map(|(m, j)| {
+        .zip(&runs)
+        .map(|(m, r)| {
             let m = Measurement { role: role(m).to_string(), ..m.clone() };
-            match j {
+            match r {
                 Err(why) => Comparison { m, ours: None, not_compared: Some(why.clone()), command: String::new() },
-                Ok((preset, job)) => {
-                    let i = distinct.iter().position(|d| d.0.name == preset.name && d.1 == *job).expect("every job ran");
-                    let ours = pick(&results[i], &m.metric);
+                Ok((preset, r, side)) => {
+                    let i = distinct.iter().position(|d| d.0.name == preset.name && d.1 == r).expect("every run ran");
+                    let stats = match side {
+                        Side::Job => Some(&results[i].job),
+                        Side::Beside => results[i].beside.as_ref(),
+                    };
+                    let ours = stats.and_then(|s| pick(s, &m.metric));
                     let not_compared = ours.is_none().then(|| format!("no model figure for metric {}", m.metric));
-                    Comparison { m, not_compared, ours, command: describe(preset.name, job) }
+                    Comparison { m, not_compared, ours, command: describe(preset.name, r) }
                 }
             }
         })
@@ -242,6 +374,10 @@ mod tests {
         }
     }
 
+    fn job_of(m: &Measurement, think_ns: u64) -> Result<SsdJob, String> {
+        run_of(&[], m, think_ns).map(|(r, _)| r.job)
+    }
+
     #[test]
     fn a_row_maps_to_the_job_fio_ran() {
         let j = job_of(&row("randwrite", 131072, 64, "iops", 1.0), 250).unwrap();
@@ -250,8 +386,10 @@ mod tests {
         assert_eq!(job_of(&row("write", 4096, 1, "iops", 1.0), 0).unwrap().rw, SsdRw::Write);
         assert_eq!(job_of(&row("randread", 4096, 1, "iops", 1.0), 0).unwrap().rw, SsdRw::RandRead);
         // What it cannot express says why.
-        let beside = Measurement { bg_op: "write".into(), bg_bs_bytes: 131072, bg_qd: 1, ..row("randread_beside_write", 4096, 1, "lat_ns_p50", 1.0) };
-        assert!(job_of(&beside, 0).unwrap_err().contains("beside"));
+        let long = Measurement { bg_op: "randwrite".into(), bg_bs_bytes: 1 << 20, bg_qd: 32, bg_jobs: 4, ..row("randread_beside_randwrite_long", 4096, 1, "lat_ns_p50", 1.0) };
+        assert!(job_of(&long, 0).unwrap_err().contains("20-minute"));
+        let two = Measurement { bg_op: "write".into(), bg_bs_bytes: 131072, bg_qd: 1, bg_jobs: 2, ..row("randread_beside_write", 4096, 1, "lat_ns_p50", 1.0) };
+        assert!(job_of(&two, 0).unwrap_err().contains("2 jobs"));
         assert!(job_of(&row("trim", 4096, 1, "iops", 1.0), 0).unwrap_err().contains("trim"));
         assert!(job_of(&row("write", 512, 1, "iops", 1.0), 0).unwrap_err().contains("block size"));
         assert!(job_of(&Measurement { engine: "fio-io_uring".into(), ..row("write", 4096, 1, "iops", 1.0) }, 0).unwrap_err().contains("engine"));
@@ -274,7 +412,7 @@ mod tests {
             row("write", 4096, 1, "clat_ns_p50", 8640.0),
             row("write", 4096, 1, "iops", 110_500.0),
             row("write", 4096, 1, "lat_ns_max", 1.0),
-            Measurement { bg_op: "write".into(), ..row("randread_beside_write", 4096, 1, "lat_ns_p50", 69_120.0) },
+            Measurement { bg_op: "randwrite".into(), bg_jobs: 4, ..row("randread_beside_randwrite_long", 4096, 1, "lat_ns_p50", 69_120.0) },
         ];
         let f = compare(&|_| zonekit_ssd::preset::find("dc-7").unwrap(), &rows, 0, &mut |_, _| {}).unwrap();
         assert_eq!(f.rows.len(), rows.len());
@@ -285,7 +423,7 @@ mod tests {
         // lat_ns_max is a figure of the run (the comparison keeps every metric it can pick).
         assert!(f.rows[2].ours.is_some());
         assert_eq!((f.rows[0].m.role.as_str(), f.rows[3].m.role.as_str()), ("fit", "validation"));
-        assert!(f.rows[3].ours.is_none() && f.rows[3].not_compared.as_deref().unwrap().contains("beside"));
+        assert!(f.rows[3].ours.is_none() && f.rows[3].not_compared.as_deref().unwrap().contains("not in the data"));
     }
 
     #[test]
@@ -302,5 +440,56 @@ mod tests {
         assert!(a.lat_ns_p50 >= preset.flash().read_ns);
         // Four slots: at most four commands' worth of the window is in flight at once.
         assert!(a.iops * a.lat_ns_mean / 1e9 <= 4.0 + 1e-9, "{a:?}");
+    }
+    fn beside_rows(rate: u64) -> Vec<Measurement> {
+        let src = format!("rate_inteference/nvme_{rate}_4");
+        let reads = Measurement {
+            bg_op: "write".into(),
+            bg_bs_bytes: 131072,
+            bg_qd: 1,
+            bg_jobs: 1,
+            bg_rate_bytes_per_sec: rate << 20,
+            source_path: src.clone(),
+            ..row("randread_beside_write", 4096, 4, "lat_ns_p50", 1.0)
+        };
+        let writes =
+            Measurement { bg_op: "randread".into(), bg_bs_bytes: 4096, bg_qd: 4, bg_jobs: 1, source_path: src, ..row("write_beside_randread", 131072, 1, "bw_bytes_per_s", 1.0) };
+        vec![reads, writes]
+    }
+
+    #[test]
+    fn reads_beside_writes_and_the_writes_beside_them_are_one_run() {
+        let rows = beside_rows(500);
+        let (a, side_a) = run_of(&rows, &rows[0], 390).unwrap();
+        let (b, side_b) = run_of(&rows, &rows[1], 390).unwrap();
+        assert_eq!(a, b, "both rows are figures of the same fio run");
+        assert_eq!((side_a, side_b), (Side::Job, Side::Beside));
+        assert_eq!((a.job.rw, a.job.bs_bytes, a.job.qd), (SsdRw::RandRead, 4096, 4));
+        let w = a.beside.unwrap();
+        // The writes' rate is only on the reads' row: the writes' row takes it from there.
+        assert_eq!((w.job.rw, w.job.bs_bytes, w.job.qd, w.rate_bytes_per_sec), (SsdRw::Write, 131072, 1, 500 << 20));
+    }
+
+    #[test]
+    fn a_rate_limited_job_beside_keeps_its_rate_and_slows_the_reads() {
+        let preset = zonekit_ssd::preset::find("sn540").unwrap();
+        let reads = SsdJob { rw: SsdRw::RandRead, bs_bytes: 4096, qd: 1, think_ns: 390, ops: 3000, ramp_ops: 300, range_blocks: 1 << 18, seed: 5 };
+        let cfg = SsdConfig { flash: Some(preset.flash()), ..SsdConfig::conventional(reads.range_blocks, 0.07, 256) };
+        let alone = run_beside(&cfg, &SsdRun { job: reads.clone(), beside: None }).unwrap();
+        assert!(alone.beside.is_none());
+        let mut means = vec![alone.job.lat_ns_mean];
+        for rate_mib in [10u64, 500] {
+            let writes = Beside { job: SsdJob { rw: SsdRw::Write, bs_bytes: 131072, qd: 1, ..reads.clone() }, rate_bytes_per_sec: rate_mib << 20 };
+            let r = run_beside(&cfg, &SsdRun { job: reads.clone(), beside: Some(writes) }).unwrap();
+            let w = r.beside.expect("the writes' figures");
+            // fio's --rate: the writes keep to it over the measured window.
+            let rate = (rate_mib << 20) as f64;
+            assert!((w.bytes_per_sec - rate).abs() < rate * 0.05, "{rate_mib} MiB/s: {w:?}");
+            assert_eq!(r.job.ops, 3000);
+            assert!(r.commands > 3300, "the writes' commands count too: {}", r.commands);
+            means.push(r.job.lat_ns_mean);
+        }
+        // Reads meet programs on their dies more often as the writes' rate grows.
+        assert!(means[0] < means[1] && means[1] < means[2], "{means:?}");
     }
 }

@@ -20,14 +20,31 @@ pub const END: &str = "<!-- device-fidelity-conventional: end -->";
 /// The drives, as the data names them, and as the write-up does.
 pub const DRIVES: [(&str, &str); 2] = [("980pro", "Samsung 980 PRO"), ("sn540", "WD SN540")];
 
-/// Per drive: every row, the fit rows and the held-out rows ([`crate::device::conventional::role`]),
-/// each whole, then its central figures and its tails.
+/// The groups the summaries keep apart: the rows the fit read
+/// ([`crate::device::conventional::role`]), the held-out rows of one job alone, and the rows
+/// of a job beside another (interference: held out too, and never fitted to).
+pub const GROUPS: [&str; 3] = ["fit", "held out", "beside another job"];
+
+/// The group of [`GROUPS`] a row is summarised under.
+pub fn group(m: &Measurement) -> &'static str {
+    match (m.role.as_str(), m.bg_op.is_empty()) {
+        ("fit", _) => GROUPS[0],
+        (_, true) => GROUPS[1],
+        (_, false) => GROUPS[2],
+    }
+}
+
+/// Per drive: every row, then each group of [`GROUPS`] whole, its central figures and its
+/// tails.
 pub fn drive_summaries(f: &Fidelity) -> Vec<(String, ErrorSummary)> {
     let mut out = Vec::new();
     for (d, name) in DRIVES {
         out.push((format!("{name}: all"), summarise(f.rows.iter().filter(|c| c.m.device == d))));
-        for (role, label) in [("fit", "fit"), ("validation", "held out")] {
-            let of = |c: &&Comparison| c.m.device == d && c.m.role == role;
+        for label in GROUPS {
+            let of = |c: &&Comparison| c.m.device == d && group(&c.m) == label;
+            if !f.rows.iter().any(|c| of(&c)) {
+                continue;
+            }
             out.push((format!("{name}: {label}"), summarise(f.rows.iter().filter(of))));
             out.push((format!("{name}: {label}, means, medians, IOPS, bandwidth"), summarise(f.rows.iter().filter(of).filter(|c| !is_tail(&c.m.metric)))));
             out.push((format!("{name}: {label}, tails (p99, p99.9)"), summarise(f.rows.iter().filter(of).filter(|c| is_tail(&c.m.metric)))));
@@ -42,19 +59,14 @@ pub fn family_summaries(f: &Fidelity) -> Vec<(String, ErrorSummary)> {
     for (d, name) in DRIVES {
         let mut fams: Vec<String> = Vec::new();
         for c in f.rows.iter().filter(|c| c.m.device == d && c.ours.is_some()) {
-            let fam = format!("{} ({})", c.family(), if c.m.role == "fit" { "fit" } else { "held out" });
+            let fam = format!("{} ({})", c.family(), group(&c.m));
             if !fams.contains(&fam) {
                 fams.push(fam);
             }
         }
         fams.sort();
         for fam in fams {
-            out.push((
-                format!("{name}: {fam}"),
-                summarise(
-                    f.rows.iter().filter(|c| c.m.device == d && c.ours.is_some() && format!("{} ({})", c.family(), if c.m.role == "fit" { "fit" } else { "held out" }) == fam),
-                ),
-            ));
+            out.push((format!("{name}: {fam}"), summarise(f.rows.iter().filter(|c| c.m.device == d && c.ours.is_some() && format!("{} ({})", c.family(), group(&c.m)) == fam))));
         }
     }
     out
@@ -78,6 +90,25 @@ fn charts(f: &Fidelity, out: &Path) -> Result<Vec<(String, String)>, LabError> {
     let t = "SN540 4 KiB random reads: KIOPS against queue depth";
     let s = curves(f, |c| c.m.device == "sn540" && c.m.experiment == "randread" && c.m.metric == "iops", kib, qd, |v| v / 1e3);
     chart("sn540_randread_qd.svg", t, paired_chart(t, "queue depth", "KIOPS", &s, true))?;
+    let t = "SN540, beside another job: 4 KiB reads at QD1 beside 128 KiB writes, against the writes' rate";
+    let rate = |m: &Measurement| (m.bg_rate_bytes_per_sec >> 20) as f64;
+    let s = curves(
+        f,
+        |c| c.m.device == "sn540" && c.m.experiment == "randread_beside_write" && c.m.qd == 1 && c.m.metric != "iops",
+        |m| m.metric.replace("lat_ns_", ""),
+        rate,
+        |v| v / 1e3,
+    );
+    chart("sn540_read_beside_writes.svg", t, paired_chart(t, "write rate (MiB/s)", "µs", &s, true))?;
+    let t = "SN540, beside another job: 128 KiB writes limited to 1000 MiB/s, their bandwidth against the reads' queue depth";
+    let s = curves(
+        f,
+        |c| c.m.device == "sn540" && c.m.experiment == "write_beside_randread" && c.m.source_path.contains("nvme_1000_"),
+        |_| "writes".to_string(),
+        |m| m.bg_qd as f64,
+        |v| v / 1e6,
+    );
+    chart("sn540_writes_beside_reads.svg", t, paired_chart(t, "reads' queue depth", "MB/s", &s, true))?;
     Ok(made)
 }
 
@@ -177,11 +208,14 @@ pub fn write(out: &Path, doc: Option<&Path>, preset: Option<&SsdPreset>, f: &Fid
     let drive_rows: Vec<Vec<String>> = drives.iter().map(|(l, s)| summary_row(l, s)).collect();
     let _ = writeln!(md, "{}", markdown_table(&sum_header, &drive_rows));
     for (d, name) in DRIVES {
-        for (role, label) in [("fit", "fit"), ("validation", "held-out")] {
-            let s = summarise(f.rows.iter().filter(|c| c.m.device == d && c.m.role == role));
+        for label in GROUPS {
+            let s = summarise(f.rows.iter().filter(|c| c.m.device == d && group(&c.m) == label));
+            if s.count == 0 {
+                continue;
+            }
             let _ = writeln!(
                 md,
-                "- {name}, {label} rows: median {}, {} of {} beyond {} — goal (median ≤ {}, none beyond {}) **{}**.",
+                "- {name}, {label}: median {}, {} of {} rows beyond {} — goal (median ≤ {}, none beyond {}) **{}**.",
                 pct(s.median_abs),
                 s.beyond_25,
                 s.count,

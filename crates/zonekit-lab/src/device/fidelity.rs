@@ -78,7 +78,7 @@ pub(crate) fn spec(job: Job, background: Option<Job>) -> BenchSpec {
 }
 
 /// The rate limit of a rate-limited job, from the row of the other job of the same run.
-fn paired_rate(rows: &[Measurement], m: &Measurement) -> u64 {
+pub(crate) fn paired_rate(rows: &[Measurement], m: &Measurement) -> u64 {
     rows.iter().find(|r| r.source_path == m.source_path && r.bg_rate_bytes_per_sec > 0 && r.experiment.starts_with("randread_beside")).map_or(0, |r| r.bg_rate_bytes_per_sec)
 }
 

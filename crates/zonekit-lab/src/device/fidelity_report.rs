@@ -55,7 +55,7 @@ pub(crate) fn params(m: &Measurement) -> String {
     }
     if !m.bg_op.is_empty() {
         let rate = if m.bg_rate_bytes_per_sec > 0 { format!(" at {} MiB/s", m.bg_rate_bytes_per_sec >> 20) } else { String::new() };
-        p.push(format!("beside {} {} KiB QD{}{}{rate}", m.bg_jobs.max(1), m.bg_op, m.bg_bs_bytes / 1024, m.bg_qd));
+        p.push(format!("beside {} {} {} KiB QD{}{rate}", m.bg_jobs.max(1), m.bg_op, m.bg_bs_bytes / 1024, m.bg_qd));
     }
     p.join(", ")
 }
@@ -462,4 +462,17 @@ pub(crate) fn finish_section(out: &Path, doc: Option<&Path>, mut md: String, (be
         zonekit_base::atomic::write(doc, page).map_err(io(doc))?;
     }
     Ok(extra.iter().chain(["section.md"].iter()).map(|f| out.join(f)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rows_parameters_name_the_job_beside_it_in_order() {
+        let m =
+            Measurement { bs_bytes: 4096, qd: 32, bg_op: "write".into(), bg_bs_bytes: 131072, bg_qd: 1, bg_jobs: 1, bg_rate_bytes_per_sec: 1000 << 20, ..Measurement::default() };
+        assert_eq!(params(&m), "4 KiB, QD32, beside 1 write 128 KiB QD1 at 1000 MiB/s");
+        assert_eq!(params(&Measurement { bs_bytes: 8192, qd: 4, zones: 2, ..Measurement::default() }), "8 KiB, QD4, 2 zones");
+    }
 }
