@@ -42,6 +42,13 @@ pub use rng::Rng;
 /// A logical time that never comes: "no next write" in annotated traces and in the oracles.
 pub const NEVER: u64 = u64::MAX;
 
+/// FNV-1a, 64 bits, of `text` as 16 hex digits: a short name for some text, stable across
+/// builds and platforms (results' row checks, a timing model's fingerprint).
+pub fn fnv1a_hex(text: &str) -> String {
+    let h = text.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01B3));
+    format!("{h:016x}")
+}
+
 /// CPU time (user and system) the calling thread has used, in seconds. Work done on the
 /// thread's behalf in the kernel (a system call to a memory-backed device) counts; time spent
 /// waiting for a CPU another process holds does not, so a run measured with it on a busy
@@ -57,6 +64,13 @@ pub fn thread_cpu_s() -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn fnv1a_is_the_published_function() {
+        // FNV-1a's published test vectors (the empty string and "a").
+        assert_eq!(super::fnv1a_hex(""), "cbf29ce484222325");
+        assert_eq!(super::fnv1a_hex("a"), "af63dc4c8601ec8c");
+    }
+
     #[test]
     fn thread_cpu_time_counts_work_not_sleep() {
         let start = super::thread_cpu_s();

@@ -541,5 +541,45 @@ pub fn run(g: &Geometry, flash: &FlashConfig, spec: &BenchSpec) -> Result<BenchR
     Ok(BenchReport { job: measured.stats(window), background, elapsed_ns: window, device_commands: sim.commands })
 }
 
+/// A short name for how `flash` times commands: 16 hex digits of what a fixed set of runs
+/// gives on it (writes over two zones, appends, random reads beside rate-limited writes, resets
+/// of a full and a finished zone, the finish of a half-full one), each command's latency
+/// counted. Results keyed on a timing model carry it, so that a row computed under other
+/// figures (or other timing code) is never taken for one of this model's. It names behaviour,
+/// not representation: a field added with a default that keeps the old timing keeps it.
+pub fn timing_fingerprint(flash: &FlashConfig) -> String {
+    const MIB: u64 = 1 << 20;
+    let g = Geometry {
+        block_size_bytes: 4096,
+        zone_size_blocks: 2048 * MIB / 4096,
+        zone_capacity_blocks: 1077 * MIB / 4096,
+        zone_count: 64,
+        conventional_zone_count: 0,
+        open_zones_max: Some(14),
+        active_zones_max: Some(14),
+    };
+    let io = |rw, bs_bytes, qd, zones| Job { rw, bs_bytes, qd, zones, think_ns: 400, ..Job::default() };
+    let zone_op = |rw, fill_bytes, finished| BenchSpec { job: Job { rw, fill_bytes, finished, ..Job::default() }, ops: 8, ramp_ops: 1, ..BenchSpec::default() };
+    let spec = |job, background| BenchSpec { job, background, ops: 3000, ramp_ops: 300, seed: 7, ..BenchSpec::default() };
+    let probes = [
+        spec(io(Rw::Write, 4096, 1, 1), None),
+        spec(io(Rw::Write, 65536, 4, 2), None),
+        spec(io(Rw::Append, 16384, 32, 1), None),
+        spec(io(Rw::RandRead, 4096, 16, 1), Some(Job { rate_bytes_per_sec: 500 * MIB, ..io(Rw::Write, 131072, 1, 1) })),
+        zone_op(Rw::Reset, 1077 * MIB, false),
+        zone_op(Rw::Reset, 64 * MIB, true),
+        zone_op(Rw::Finish, 512 * MIB, false),
+    ];
+    let mut text = String::new();
+    for p in &probes {
+        match run(&g, flash, p) {
+            Ok(r) => text.push_str(&format!("{:?}|{:?};", r.job, r.background)),
+            // A model the probe cannot run is named by what refused it.
+            Err(e) => text.push_str(&format!("{e};")),
+        }
+    }
+    zonekit_base::fnv1a_hex(&text)
+}
+
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,6 @@
 use super::*;
 use crate::preset;
-use crate::timing::TimedDevice;
+use crate::timing::{ControllerConfig, TimedDevice};
 use crate::{MemDevice, StorageMode, ZoneId, ZonedDevice};
 
 fn zn540() -> preset::Preset {
@@ -185,4 +185,24 @@ fn slow_stripes_leave_writes_that_never_fill_the_buffer_alone() {
     // slow stripe, and the slow stripes draw apart from the engine's jitter.
     let s = spec(job(Rw::Write));
     assert_eq!(run_on(&zn540(), &s).job, run_on(&zn540_without_slow_stripes(), &s).job);
+}
+
+#[test]
+fn a_timing_fingerprint_names_the_timing_and_nothing_else() {
+    let fitted = preset::find("zn540").unwrap().flash;
+    let assumed = preset::ZN540_ASSUMED_FLASH;
+    assert_eq!(timing_fingerprint(&fitted), timing_fingerprint(&fitted), "a function of the model");
+    assert_eq!(timing_fingerprint(&fitted).len(), 16);
+    assert_ne!(timing_fingerprint(&fitted), timing_fingerprint(&assumed));
+    // Any figure the trees' time depends on moves it: a read, a program, a reset's cost.
+    let slower_reads = FlashConfig { read_ns: fitted.read_ns + 1000, ..fitted };
+    let slower_programs = FlashConfig { program_ns: fitted.program_ns + 1000, ..fitted };
+    let slower_resets = FlashConfig { controller: ControllerConfig { reset_ns: fitted.controller.reset_ns + 1000, ..fitted.controller }, ..fitted };
+    let slower_erases = FlashConfig { erase_ns: assumed.erase_ns + 100_000, ..assumed };
+    for (other, base) in [(slower_reads, fitted), (slower_programs, fitted), (slower_resets, fitted), (slower_erases, assumed)] {
+        assert_ne!(timing_fingerprint(&other), timing_fingerprint(&base), "{other:?}");
+    }
+    // A figure the model does not use leaves it: behind the controller, a reset costs the
+    // controller's figures, not the flash's erase.
+    assert_eq!(timing_fingerprint(&FlashConfig { erase_ns: fitted.erase_ns + 100_000, ..fitted }), timing_fingerprint(&fitted));
 }

@@ -20,12 +20,7 @@ use crate::harness::error::{LabError, Result};
 
 /// FNV-1a, 64 bits, as 16 hex digits: stable across builds and platforms.
 pub(crate) fn fingerprint(text: &str) -> String {
-    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
-    for b in text.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01B3);
-    }
-    format!("{h:016x}")
+    zonekit_base::fnv1a_hex(text)
 }
 
 /// A row with its check appended (see the module doc).

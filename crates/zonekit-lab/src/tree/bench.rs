@@ -177,6 +177,14 @@ impl TreeTiming {
         }
     }
 
+    /// What the model gives ([`zonekit_device::bench::timing_fingerprint`]), worked out once
+    /// a process.
+    pub fn fingerprint(self) -> &'static str {
+        static FINGERPRINTS: [std::sync::OnceLock<String>; 2] = [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+        let i = TreeTiming::ALL.iter().position(|t| *t == self).expect("ALL holds every timing");
+        FINGERPRINTS[i].get_or_init(|| zonekit_device::bench::timing_fingerprint(&self.flash()))
+    }
+
     /// How the tables name the model: "the fitted ZN540 model" or "the ZN540 as assumed
     /// before the fit".
     pub fn describe(self) -> &'static str {

@@ -144,7 +144,7 @@ impl TreeExperiment {
 }
 
 /// Columns of `results.csv`: the settings of a run, then what it measured.
-pub const RESULTS_HEADER: [&str; 33] = [
+pub const RESULTS_HEADER: [&str; 34] = [
     "section",
     "tree",
     "workload",
@@ -167,6 +167,9 @@ pub const RESULTS_HEADER: [&str; 33] = [
     // Whose ZN540 figures charge run_device_ms: zn540 (fitted) or zn540-assumed (before the
     // fit; the rows made before issue 48 added this column).
     "timing",
+    // What that timing model gives (`zonekit_device::bench::timing_fingerprint`): a row made
+    // under other figures of the same name is another run's, not one to resume.
+    "timing_fingerprint",
     "run_node_reads",
     "run_node_writes",
     "run_node_writes_sequential",
@@ -185,7 +188,7 @@ pub const RESULTS_HEADER: [&str; 33] = [
     // A fingerprint of the other cells: a damaged row is recomputed, not reused.
     "check",
 ];
-const SETTINGS_COLUMNS: usize = 17;
+const SETTINGS_COLUMNS: usize = 18;
 
 fn settings_row(section: Section, s: &TreeSpec, device: &str) -> Vec<String> {
     vec![
@@ -206,6 +209,7 @@ fn settings_row(section: Section, s: &TreeSpec, device: &str) -> Vec<String> {
         s.seed.to_string(),
         device.to_string(),
         s.timing.name().into(),
+        s.timing.fingerprint().into(),
     ]
 }
 

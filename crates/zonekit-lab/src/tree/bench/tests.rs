@@ -80,6 +80,40 @@ fn the_timing_moves_device_time_only() {
     assert!(rows.lines().skip(1).all(|l| l.split(',').nth(col("timing")) == Some("zn540-assumed")), "{rows}");
 }
 
+/// A row is keyed on what its timing model gives, not only on the model's name: rows made
+/// under other figures of the same name (an older preset) are set aside and recomputed, never
+/// resumed as this model's.
+#[test]
+fn rows_made_under_other_figures_of_the_same_timing_are_recomputed() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = tiny_experiment(dir.path());
+    run_experiment(&exp, Backend::Model, &|_, _, _| {}).unwrap();
+    let path = dir.path().join("results.csv");
+    let made = std::fs::read_to_string(&path).unwrap();
+    assert!(made.lines().skip(1).all(|l| l.split(',').nth(col("timing_fingerprint")) == Some(TreeTiming::Zn540.fingerprint())), "{made}");
+    // The same rows, as an older zn540 preset would have made them: intact, another fingerprint.
+    let older: Vec<String> = made
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut cells: Vec<String> = l.split(',').map(String::from).collect();
+            cells.pop();
+            cells[col("timing_fingerprint")] = "0123456789abcdef".into();
+            crate::harness::results::sealed(cells).join(",")
+        })
+        .collect();
+    std::fs::write(&path, format!("{}\n{}\n", RESULTS_HEADER.join(","), older.join("\n"))).unwrap();
+    let outcome = run_experiment(&exp, Backend::Model, &|_, _, _| {}).unwrap();
+    assert_eq!((outcome.set_aside, outcome.damaged), (exp.specs().len(), 0usize), "every older row is another run's");
+    let determined = |text: &str| -> Vec<Vec<String>> {
+        let keep = ["timing_fingerprint", "run_node_reads", "run_node_writes", "run_device_ms", "zone_resets"].map(col);
+        text.lines().skip(1).map(|l| l.split(',').enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, c)| c.to_string()).collect()).collect()
+    };
+    assert_eq!(determined(&std::fs::read_to_string(&path).unwrap()), determined(&made), "recomputed under this model's figures");
+    let aside = std::fs::read_to_string(dir.path().join("results.previous.csv")).unwrap();
+    assert_eq!(aside.lines().count(), exp.specs().len() + 1, "kept, not dropped: {aside}");
+}
+
 /// The CoW settings are honoured where they apply and refused, naming the flag, where
 /// they would not be.
 #[test]
