@@ -31,6 +31,16 @@ pub struct InterfacesSpec {
     pub keep_runs_in: Option<std::path::PathBuf>,
 }
 
+/// What a timed run's device time and latencies come from, for its key: what its preset's
+/// flash timing gives (`zonekit_device::bench::timing_fingerprint`), so that a run kept from
+/// other figures of the same preset name is run again, never reused. Untimed runs: nothing.
+fn timing_identity(s: &ReplaySpec) -> String {
+    match zonekit_device::preset::find(&s.preset) {
+        Some(p) if s.timing => format!(" # timing {}", zonekit_device::bench::timing_fingerprint(&p.flash)),
+        _ => String::new(),
+    }
+}
+
 /// One run's figures.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct InterfaceRow {
@@ -96,7 +106,8 @@ pub fn run(spec: &InterfacesSpec, on_start: &dyn Fn(usize), on_done: &(dyn Fn() 
     let rows: Mutex<Vec<Option<Result<InterfaceRow>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     crate::harness::parallel::for_each(jobs.len(), spec.threads, |j| {
         let (i, s) = &jobs[j];
-        let key = format!("experiment interfaces {} # {}{}", s.command(&spec.inputs[*i].input), spec.inputs[*i].label, input_identity(&spec.inputs[*i].input));
+        let key =
+            format!("experiment interfaces {} # {}{}{}", s.command(&spec.inputs[*i].input), spec.inputs[*i].label, input_identity(&spec.inputs[*i].input), timing_identity(s));
         if let Some(Stored::Run(row)) = store.as_ref().map(|store| store.load::<InterfaceRow>(&key)) {
             rows.lock().unwrap()[j] = Some(Ok(row));
             on_done();
@@ -193,6 +204,16 @@ mod tests {
 
     use zonekit_ftl::GcTrigger;
     use zonekit_trace::input::Input;
+
+    #[test]
+    fn a_timed_runs_key_names_what_its_timing_gives() {
+        let timed = ReplaySpec { preset: "femu-zns".into(), timing: true, ..ReplaySpec::default() };
+        let femu = zonekit_device::bench::timing_fingerprint(&zonekit_device::preset::find("femu-zns").unwrap().flash);
+        assert_eq!(timing_identity(&timed), format!(" # timing {femu}"));
+        let other = ReplaySpec { preset: "zn540".into(), ..timed.clone() };
+        assert_ne!(timing_identity(&other), timing_identity(&timed), "another preset's figures, another key");
+        assert_eq!(timing_identity(&ReplaySpec { timing: false, ..timed }), "", "an untimed run's figures do not depend on it");
+    }
 
     fn small_spec(interfaces: Vec<Interface>) -> InterfacesSpec {
         let w: zonekit_trace::synth::Workload = "hotcold:blocks=60000,writes=600000,hot=0.1,hot-writes=0.9".parse().unwrap();
