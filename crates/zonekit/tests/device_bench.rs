@@ -57,6 +57,10 @@ fn the_conventional_comparison_refuses_a_drive_or_preset_it_cannot_run() {
     }
     let e = refused(&["experiment", "table-2.2", "--drive", "conventional"], d, 2);
     assert!(e.contains("--drive"), "{e}");
+    // A data directory without the file a fit reads is a bad request, named.
+    std::fs::create_dir_all(d.join("data/zn540")).unwrap();
+    let e = refused(&["device", "fit", "--data", "data"], d, 2);
+    assert!(e.contains("zn540/io.csv"), "{e}");
 }
 
 #[test]

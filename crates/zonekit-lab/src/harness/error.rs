@@ -69,6 +69,8 @@ impl LabError {
     pub fn is_usage(&self) -> bool {
         match self {
             LabError::Usage(_) | LabError::Policy(_) => true,
+            // A file the request names (or a data directory's file) that is not there.
+            LabError::Io { error, .. } => error.kind() == std::io::ErrorKind::NotFound,
             // Bad geometry or FTL parameters are the request's fault; the rest is the run's.
             LabError::Ocssd { error, .. } => {
                 matches!(**error, zonekit_ocssd::OcError::Geometry(_) | zonekit_ocssd::OcError::Config(_) | zonekit_ocssd::OcError::LogicalSpace { .. })
