@@ -11,7 +11,7 @@
 //! zone-management figures are zero; the append figures repeat the write's (unused).
 
 use super::{Figure, Provenance, Source};
-use crate::timing::{ControllerConfig, FlashConfig};
+use crate::timing::{BufferRelease, ControllerConfig, FlashConfig};
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
@@ -58,6 +58,7 @@ const fn controller(dispatch_ns: u64, write_ns: u64, jitter_ns: u64, write_done_
         seal_ns: 0,
         reset_ns: 0,
         reset_ns_per_mib: 0,
+        buffer_release: BufferRelease::AtProgramEnd,
         seed: 48,
     }
 }
