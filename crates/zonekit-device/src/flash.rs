@@ -116,8 +116,22 @@ pub struct ControllerConfig {
     /// stalling now and then, which shows only once the buffer is full).
     pub slow_stripe_one_in: u32,
     pub slow_stripe_ns: u64,
+    /// When a programmed page's bytes leave the write buffer.
+    pub buffer_release: BufferRelease,
     /// Seed of the jitter's generator (the slow stripes' is derived from it).
     pub seed: u64,
+}
+
+/// When a programmed page gives its bytes back to the write buffer (`controller.rs` says why
+/// the second).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferRelease {
+    /// All of a stripe's bytes when its program ends.
+    #[default]
+    AtProgramEnd,
+    /// Each page's bytes evenly over its die's program, from its start to its end.
+    OverProgram,
 }
 
 impl ControllerConfig {
@@ -144,6 +158,7 @@ impl ControllerConfig {
         reset_ns_per_mib: 0,
         slow_stripe_one_in: 0,
         slow_stripe_ns: 0,
+        buffer_release: BufferRelease::AtProgramEnd,
         seed: 0,
     };
 

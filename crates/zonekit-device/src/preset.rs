@@ -4,7 +4,7 @@
 //! ZN540) the preset says what it assumes. Timings are for the emulator's [`crate::timing`]
 //! model, not measurements of ours.
 
-use crate::timing::{ControllerConfig, FlashConfig};
+use crate::timing::{BufferRelease, ControllerConfig, FlashConfig};
 use crate::{Geometry, ZoneBehavior};
 
 // The conventional drives' fitted flash timings (the SSD presets `980pro` and `sn540`).
@@ -119,6 +119,7 @@ pub const ZN540_FLASH: FlashConfig = FlashConfig {
         reset_ns_per_mib: 12_750,
         slow_stripe_one_in: 30,
         slow_stripe_ns: 500_000,
+        buffer_release: BufferRelease::AtProgramEnd,
         seed: 48,
     },
 };
@@ -288,7 +289,13 @@ fn flash_figures(f: &FlashConfig, zoned: bool) -> Vec<(&'static str, String)> {
         v.extend([
             ("stripe", format!("{} dies", c.stripe_dies)),
             ("slow stripes", if c.slow_stripe_one_in == 0 { "none".to_string() } else { format!("1 in {}, {} more on average", c.slow_stripe_one_in, us(c.slow_stripe_ns)) }),
-            ("write buffer", format!("{} MiB", c.write_buffer_bytes >> 20)),
+            (
+                "write buffer",
+                match c.buffer_release {
+                    BufferRelease::AtProgramEnd => format!("{} MiB", c.write_buffer_bytes >> 20),
+                    BufferRelease::OverProgram => format!("{} MiB, a page's bytes freed evenly over its program", c.write_buffer_bytes >> 20),
+                },
+            ),
             ("dispatch", us(c.dispatch_ns)),
             ("write / append engine", format!("{} / {}", us(c.write_ns), us(c.append_ns))),
             ("hand-off / jitter", format!("{} / {}", us(c.handoff_ns), us(c.jitter_ns))),

@@ -18,7 +18,7 @@ pub use zonekit_base::LogHistogram as LatencyHistogram;
 
 use crate::controller::{Controller, WriteKind};
 use crate::flash::Dies;
-pub use crate::flash::{ControllerConfig, FlashConfig};
+pub use crate::flash::{BufferRelease, ControllerConfig, FlashConfig};
 use crate::{DeviceError, DeviceStats, Geometry, Lba, Result, ZoneAction, ZoneBehavior, ZoneDescriptor, ZoneFilter, ZoneId, ZonedDevice};
 
 /// The die (an Open-Channel parallel unit, numbered with the channel in the low digits) and
