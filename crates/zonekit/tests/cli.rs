@@ -177,7 +177,10 @@ fn report_figures_draws_a_seeds_figures_from_its_results_and_fills_the_write_up(
     assert!(!dir.path().join("seed-004/report.html").exists(), "no page where there was none");
     assert!(common::refused(&["report", "figures", "--seed", "9", "--results", "seed-004"], dir.path(), 2).contains("seed 9 has no figures"));
     std::fs::remove_file(dir.path().join("seed-004/gc-waf.csv")).unwrap();
-    assert!(common::refused(&["report", "figures", "--seed", "4", "--results", "seed-004"], dir.path(), 2).contains("gc-waf.csv"), "a missing result file is named, a bad request as a missing trace is");
+    assert!(
+        common::refused(&["report", "figures", "--seed", "4", "--results", "seed-004"], dir.path(), 2).contains("gc-waf.csv"),
+        "a missing result file is named, a bad request as a missing trace is"
+    );
 }
 
 #[test]

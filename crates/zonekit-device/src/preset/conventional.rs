@@ -7,10 +7,11 @@
 //!
 //! The controller is the ZN540's ([`crate::timing::ControllerConfig`]): a write completes once
 //! its data is in the buffer, the buffer drains in stripes (a page on every die, programmed
-//! together), a write waits when the buffer is full. Unlike the ZN540's, a page's bytes leave
-//! the buffer evenly over its program ([`BufferRelease::OverProgram`]). A conventional drive
-//! has no zones, so the zone-management figures are zero; the append figures repeat the
-//! write's (unused).
+//! together), a write waits when the buffer is full. The buffer gives bytes back as the drive's
+//! fit rows say (`conventional_fit`): the SN540's, as the ZN540's, a stripe's at its program's
+//! end; the 980 PRO's, which no fit row tells, a page's evenly over its program
+//! ([`BufferRelease::OverProgram`], assumed). A conventional drive has no zones, so the
+//! zone-management figures are zero; the append figures repeat the write's (unused).
 
 use super::{Figure, Provenance, Source};
 use crate::timing::{BufferRelease, ControllerConfig, FlashConfig};
@@ -36,7 +37,17 @@ impl FlashPreset {
 }
 
 /// The controller of a conventional drive: the zoned figures zero.
-const fn controller(dispatch_ns: u64, write_ns: u64, jitter_ns: u64, write_done_ns: u64, host_bytes_per_sec: u64, read_done_ns: u64, stripe_dies: u32) -> ControllerConfig {
+#[allow(clippy::too_many_arguments)]
+const fn controller(
+    dispatch_ns: u64,
+    write_ns: u64,
+    jitter_ns: u64,
+    write_done_ns: u64,
+    host_bytes_per_sec: u64,
+    read_done_ns: u64,
+    stripe_dies: u32,
+    buffer_release: BufferRelease,
+) -> ControllerConfig {
     ControllerConfig {
         dispatch_ns,
         write_ns,
@@ -60,8 +71,7 @@ const fn controller(dispatch_ns: u64, write_ns: u64, jitter_ns: u64, write_done_
         seal_ns: 0,
         reset_ns: 0,
         reset_ns_per_mib: 0,
-        // Assumed, not fitted: see PRO980_SOURCES' "write buffer".
-        buffer_release: BufferRelease::OverProgram,
+        buffer_release,
         seed: 48,
     }
 }
@@ -77,7 +87,7 @@ pub const PRO980_FLASH: FlashConfig = FlashConfig {
     erase_ns: 3500 * US,
     channel_bytes_per_sec: 1_200_000_000,
     dies_per_zone: 32,
-    controller: controller(1000, 1250, 100, 5130, 2_890_000_000, 0, 32),
+    controller: controller(1000, 1250, 100, 5130, 2_890_000_000, 0, 32, BufferRelease::OverProgram),
 };
 
 /// The SN540: 32 dies on 8 channels, 32 KiB pages, 1 MiB stripes.
@@ -91,7 +101,7 @@ pub const SN540_FLASH: FlashConfig = FlashConfig {
     erase_ns: 3500 * US,
     channel_bytes_per_sec: 800_000_000,
     dies_per_zone: 32,
-    controller: controller(1000, 1870, 1410, 2900, 1_520_000_000, 2900, 32),
+    controller: controller(1000, 1870, 1410, 2900, 1_520_000_000, 2900, 32, BufferRelease::AtProgramEnd),
 };
 
 use Provenance::{Assumed, Fitted};
@@ -107,7 +117,7 @@ const PRO980_SOURCES: &[Source] = &[
     (
         "write buffer",
         Assumed,
-        "8 MiB, as the ZN540's; no run of the data fills it below its drain rate. Freed evenly over each page's program, not per stripe: chosen after seeing the held-out QD2-256 writes' even latencies (8 KiB QD8: p50 20.6 µs, p99 23.7 µs), which therefore do not test it",
+        "8 MiB, as the ZN540's; no run of the data fills it below its drain rate. Freed evenly over each page's program, not per stripe: no fit row tells (no QD1 write reaches 90 % of the drain); chosen after seeing the held-out QD2-256 writes' even latencies (8 KiB QD8: p50 20.6 µs, p99 23.7 µs), which therefore do not test it",
     ),
     ("dispatch", Assumed, "1 µs, as the ZN540's"),
     ("write / append engine", Fitted, "1 ÷ 4 KiB write IOPS at QD512 (739 K) − jitter"),
@@ -136,8 +146,8 @@ const SN540_SOURCES: &[Source] = &[
     ("slow stripes", Assumed, "none: the drive's write tails are not modelled (devices.md)"),
     (
         "write buffer",
-        Assumed,
-        "8 MiB, as the ZN540's; freed evenly over each page's program, as the 980 PRO's (chosen on its held-out writes; this drive's 64-128 KiB writes at QD1-4 are uneven, and miss by more with it)",
+        Fitted,
+        "8 MiB, as the ZN540's (assumed); a stripe's bytes freed when its program ends: the bandwidth-bound QD1 writes (32-128 KiB) have p50 0.81 of their mean (median; 0.70-0.92), admitted unevenly",
     ),
     ("dispatch", Assumed, "1 µs, as the ZN540's"),
     ("write / append engine", Fitted, "1 ÷ 4 KiB write IOPS at QD512 (305 K) − jitter: the drain binds at the same rate, so an upper bound"),

@@ -27,6 +27,9 @@ const BUFFER_BYTES: u64 = 8 << 20;
 /// A QD1 run below this share of the drain's bandwidth is latency-bound (its mean latency is
 /// the command's own cost, not the buffer's wait).
 const LATENCY_BOUND: f64 = 0.9;
+/// Bandwidth-bound QD1 writes whose p50 is at least this share of their mean are admitted
+/// evenly; below it, unevenly (most pass at once, a few wait a stripe's program).
+const EVEN_ADMISSION: f64 = 0.95;
 /// The SN540's channel: its reads are 4 KiB only, which do not fix it (they need 235 MB/s a
 /// channel at their peak); FEMU's default. The ZN540's fitted 329 MB/s leaves no room, with the
 /// 32 dies the read curve asks for, for a sense that gives QD256's throughput inside QD1's
@@ -99,6 +102,36 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
     let write_ns = round(1e9 / peak_iops - jitter_ns as f64, 10);
     let write_done_ns = round(intercept - (DISPATCH_NS + write_ns + jitter_ns) as f64, 10);
 
+    // How the buffer gives bytes back: the drive's bandwidth-bound QD1 writes say whether it
+    // admits writes evenly (p50 at the mean: the bytes come back as the dies finish pages,
+    // staggered) or not (p50 below it: most pass at once, a few wait a whole program, as when
+    // a stripe's bytes come back at its end). QD512 does not tell (512 commands average it
+    // out). Without such a run (the 980 PRO writes at most 1.34 GB/s at QD1, under its 3.07
+    // GB/s drain) the release is even, assumed.
+    let shallow: Vec<f64> = rows_of(rows, drive, "write", "clat_ns_p50")
+        .filter(|r| r.qd == 1 && bound.contains(&r.bs_bytes))
+        .filter_map(|p50| rows_of(rows, drive, "write", "lat_ns_mean").find(|m| m.qd == 1 && m.bs_bytes == p50.bs_bytes).map(|mean| p50.value / mean.value))
+        .collect();
+    let (buffer_release, release_provenance, release_how) = match median(shallow.clone()) {
+        Ok(even) if even < EVEN_ADMISSION => (
+            BufferRelease::AtProgramEnd,
+            Fitted,
+            format!("its bandwidth-bound QD1 writes ({} runs) have p50 {even:.2} of their mean (median), under {EVEN_ADMISSION}: uneven", shallow.len()),
+        ),
+        Ok(even) => (
+            BufferRelease::OverProgram,
+            Fitted,
+            format!("its bandwidth-bound QD1 writes ({} runs) have p50 {even:.2} of their mean (median), at least {EVEN_ADMISSION}", shallow.len()),
+        ),
+        Err(_) => (
+            BufferRelease::OverProgram,
+            Assumed,
+            "no fit row tells (no QD1 write reaches 90 % of the drain); chosen after seeing the held-out QD2-256 writes \
+             admitted evenly (8 KiB QD8: p50 20.6 µs, p99 23.7 µs), which therefore do not test it"
+                .to_string(),
+        ),
+    };
+
     let has_reads = rows_of(rows, drive, "randread", "iops").next().is_some();
     let ctl = ControllerConfig {
         dispatch_ns: DISPATCH_NS,
@@ -109,7 +142,7 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
         append_done_ns: write_done_ns,
         host_bytes_per_sec: round(1e9 / slope, 10_000_000),
         write_buffer_bytes: BUFFER_BYTES,
-        buffer_release: BufferRelease::OverProgram,
+        buffer_release,
         seed: 48,
         ..ControllerConfig::NONE
     };
@@ -199,12 +232,11 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
     note("write engine", us(c.write_ns), Fitted, format!("1 ÷ {:.1} KIOPS (4 KiB writes at QD512) − jitter", peak_iops / 1e3));
     note("write completion", us(c.write_done_ns), Fitted, format!("QD1 intercept {} − dispatch − engine − jitter", us(intercept as u64)));
     note("dispatch / stripe / write buffer", format!("{} / {dies} dies / {} MiB", us(DISPATCH_NS), BUFFER_BYTES >> 20), Assumed, "as the ZN540's".into());
-    note(
-        "buffer release",
-        "evenly over each page's program".into(),
-        Assumed,
-        "not fitted: chosen after seeing the 980 PRO's held-out QD2-256 writes admitted evenly (8 KiB QD8: p50 20.6 µs, p99 23.7 µs); its fit rows barely move, the SN540's QD1 64-128 KiB writes move away".into(),
-    );
+    let release = match buffer_release {
+        BufferRelease::AtProgramEnd => "a stripe's bytes when its program ends",
+        BufferRelease::OverProgram => "each page's bytes evenly over its program",
+    };
+    note("buffer release", release.into(), release_provenance, release_how);
     Ok(DriveFit { drive: drive.to_string(), flash, figures })
 }
 
