@@ -16,7 +16,7 @@ use zonekit_ssd::SsdConfig;
 
 use crate::device::conventional::{role, run, SsdJob, SsdRw};
 use crate::device::data::Measurement;
-use crate::device::fit::{median, Figure};
+use crate::device::fit::{median, slow_stripe_search, Figure};
 use crate::LabError;
 
 const KIB: u64 = 1024;
@@ -251,17 +251,8 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
             .collect(),
     )?;
     let none_rms = tail_error(&with_slow(0, 0));
-    let mut slow = (none_rms, 0, 0);
     let grid: &[u32] = if deep_shape > SLOW_SHAPE_MAX { &[] } else { &SLOW_ONE_IN };
-    for &one_in in grid {
-        for slow_us in SLOW_US {
-            let e = tail_error(&with_slow(one_in, slow_us * 1000));
-            if e < slow.0 {
-                slow = (e, one_in, slow_us * 1000);
-            }
-        }
-    }
-    let (slow_rms, slow_one_in, slow_ns) = slow;
+    let (slow_rms, slow_one_in, slow_ns) = slow_stripe_search(grid, &SLOW_US, (none_rms, 0, 0), |one_in, slow_ns| tail_error(&with_slow(one_in, slow_ns)));
     flash = with_slow(slow_one_in, slow_ns);
     let c = &flash.controller;
     let dies = flash.die_count();

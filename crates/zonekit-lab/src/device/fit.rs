@@ -50,6 +50,21 @@ const MIB: u64 = 1024 * KIB;
 const SLOW_ONE_IN: [u32; 8] = [10, 15, 20, 30, 40, 50, 70, 100];
 const SLOW_US: [u64; 6] = [300, 400, 500, 700, 1000, 1400];
 
+/// The slow stripes' grid search: of `start` (error, one in, extra ns) and every point of the
+/// grid (one stripe in `one_in`, `slow_us` more on average), the one `error` finds least.
+pub(crate) fn slow_stripe_search(one_in: &[u32], slow_us: &[u64], start: (f64, u32, u64), error: impl Fn(u32, u64) -> f64) -> (f64, u32, u64) {
+    let mut best = start;
+    for &n in one_in {
+        for &us in slow_us {
+            let e = error(n, us * 1000);
+            if e < best.0 {
+                best = (e, n, us * 1000);
+            }
+        }
+    }
+    best
+}
+
 /// The median of `v` (the mean of the middle two when even); an error when the fit found no row.
 pub(crate) fn median(mut v: Vec<f64>) -> Result<f64, LabError> {
     if v.is_empty() {
@@ -260,16 +275,7 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
         }
         (sum / n.max(1) as f64).sqrt()
     };
-    let mut best = (f64::INFINITY, 0, 0);
-    for one_in in SLOW_ONE_IN {
-        for slow_us in SLOW_US {
-            let e = tail_error(&with_slow(one_in, slow_us * 1000));
-            if e < best.0 {
-                best = (e, one_in, slow_us * 1000);
-            }
-        }
-    }
-    let (tail_rms, slow_one_in, slow_ns) = best;
+    let (tail_rms, slow_one_in, slow_ns) = slow_stripe_search(&SLOW_ONE_IN, &SLOW_US, (f64::INFINITY, 0, 0), |one_in, slow_ns| tail_error(&with_slow(one_in, slow_ns)));
     flash = with_slow(slow_one_in, slow_ns);
     ctl = flash.controller;
 
