@@ -94,6 +94,19 @@ impl Timing {
         }
     }
 
+    /// The flash timing the model charges under this timing (before a geometry's shape): the
+    /// `ocssd-thesis` preset's, or for a synchronous timing its per-command costs alone (32 KiB
+    /// cross a 1 TB/s "channel" in 30 ns).
+    pub fn flash(self) -> zonekit_device::timing::FlashConfig {
+        let flash = preset::find("ocssd-thesis").expect("the ocssd-thesis preset exists").flash;
+        match self.costs() {
+            Some(costs) => {
+                zonekit_device::timing::FlashConfig { channel_bytes_per_sec: 1 << 40, program_ns: costs.program_ns, read_ns: costs.read_ns, erase_ns: costs.erase_ns, ..flash }
+            }
+            None => flash,
+        }
+    }
+
     /// The per-command costs of a synchronous timing; `None` for [`Timing::Parallel`], whose
     /// time also depends on overlap and channel sharing.
     pub fn costs(self) -> Option<CommandCosts> {
@@ -177,14 +190,8 @@ impl Ssd<MemDevice> {
 impl<D: ZonedDevice> Ssd<D> {
     /// Wraps `device` in the thesis' flash timing for `geometry` and puts `ftl` on it.
     pub fn new(device: D, geometry: OcGeometry, ftl: AnyFtl, timing: Timing) -> Result<Ssd<D>> {
-        let flash = preset::find("ocssd-thesis").expect("the ocssd-thesis preset exists").flash;
-        let (flash, queue_depth) = match timing.costs() {
-            // 32 KiB cross a 1 TB/s "channel" in 30 ns: the per-command costs stand alone.
-            Some(costs) => {
-                (zonekit_device::timing::FlashConfig { channel_bytes_per_sec: 1 << 40, program_ns: costs.program_ns, read_ns: costs.read_ns, erase_ns: costs.erase_ns, ..flash }, 1)
-            }
-            None => (flash, QUEUE_DEPTH_PER_PU * geometry.pus() as usize),
-        };
+        let flash = timing.flash();
+        let queue_depth = if timing.costs().is_some() { 1 } else { QUEUE_DEPTH_PER_PU * geometry.pus() as usize };
         let timed = TimedDevice::new(device, geometry.flash_config(&flash), queue_depth)?;
         let flash = Flash::new(timed, geometry)?;
         let page = vec![0; geometry.page_bytes as usize];
@@ -387,5 +394,22 @@ impl<D: ZonedDevice> Ssd<D> {
             erase_count_max: erases.iter().copied().max().unwrap_or(0),
             erase_count_mean: erases.iter().map(|&e| e as f64).sum::<f64>() / erases.len().max(1) as f64,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each timing charges its own figures, and a run's key names them (the lab's ocssd
+    /// experiment keys kept runs on this fingerprint), so two timings never share a kept run.
+    #[test]
+    fn each_timing_charges_its_own_figures() {
+        let fingerprint = |t: Timing| zonekit_device::bench::timing_fingerprint(&t.flash());
+        let [sync, fitted, parallel] = [Timing::Synchronous, Timing::Fitted, Timing::Parallel].map(fingerprint);
+        assert!(sync != fitted && fitted != parallel && sync != parallel, "{sync} {fitted} {parallel}");
+        let table = CommandCosts::TABLE_3_1;
+        assert_eq!((Timing::Synchronous.flash().program_ns, Timing::Synchronous.flash().read_ns), (table.program_ns, table.read_ns));
+        assert_eq!(Timing::Parallel.flash(), preset::find("ocssd-thesis").unwrap().flash);
     }
 }

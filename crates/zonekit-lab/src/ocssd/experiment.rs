@@ -345,6 +345,10 @@ pub fn run_experiment(exp: &OcssdExperiment, progress: &(dyn Fn(usize, usize, &s
 /// modification time, so that a changed trace is replayed again.
 fn run_key(spec: &OcssdSpec) -> String {
     let mut key = spec.command().unwrap_or_else(|_| format!("{spec:?}").replace('\n', " "));
+    // What the timing named in the command gives, so that a run kept from other figures of
+    // the same name is run again.
+    let per_request = spec.timing.costs().map_or(0, |c| c.write_request_ns);
+    key.push_str(&format!(" # timing {} + {per_request} ns a request", zonekit_device::bench::timing_fingerprint(&spec.timing.flash())));
     if let zonekit_trace::input::Source::Binary(path) | zonekit_trace::input::Source::Trace { path, .. } = &spec.input.source {
         if let Ok(meta) = std::fs::metadata(path) {
             let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
