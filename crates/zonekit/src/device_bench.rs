@@ -293,7 +293,7 @@ fn fit_conventional(a: &FitArgs, drive: &str) -> Result<ExitCode> {
     }
     let rows = zonekit_lab::device::data::read_conventional(&dir).map_err(crate::error::lab)?;
     // fio's host time between I/Os, the ZN540 fit's (how the comparison replays fio's runs).
-    let think_ns = zonekit_lab::device::fit::fit(&zonekit_lab::device::data::read_zn540(&dir).map_err(crate::error::lab)?).map_err(crate::error::lab)?.fio_think_ns;
+    let think_ns = zonekit_lab::device::fit::fio_think_ns(&zonekit_lab::device::data::read_zn540(&dir).map_err(crate::error::lab)?).map_err(crate::error::lab)?;
     let fit = zonekit_lab::device::conventional_fit::fit(&rows, drive, think_ns).map_err(crate::error::lab)?;
     let heading = format!("The {drive} flash timing fitted to the drive's published fio runs (rows read from {}; only the rows marked fit used):", dir.display());
     let shipped = preset::find_flash(drive).expect("the drive's flash preset exists");

@@ -63,14 +63,14 @@ pub fn run_conventional(preset_name: Option<&str>, data: Option<&Path>, doc: Opt
     }
     let rows = device_data::read_conventional(&dir).map_err(lab)?;
     // fio's host time per I/O, from the ZN540's fit (a figure of fio over SPDK, not of a drive).
-    let fit = device_fit::fit(&device_data::read_zn540(&dir).map_err(lab)?).map_err(lab)?;
+    let think_ns = device_fit::fio_think_ns(&device_data::read_zn540(&dir).map_err(lab)?).map_err(lab)?;
     let named = preset_name.map(|n| zonekit_ssd::preset::find(n).expect("checked above"));
     let preset_of = move |drive: &str| named.unwrap_or_else(|| zonekit_ssd::preset::find(drive).expect("every drive of the data has its fitted preset"));
     let which = named.map_or_else(|| "its fitted SSD preset (980pro, sn540)".to_string(), |p| format!("the {} SSD preset", p.name));
     say!("device-fidelity: {} 980 PRO and SN540 measurements from {} against {which}'s timing model", rows.len(), dir.display());
     let started = std::time::Instant::now();
     let bar = crate::progress::Progress::bar(0, "runs").with_message("running");
-    let result = conventional::compare(&preset_of, &rows, fit.fio_think_ns, &mut |done, total| {
+    let result = conventional::compare(&preset_of, &rows, think_ns, &mut |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })
@@ -78,7 +78,7 @@ pub fn run_conventional(preset_name: Option<&str>, data: Option<&Path>, doc: Opt
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
     let command = crate::out_dir::this_command();
-    let files = conventional_report::write(out, doc, named, &result, fit.fio_think_ns, &command, wall).map_err(lab)?;
+    let files = conventional_report::write(out, doc, named, &result, think_ns, &command, wall).map_err(lab)?;
     let pct = |x: f64| format!("{:.1} %", x * 100.0);
     let table: Vec<Vec<String>> = conventional_report::drive_summaries(&result)
         .iter()

@@ -110,6 +110,16 @@ fn round(x: f64, unit: u64) -> u64 {
     ((x / unit as f64).round().max(0.0) as u64) * unit
 }
 
+/// The host: fio's time between a completion and its next submission, from the ZN540's 4 KiB
+/// writes at QD1 (one over their IOPS less their mean latency). A figure of fio over SPDK on
+/// the characterisation's host, which the conventional drives' comparison takes too.
+pub fn fio_think_ns(rows: &[Measurement]) -> Result<u64, LabError> {
+    let qd1_4k = |r: &Measurement| r.engine == "fio-spdk" && r.bs_bytes == 4096 && r.zones == 1 && r.qd == 1;
+    let w_lat = one(rows, "write", "lat_ns_mean", qd1_4k)?;
+    let w_iops = one(rows, "write", "iops", qd1_4k)?;
+    Ok(round(1e9 / w_iops - w_lat, 10))
+}
+
 /// Fits the ZN540 preset's figures to the `fit` rows of `rows`.
 pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     let g = preset::find("zn540").expect("the zn540 preset exists").geometry;
@@ -118,10 +128,8 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     let mut figures = Vec::new();
     let mut note = |name: &'static str, value: String, provenance: Provenance, how: String| figures.push(Figure { name, value, provenance, how });
 
-    // The host: fio's time between a completion and its next submission.
+    let fio_think_ns = fio_think_ns(rows)?;
     let w_lat = one(rows, "write", "lat_ns_mean", move |r| fio(r) && r.bs_bytes == 4096 && r.zones == 1 && r.qd == 1)?;
-    let w_iops = one(rows, "write", "iops", move |r| fio(r) && r.bs_bytes == 4096 && r.zones == 1 && r.qd == 1)?;
-    let fio_think_ns = round(1e9 / w_iops - w_lat, 10);
 
     // The flash: its write bandwidth is the drain's (every write or append run that is
     // bandwidth-bound: 8 KiB and up at QD ≥ 4 or over ≥ 4 zones, 64 KiB and up at QD1).
