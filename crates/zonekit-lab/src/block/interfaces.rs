@@ -102,12 +102,14 @@ pub fn run(spec: &InterfacesSpec, on_start: &dyn Fn(usize), on_done: &(dyn Fn() 
     let temp = TempDir::new()?;
     let staged = spec.inputs.iter().map(|i| stage(&i.input, temp.path())).collect::<Result<Vec<_>>>()?;
     let store = spec.keep_runs_in.as_deref().map(RunStore::open).transpose()?;
+    // Every run takes the base's preset and timing: their identity is worked out once.
+    let timing = timing_identity(&spec.base);
     on_start(jobs.len());
     let rows: Mutex<Vec<Option<Result<InterfaceRow>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     crate::harness::parallel::for_each(jobs.len(), spec.threads, |j| {
         let (i, s) = &jobs[j];
         let key =
-            format!("experiment interfaces {} # {}{}{}", s.command(&spec.inputs[*i].input), spec.inputs[*i].label, input_identity(&spec.inputs[*i].input), timing_identity(s));
+            format!("experiment interfaces {} # {}{}{}", s.command(&spec.inputs[*i].input), spec.inputs[*i].label, input_identity(&spec.inputs[*i].input), timing);
         if let Some(Stored::Run(row)) = store.as_ref().map(|store| store.load::<InterfaceRow>(&key)) {
             rows.lock().unwrap()[j] = Some(Ok(row));
             on_done();

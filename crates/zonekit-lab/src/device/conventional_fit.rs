@@ -64,6 +64,13 @@ fn rows_of<'a>(rows: &'a [Measurement], drive: &'a str, experiment: &'a str, met
     rows.iter().filter(move |r| r.device == drive && r.experiment == experiment && r.metric == metric && role(r) == "fit")
 }
 
+/// The drive's write runs that have both metrics, as (block size, queue depth, `a`, `b`).
+fn write_pairs(rows: &[Measurement], drive: &str, a: &str, b: &str) -> Vec<(u64, u32, f64, f64)> {
+    rows_of(rows, drive, "write", a)
+        .filter_map(|x| rows_of(rows, drive, "write", b).find(|y| y.bs_bytes == x.bs_bytes && y.qd == x.qd).map(|y| (x.bs_bytes, x.qd, x.value, y.value)))
+        .collect()
+}
+
 fn one(rows: &[Measurement], drive: &str, experiment: &str, metric: &str, bs: u64, qd: u32) -> Result<f64, LabError> {
     rows_of(rows, drive, experiment, metric)
         .find(|r| r.bs_bytes == bs && r.qd == qd)
@@ -121,10 +128,8 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
     // a stripe's bytes come back at its end). QD512 does not tell (512 commands average it
     // out). Without such a run (the 980 PRO's fastest QD1 write, 2.47 GB/s, is under 90 % of
     // its 3.07 GB/s drain) the release is even, assumed.
-    let shallow: Vec<f64> = rows_of(rows, drive, "write", "clat_ns_p50")
-        .filter(|r| r.qd == 1 && bound.contains(&r.bs_bytes))
-        .filter_map(|p50| rows_of(rows, drive, "write", "lat_ns_mean").find(|m| m.qd == 1 && m.bs_bytes == p50.bs_bytes).map(|mean| p50.value / mean.value))
-        .collect();
+    let shallow: Vec<f64> =
+        write_pairs(rows, drive, "clat_ns_p50", "lat_ns_mean").into_iter().filter(|&(bs, qd, ..)| qd == 1 && bound.contains(&bs)).map(|(.., p50, mean)| p50 / mean).collect();
     let (buffer_release, release_provenance, release_how) = match median(shallow.clone()) {
         Ok(even) if even < EVEN_ADMISSION => (
             BufferRelease::AtProgramEnd,
@@ -217,12 +222,7 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
     // exponential S more on its dies, the program time giving back their mean share so the
     // drain keeps its bandwidth. N and S (or none) come from a grid search on the fit rows'
     // tails: the p99 and p99.9 of the QD1 and QD512 writes, root mean square of the log ratios.
-    let mut tails: Vec<(u64, u32, f64, f64)> = Vec::new();
-    for p99 in rows_of(rows, drive, "write", "clat_ns_p99") {
-        if let Some(p999) = rows_of(rows, drive, "write", "clat_ns_p999").find(|r| r.bs_bytes == p99.bs_bytes && r.qd == p99.qd) {
-            tails.push((p99.bs_bytes, p99.qd, p99.value, p999.value));
-        }
-    }
+    let tails = write_pairs(rows, drive, "clat_ns_p99", "clat_ns_p999");
     let even_program_ns = flash.program_ns;
     let with_slow = |one_in: u32, slow_ns: u64| {
         let mut f = flash;
@@ -244,12 +244,7 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
         }
         (sum / n.max(1) as f64).sqrt()
     };
-    let deep_shape = median(
-        rows_of(rows, drive, "write", "clat_ns_p999")
-            .filter(|r| r.qd == 512)
-            .filter_map(|p999| rows_of(rows, drive, "write", "clat_ns_p99").find(|m| m.qd == 512 && m.bs_bytes == p999.bs_bytes).map(|p99| p999.value / p99.value))
-            .collect(),
-    )?;
+    let deep_shape = median(tails.iter().filter(|t| t.1 == 512).map(|&(.., p99, p999)| p999 / p99).collect())?;
     let grid: &[u32] = if deep_shape > SLOW_SHAPE_MAX { &[] } else { &SLOW_ONE_IN };
     // Without a grid the error is never reported: no need to run for it.
     let none_rms = if grid.is_empty() { f64::NAN } else { tail_error(&with_slow(0, 0)) };
