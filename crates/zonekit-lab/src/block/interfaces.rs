@@ -108,8 +108,7 @@ pub fn run(spec: &InterfacesSpec, on_start: &dyn Fn(usize), on_done: &(dyn Fn() 
     let rows: Mutex<Vec<Option<Result<InterfaceRow>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     crate::harness::parallel::for_each(jobs.len(), spec.threads, |j| {
         let (i, s) = &jobs[j];
-        let key =
-            format!("experiment interfaces {} # {}{}{}", s.command(&spec.inputs[*i].input), spec.inputs[*i].label, input_identity(&spec.inputs[*i].input), timing);
+        let key = format!("experiment interfaces {} # {}{}{}", s.command(&spec.inputs[*i].input), spec.inputs[*i].label, input_identity(&spec.inputs[*i].input), timing);
         if let Some(Stored::Run(row)) = store.as_ref().map(|store| store.load::<InterfaceRow>(&key)) {
             rows.lock().unwrap()[j] = Some(Ok(row));
             on_done();
