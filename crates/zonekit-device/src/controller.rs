@@ -157,11 +157,17 @@ impl Controller {
     }
 
     fn release_until(&mut self, t: u64) {
+        let mut freed = 0;
         while self.releases_waiting.peek().is_some_and(|r| r.0.start_ns <= t) {
             let Reverse(r) = self.releases_waiting.pop().expect("peeked");
-            self.releases.push(r);
+            // Over by `t` (every release of a stripe freed at its end): given back at once,
+            // without passing through the list of those under way.
+            if r.end_ns <= t {
+                freed += r.bytes;
+            } else {
+                self.releases.push(r);
+            }
         }
-        let mut freed = 0;
         self.releases.retain_mut(|r| {
             let held = r.held_at(t);
             freed += r.bytes - r.released_bytes - held;
@@ -359,7 +365,7 @@ impl Controller {
             p += 1;
         }
         if !even && buffered_bytes > 0 {
-            spans.push(Release { start_ns: done, end_ns: done, bytes: buffered_bytes, released_bytes: 0 });
+            self.releases_waiting.push(Reverse(Release { start_ns: done, end_ns: done, bytes: buffered_bytes, released_bytes: 0 }));
         }
         self.releases_waiting.extend(spans.into_iter().map(Reverse));
         done
