@@ -38,7 +38,7 @@ Files written (every one long format, one measured value per row):
 
 Columns: device, experiment, role, engine, lba_bytes, bs_bytes, qd, zones, fill_lbas,
 fill_frac, bg_op, bg_bs_bytes, bg_qd, bg_jobs, bg_rate_bytes_per_s, metric, value, n,
-source_commit, source_path, source_field, note.
+source_commit, source_path, source_field, note, host_cpus, host_slice_ns.
   role     fit: the drive alone under one stream, SPDK, no second stream (what a timing model
            may be fitted to); validation: interference runs (a second stream beside the
            measured one; the issue forbids fitting to them), repeat runs of a zone-op test,
@@ -56,6 +56,10 @@ source_commit, source_path, source_field, note.
            percentiles over the samples); lat_ns_max; iops; bw_bytes_per_s.
   n        samples behind the value (fio total_ios; harness lines).
   source_* the file at that commit and the JSON field or the line prefix read.
+  host_*   only where a grid run's busy-polling SPDK threads outnumbered the CPUs they ran on
+           (the 14-zone runs: usr_cpu 71.4 % = 10/14 each): the CPUs they shared, and the
+           time a thread waited for one each time it was switched out (its time off the CPU
+           over fio's ctx). Its latencies then hold that wait; see host_share.
 
 Notes the data needs:
   - fio's io_uring runs (sqthread_poll) report a bogus completion latency: clat_ns means of
@@ -86,6 +90,7 @@ COLUMNS = [
     "device", "experiment", "role", "engine", "lba_bytes", "bs_bytes", "qd", "zones",
     "fill_lbas", "fill_frac", "bg_op", "bg_bs_bytes", "bg_qd", "bg_jobs", "bg_rate_bytes_per_s",
     "metric", "value", "n", "source_commit", "source_path", "source_field", "note",
+    "host_cpus", "host_slice_ns",
 ]
 BS_GRID = [4096, 8192, 16384, 32768, 65536, 131072]
 PCTS = [("p50", "50.000000"), ("p99", "99.000000"), ("p999", "99.900000")]
@@ -242,6 +247,24 @@ def wrap_note(d, job, zone_cap_bytes):
     return ""
 
 
+def host_share(job, jobs):
+    """(CPUs, time slice in ns) that a grid run's busy-polling SPDK threads shared, when fewer
+    than one CPU each; None when every thread had its own.
+
+    An SPDK thread polls its queue without pause, so fio's usr_cpu + sys_cpu (the mean over
+    the threads, group-reported) is 100 % unless the threads outnumbered the CPUs they were
+    pinned to (the runs bind fio to one NUMA node). Each time a thread is taken off its CPU
+    counts one context switch (fio's ctx; under 1,000 in the runs where every thread had a
+    CPU), so the time a thread waits for one, a scheduler slice, is its time off the CPU over
+    those switches."""
+    share = (job["usr_cpu"] + job["sys_cpu"]) / 100
+    cpus = round(jobs * share)
+    if jobs < 2 or cpus >= jobs or job["ctx"] <= 0:
+        return None
+    off_ns = (1 - cpus / jobs) * job["job_runtime"] * 1e6
+    return cpus, round(off_ns / job["ctx"])
+
+
 def grid(out, repo, file, device, root, op, experiment, engine, role, lba_bytes, keep,
          zone_cap_bytes=None, zoned=True, pct=True, note=""):
     for bs, zones, qd, path in grid_files(repo, root, op):
@@ -260,6 +283,11 @@ def grid(out, repo, file, device, root, op, experiment, engine, role, lba_bytes,
             n = "; ".join(x for x in (note, w) if x)
         base = dict(device=device, experiment=experiment, role=role, engine=engine,
                     lba_bytes=lba_bytes, bs_bytes=bs, qd=qd, zones=zones if zoned else "")
+        host = host_share(job, zones) if engine == "fio-spdk" else None
+        if host:
+            base.update(host_cpus=host[0], host_slice_ns=host[1])
+            n = "; ".join(x for x in (n, f"{zones} polling threads shared {host[0]} CPUs "
+                                      f"(usr_cpu {job['usr_cpu']:.1f} % each, ctx {job['ctx']})") if x)
         fio_rows(out, file, path, i, job, direction, base, pct=pct, extra_note=n)
 
 

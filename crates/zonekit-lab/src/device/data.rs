@@ -37,6 +37,10 @@ pub struct Measurement {
     pub source_path: String,
     pub source_field: String,
     pub note: String,
+    /// The fio threads of the run shared this many CPUs, fewer than one each (0: one each),
+    /// each waiting `host_slice_ns` for one when switched out; their latencies hold that wait.
+    pub host_cpus: u32,
+    pub host_slice_ns: u64,
     /// `file:line` of the row in our CSVs.
     pub row: String,
 }
@@ -98,6 +102,8 @@ pub fn read(path: &Path) -> Result<Vec<Measurement>, LabError> {
     ]
     .map(col);
     let c: Vec<usize> = c.into_iter().collect::<Result<_, _>>()?;
+    // Columns later versions of the extraction added; a file without them has no such rows.
+    let host = ["host_cpus", "host_slice_ns"].map(|name| header.iter().position(|h| h == name));
     let file = path.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
     let dir = path.parent().and_then(|p| p.file_name()).map_or_else(String::new, |f| f.to_string_lossy().into_owned());
     let mut out = Vec::new();
@@ -109,13 +115,15 @@ pub fn read(path: &Path) -> Result<Vec<Measurement>, LabError> {
         if f.len() != header.len() {
             return Err(bad(i + 1, format!("{} fields, the header has {}", f.len(), header.len())));
         }
-        let int = |k: usize| -> Result<u64, LabError> {
-            let v = f[c[k]].trim();
+        let count = |v: &str| -> Result<u64, LabError> {
+            let v = v.trim();
             if v.is_empty() {
                 return Ok(0);
             }
             v.parse::<f64>().ok().filter(|x| *x >= 0.0).map(|x| x as u64).ok_or_else(|| bad(i + 1, format!("{:?} is not a count", v)))
         };
+        let int = |k: usize| count(&f[c[k]]);
+        let host_count = |k: usize| host[k].map_or(Ok(0), |col| count(&f[col]));
         let value = f[c[14]].trim().parse::<f64>().map_err(|_| bad(i + 1, format!("value {:?} is not a number", f[c[14]])))?;
         out.push(Measurement {
             device: f[c[0]].clone(),
@@ -137,6 +145,8 @@ pub fn read(path: &Path) -> Result<Vec<Measurement>, LabError> {
             source_path: f[c[16]].clone(),
             source_field: f[c[17]].clone(),
             note: f[c[18]].clone(),
+            host_cpus: host_count(0)? as u32,
+            host_slice_ns: host_count(1)?,
             row: format!("{dir}/{file}:{}", i + 1),
         });
     }
@@ -184,5 +194,17 @@ mod tests {
         let p50 = select(&rows, "randread", "clat_ns_p50", |r| r.bs_bytes == 4096 && r.qd == 1 && r.zones == 1).next().unwrap();
         assert_eq!(p50.value, 69120.0);
         assert!(rows.iter().all(|r| r.role == "fit" || r.role == "validation"));
+    }
+
+    #[test]
+    fn only_the_14_zone_runs_had_their_threads_share_cpus() {
+        // fio's usr_cpu is 71.4 % = 10/14 in exactly those runs (scripts/zn540-extract.py).
+        let rows = read_zn540(&default_dir()).unwrap();
+        let shared: Vec<&Measurement> = rows.iter().filter(|r| r.host_cpus > 0).collect();
+        assert_eq!(shared.len(), 9 * 6, "nine runs, six metrics each");
+        for r in shared {
+            assert_eq!((r.engine.as_str(), r.zones, r.qd, r.host_cpus), ("fio-spdk", 14, 1, 10), "{}", r.row);
+            assert!((14_000_000..15_500_000).contains(&r.host_slice_ns), "{}: {}", r.row, r.host_slice_ns);
+        }
     }
 }
