@@ -102,11 +102,47 @@ pub struct Job {
     pub every_ops: u64,
     /// Host time between a completion and the next submission in its slot.
     pub think_ns: u64,
+    /// CPUs the job's streams (one polling host thread each) share (0: one each). With fewer
+    /// CPUs than streams, the host's scheduler runs them in turn, `cpu_slice_ns` at a time:
+    /// a stream switched out submits nothing, and sees its completions only when it runs
+    /// again, so their latency holds the wait, as fio measures it. The ZN540's 14-zone runs
+    /// had 14 SPDK threads on 10 CPUs (`docs/results/devices-data.md`).
+    pub cpus: u32,
+    pub cpu_slice_ns: u64,
 }
 
 impl Default for Job {
     fn default() -> Job {
-        Job { rw: Rw::Write, bs_bytes: 4096, qd: 1, zones: 1, fill_bytes: 0, finished: false, rate_bytes_per_sec: 0, every_ops: 0, think_ns: 0 }
+        Job { rw: Rw::Write, bs_bytes: 4096, qd: 1, zones: 1, fill_bytes: 0, finished: false, rate_bytes_per_sec: 0, every_ops: 0, think_ns: 0, cpus: 0, cpu_slice_ns: 0 }
+    }
+}
+
+impl Job {
+    /// Whether the job's streams take turns on fewer CPUs than they are.
+    fn shares_cpus(&self) -> bool {
+        self.cpus > 0 && self.cpus < self.zones
+    }
+
+    /// The first time at or after `t` that the stream of rank `rank` (0 to `zones` - 1) runs
+    /// on a CPU. Round robin: in each slice the streams switched out are a window of
+    /// `zones - cpus` ranks, moved on by its width each slice, so each stream runs
+    /// `cpus / zones` of the time and waits one slice (or a few, with more streams out than
+    /// in) each time it is switched out.
+    fn on_cpu_at(&self, rank: u32, t: u64) -> u64 {
+        if !self.shares_cpus() {
+            return t;
+        }
+        let n = self.zones as u64;
+        let out_width = n - self.cpus as u64;
+        let switched_out = |slice: u64| (rank as u64 + n - (slice % n) * out_width % n) % n < out_width;
+        let mut slice = t / self.cpu_slice_ns;
+        if !switched_out(slice) {
+            return t;
+        }
+        while switched_out(slice) {
+            slice += 1;
+        }
+        slice * self.cpu_slice_ns
     }
 }
 
@@ -214,6 +250,16 @@ fn check_job(job: &Job, prefix: &str, g: &Geometry, background: bool) -> Result<
     if job.every_ops > 0 && !background {
         return refuse(prefix, "every", "only a background job is paced by the measured job's completions".into());
     }
+    if job.shares_cpus() {
+        if job.every_ops > 0 {
+            return refuse(prefix, "cpus", "a paced background job issues as the measured job completes, on no CPU of its own".into());
+        }
+        if job.cpu_slice_ns == 0 || job.cpu_slice_ns > THINK_MAX_NS {
+            return refuse(prefix, "cpu-slice-ns", format!("{} ns: streams taking turns on {} CPUs need a slice of 1 ns to {THINK_MAX_NS} ns", job.cpu_slice_ns, job.cpus));
+        }
+    } else if job.cpu_slice_ns > 0 {
+        return refuse(prefix, "cpu-slice-ns", format!("a slice applies only when the {} streams share fewer CPUs (--{prefix}cpus)", job.zones));
+    }
     Ok(())
 }
 
@@ -249,6 +295,8 @@ pub fn check(g: &Geometry, spec: &BenchSpec) -> Result<(), BenchError> {
 /// One stream of a job: its zones, write pointer and pacing.
 struct Stream {
     job: usize,
+    /// The stream's place among its job's (its host thread, for CPU sharing).
+    rank: u32,
     first_zone: u32,
     zones: u32,
     /// Index of the current zone in the stream's range, and bytes issued into it.
@@ -452,13 +500,13 @@ pub fn run(g: &Geometry, flash: &FlashConfig, spec: &BenchSpec) -> Result<BenchR
     let mut streams = Vec::new();
     for (j, job) in jobs.iter().enumerate() {
         let Some(job) = job else { continue };
-        for _ in 0..job.zones {
+        for rank in 0..job.zones {
             let first_zone = first + streams.len() as u32 * per_stream;
             // A writing stream starts in its range's last zone, so its first fill moves it to
             // the first; a zone-management stream steps before each command the same way.
             let at = if job.rw.is_io() && !job.rw.writes() { 0 } else { per_stream - 1 };
             let offset = if job.rw.writes() { u64::MAX / 2 } else { 0 };
-            streams.push(Stream { job: j, first_zone, zones: per_stream, at, offset, used: vec![false; per_stream as usize], issued_bytes: 0, start_ns: 0, prepared: false });
+            streams.push(Stream { job: j, rank, first_zone, zones: per_stream, at, offset, used: vec![false; per_stream as usize], issued_bytes: 0, start_ns: 0, prepared: false });
         }
     }
     let mut sim = Sim { model, g, jobs, streams, rng: Rng::new(spec.seed), commands: 0, busy_beside: spec.background.is_some() };
@@ -495,13 +543,22 @@ pub fn run(g: &Geometry, flash: &FlashConfig, spec: &BenchSpec) -> Result<BenchR
             break;
         }
         let si = si as usize;
+        let (job, rank) = (sim.jobs[sim.streams[si].job].expect("exists"), sim.streams[si].rank);
+        // A stream switched out of its CPU submits nothing until it runs again.
+        let on_cpu = job.on_cpu_at(rank, t);
+        if on_cpu > t {
+            ready.push(Reverse((on_cpu, seq, si as u32)));
+            seq += 1;
+            continue;
+        }
         match sim.step(si, t) {
             Step::Later(at) => {
                 ready.push(Reverse((at, seq, si as u32)));
                 seq += 1;
             }
             Step::Issued(submit, done) => {
-                let job = sim.jobs[sim.streams[si].job].expect("exists");
+                // The host sees a completion once the stream's thread runs.
+                let done = job.on_cpu_at(rank, done);
                 let bytes = if job.rw.is_io() { job.bs_bytes } else { 0 };
                 if sim.streams[si].job == 0 {
                     completions += 1;

@@ -66,6 +66,14 @@ pub struct BenchArgs {
     /// Host time between a completion and the next submission, ns (fio with SPDK: about 390).
     #[arg(long, default_value_t = 0)]
     think_ns: u64,
+    /// CPUs the streams' host threads share, fewer than --zones (default: one each); they
+    /// then run in turn, --cpu-slice-ns at a time, and a completion waits for its thread
+    /// (give --ops enough for the run to span many slices).
+    #[arg(long)]
+    cpus: Option<u32>,
+    /// How long a switched-out stream waits for a CPU, ns (with --cpus).
+    #[arg(long)]
+    cpu_slice_ns: Option<u64>,
     /// A background job beside the measured one: its kind (then the --bg-* flags apply).
     #[arg(long, value_parser = rw)]
     bg_rw: Option<Rw>,
@@ -132,7 +140,12 @@ fn spec_of(a: &BenchArgs, g: &zonekit_device::Geometry) -> Result<BenchSpec> {
         rate_bytes_per_sec: a.rate.unwrap_or(0),
         every_ops: 0,
         think_ns: a.think_ns,
+        cpus: a.cpus.unwrap_or(0),
+        cpu_slice_ns: a.cpu_slice_ns.unwrap_or(0),
     };
+    if a.cpus == Some(0) {
+        usage!("--cpus 0: give at least one CPU, or leave the flag out for one per stream");
+    }
     let background = a.bg_rw.map(|rw| Job {
         rw,
         bs_bytes: a.bg_bs,
@@ -143,6 +156,7 @@ fn spec_of(a: &BenchArgs, g: &zonekit_device::Geometry) -> Result<BenchSpec> {
         rate_bytes_per_sec: a.bg_rate.unwrap_or(0),
         every_ops: a.bg_every.unwrap_or(0),
         think_ns: a.bg_think_ns,
+        ..Job::default()
     });
     if background.is_none() && (a.bg_every.is_some() || a.bg_rate.is_some()) {
         usage!("--bg-every and --bg-rate describe a background job: give its kind with --bg-rw");

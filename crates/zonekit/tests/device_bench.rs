@@ -29,6 +29,9 @@ fn bad_job_specs_are_refused_naming_the_flag() {
         (&["--ops", "0"], "--ops"),
         (&["--preset", "nope"], "--preset"),
         (&["--bg-every", "400"], "--bg-every"),
+        (&["--rw", "randread", "--zones", "14", "--cpus", "0"], "--cpus"),
+        (&["--rw", "randread", "--zones", "14", "--cpus", "10"], "--cpu-slice-ns"),
+        (&["--rw", "randread", "--zones", "4", "--cpu-slice-ns", "1000"], "--cpu-slice-ns"),
     ] {
         let mut full = vec!["device", "bench"];
         full.extend_from_slice(args);

@@ -58,6 +58,36 @@ fn bad_job_specs_are_refused_naming_the_field() {
     assert_eq!(field(two_writers), "bg-zones", "16 zones written at once between the two jobs");
     let e = refused(&spec(Job { qd: 0, ..job(Rw::Append) }));
     assert!(e.to_string().starts_with("qd: "), "{e}");
+    let sharing = Job { zones: 14, cpus: 10, ..job(Rw::RandRead) };
+    assert_eq!(field(spec(sharing.clone())), "cpu-slice-ns", "streams taking turns need a slice");
+    assert_eq!(field(spec(Job { cpus: 0, cpu_slice_ns: 1_000, ..sharing.clone() })), "cpu-slice-ns", "a slice without sharing");
+    let paced = Job { rw: Rw::RandRead, every_ops: 400, zones: 2, cpus: 1, cpu_slice_ns: 1_000, ..Job::default() };
+    assert_eq!(field(BenchSpec { background: Some(paced), ..spec(job(Rw::Write)) }), "bg-cpus");
+}
+
+#[test]
+fn streams_sharing_cpus_take_turns_and_wait_a_slice() {
+    // The ZN540's 14-zone fio runs: 14 polling threads on 10 CPUs.
+    let p = zn540();
+    let slice_ns = 2_000_000;
+    let long = |j: Job| BenchSpec { ops: 100_000, ramp_ops: 5_000, ..spec(j) };
+    let shared = |j: Job| long(Job { cpus: 10, cpu_slice_ns: slice_ns, ..j });
+    let reads = Job { zones: 14, think_ns: 390, ..job(Rw::RandRead) };
+    let (alone, turns) = (run_on(&p, &long(reads.clone())).job, run_on(&p, &shared(reads.clone())).job);
+    let ten = run_on(&p, &long(Job { zones: 10, ..reads.clone() })).job;
+    let share = turns.iops / ten.iops;
+    assert!((0.97..1.03).contains(&share), "14 threads on 10 CPUs read as 10 threads do: {share:.3}");
+    assert!(turns.iops < alone.iops * 0.8, "and well below 14 threads on 14 CPUs: {turns:?} {alone:?}");
+    assert_eq!(turns.lat_ns_p50, ten.lat_ns_p50, "most reads complete while their thread runs");
+    assert!(turns.lat_ns_p999 > slice_ns * 9 / 10 && turns.lat_ns_p999 < slice_ns * 11 / 10, "one read in a slice waits the slice out: {turns:?}");
+    // Writes: the engine, not the host, limits 14 zones at QD1; with 10 threads running, fewer
+    // wait in it.
+    let writes = Job { zones: 14, think_ns: 390, ..job(Rw::Write) };
+    let (alone, turns) = (run_on(&p, &long(writes.clone())).job, run_on(&p, &shared(writes)).job);
+    assert!((turns.iops / alone.iops - 1.0).abs() < 0.02, "the engine's rate either way: {alone:?} {turns:?}");
+    let ratio = turns.lat_ns_p50 as f64 / alone.lat_ns_p50 as f64;
+    assert!((0.66..0.78).contains(&ratio), "10 writes in the engine, not 14 (Little's law): {ratio:.3}");
+    assert_eq!(run_on(&p, &long(Job { cpus: 14, ..job(Rw::RandRead) })), run_on(&p, &long(job(Rw::RandRead))), "a CPU each is no sharing");
 }
 
 #[test]
