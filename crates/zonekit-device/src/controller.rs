@@ -34,7 +34,10 @@
 //!   (4 and 8 KiB writes take the same 11 µs at QD1; from 16 KiB up the latency grows by
 //!   about 0.43 µs per KiB).
 //! - **Reads** sense a page on its die and cross the die's channel (the plain model), then take
-//!   `read_done_ns` (ECC, transfer to the host, completion).
+//!   `read_done_ns` (ECC, transfer to the host, completion). One page in `slow_page_one_in`
+//!   takes `slow_page_read_ns` longer to sense: the drive's 4 KiB reads at QD1 take one of two
+//!   times, 67-69 µs or 80-82 µs, about a third the longer (TLC's 2-3-2 coding: one page of a
+//!   wordline's three needs a third read level).
 //! - **Zone management** runs beside everything else, one command per zone at a time (resets of
 //!   different zones overlap): open, close and the finish of an empty zone cost a fixed time; a reset costs `reset_ns` plus `reset_ns_per_mib` for each MiB the
 //!   host wrote (a finished zone resets like an unfinished one with the same host data: the
@@ -389,8 +392,11 @@ impl Controller {
     /// program when its page is transferred, which can be after a read that reached the die
     /// earlier is charged: first come, first served, such a read goes before the program
     /// (which then ends a sense later; the buffer bytes it frees are not held back for it).
-    pub(crate) fn sense(&mut self, d: &mut Dies, die: usize, t: u64) -> u64 {
-        let read_ns = d.flash.read_ns;
+    /// `page` is the page's index in its zone, which sets how long it takes to sense.
+    pub(crate) fn sense(&mut self, d: &mut Dies, die: usize, page: u64, t: u64) -> u64 {
+        let one_in = self.cfg.slow_page_one_in as u64;
+        let slow = one_in > 0 && page % one_in == one_in - 1;
+        let read_ns = d.flash.read_ns + if slow { self.cfg.slow_page_read_ns } else { 0 };
         let (ready, before, program_ns) = self.last_program[die];
         if t < ready && d.die_free_ns[die] == ready.max(before) + program_ns {
             let sensed = t.max(before) + read_ns;
@@ -526,6 +532,8 @@ mod tests {
                 host_bytes_per_sec: 1_000_000_000,
                 host_overlap_bytes: 8192,
                 read_done_ns: 10 * US,
+                slow_page_one_in: 0,
+                slow_page_read_ns: 0,
                 write_buffer_bytes: 128 * 1024,
                 stripe_dies: 4,
                 implicit_open_ns: 3 * US,
@@ -641,6 +649,24 @@ mod tests {
         let mid = t + 300 * US;
         let read = m.read(mid, 1, 0, 4096) - mid;
         assert!(read > 150 * US, "{read}");
+    }
+
+    #[test]
+    fn one_page_in_three_senses_longer() {
+        let mut f = flash();
+        f.controller.slow_page_one_in = 3;
+        f.controller.slow_page_read_ns = 20 * US;
+        let mut m = TimingModel::new(f, &geometry()).unwrap();
+        // Each read long after the one before, on idle dies: only the page's own sense differs.
+        let times: Vec<u64> = (0..6)
+            .map(|page| {
+                let at = (page + 1) * 10_000 * US;
+                m.read(at, 0, page * 16384, 4096) - at
+            })
+            .collect();
+        assert_eq!(times[0], times[1]);
+        assert_eq!(times[2], times[0] + 20 * US, "the third page of each three: {times:?}");
+        assert_eq!(times[3..], times[..3]);
     }
 
     #[test]

@@ -78,7 +78,8 @@ fn streams_sharing_cpus_take_turns_and_wait_a_slice() {
     let share = turns.iops / ten.iops;
     assert!((0.97..1.03).contains(&share), "14 threads on 10 CPUs read as 10 threads do: {share:.3}");
     assert!(turns.iops < alone.iops * 0.8, "and well below 14 threads on 14 CPUs: {turns:?} {alone:?}");
-    assert_eq!(turns.lat_ns_p50, ten.lat_ns_p50, "most reads complete while their thread runs");
+    let p50 = turns.lat_ns_p50 as f64 / ten.lat_ns_p50 as f64;
+    assert!((0.97..1.03).contains(&p50), "most reads complete while their thread runs: {turns:?} {ten:?}");
     assert!(turns.lat_ns_p999 > slice_ns * 9 / 10 && turns.lat_ns_p999 < slice_ns * 11 / 10, "one read in a slice waits the slice out: {turns:?}");
     // Writes: the engine, not the host, limits 14 zones at QD1; with 10 threads running, fewer
     // wait in it.

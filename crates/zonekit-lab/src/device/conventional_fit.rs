@@ -189,6 +189,9 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
         // Sense time: bisection on QD256's IOPS (to 100 ns); completion: QD1's p50.
         let r_p50 = one(rows, drive, "randread", "lat_ns_p50", 4096, 1)?;
         let r_peak = one(rows, drive, "randread", "iops", 4096, 256)?;
+        // QD1's reads take one of two times, as the ZN540's (the same flash): slow pages.
+        let r_p99 = one(rows, drive, "randread", "lat_ns_p99", 4096, 1)?;
+        (flash.controller.slow_page_one_in, flash.controller.slow_page_read_ns) = crate::device::fit::slow_pages(r_p50, r_p99);
         let transfer_ns = 4096 * 1_000_000_000 / flash.channel_bytes_per_sec;
         let with_sense = |mut f: FlashConfig, sense_ns: u64| {
             f.read_ns = sense_ns;
@@ -261,6 +264,12 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
         );
         note("read (sense)", us(flash.read_ns), Fitted, "4 KiB random reads at QD256 (bisection on the model)".into());
         note("read completion", us(c.read_done_ns), Fitted, "4 KiB random read at QD1, p50 = dispatch + sense + transfer + this".into());
+        note(
+            "slow pages",
+            format!("1 in {}, {} more to sense", c.slow_page_one_in, us(c.slow_page_read_ns)),
+            Fitted,
+            "4 KiB random reads at QD1 take one of two times: the extra sense is p99 less p50; 1 in 3 assumed (TLC with 2-3-2 coding)".into(),
+        );
         note(
             "channel",
             format!("{} MB/s", flash.channel_bytes_per_sec / 1_000_000),

@@ -47,6 +47,13 @@ const DISPATCH_NS: u64 = 1000;
 const OVERLAP_BYTES: u64 = 8 * KIB;
 const MIB: u64 = 1024 * KIB;
 /// The slow stripes' grid: one stripe in this many, of this mean extra time (µs).
+/// The slow pages a drive's 4 KiB reads at QD1 show (`ControllerConfig::slow_page_one_in`,
+/// `slow_page_read_ns`): their p99 less their p50 is the longer sense, one page in three
+/// (assumed: TLC with 2-3-2 coding has one page of each wordline's three needing a third read
+/// level; the WD drives' QD1 reads are about a third slow, their mean says).
+pub(crate) fn slow_pages(r_p50: f64, r_p99: f64) -> (u32, u64) {
+    (3, round((r_p99 - r_p50).max(0.0), 10))
+}
 const SLOW_ONE_IN: [u32; 8] = [10, 15, 20, 30, 40, 50, 70, 100];
 const SLOW_US: [u64; 6] = [300, 400, 500, 700, 1000, 1400];
 
@@ -166,6 +173,12 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     // Reads: a 4 KiB read at QD1 is dispatch + sense + channel transfer + completion; at
     // QD256 the dies saturate, so the sense time is what makes QD256's throughput.
     let r_p50 = one(rows, "randread", "clat_ns_p50", move |r| fio(r) && r.bs_bytes == 4096 && r.qd == 1 && r.zones == 1)?;
+    // QD1's reads take one of two times (fio's percentiles: 67-69 µs up to the 60th, 80-82 µs
+    // from the 70th), one page in three the longer: the slow pages' extra sense is QD1's p99
+    // less its p50, the dies' mean sense (below) counts them.
+    let r_p99 = one(rows, "randread", "clat_ns_p99", move |r| fio(r) && r.bs_bytes == 4096 && r.qd == 1 && r.zones == 1)?;
+    (ctl.slow_page_one_in, ctl.slow_page_read_ns) = slow_pages(r_p50, r_p99);
+    flash.controller = ctl;
     let r_peak = one(rows, "randread", "iops", move |r| fio(r) && r.bs_bytes == 4096 && r.qd == 256 && r.zones == 1)?;
     let transfer_4k = 4096 * 1_000_000_000 / channel_bytes_per_sec;
     let read_job = |qd: u32| quick(Job { rw: Rw::RandRead, bs_bytes: 4096, qd, think_ns: fio_think_ns, ..Job::default() });
@@ -321,6 +334,8 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     note("channel", format!("{} MB/s", channel_bytes_per_sec / 1_000_000), Fitted, format!("peak random-read bandwidth {:.2} GB/s ÷ {CHANNELS} channels", read_bw / 1e9));
     note("read (sense)", us(flash.read_ns), Fitted, format!("4 KiB random reads at QD256 run at {:.0} KIOPS (bisection on the model)", r_peak / 1e3));
     note("read completion", us(ctl.read_done_ns), Fitted, format!("4 KiB read at QD1, p50 {} = dispatch + sense + transfer + this", us(r_p50 as u64)));
+    note("slow pages", format!("1 in {}", ctl.slow_page_one_in), Assumed, "TLC with 2-3-2 coding: one page of each wordline's three needs a third read level".into());
+    note("slow page's extra sense", us(ctl.slow_page_read_ns), Fitted, format!("4 KiB reads at QD1 take one of two times: p99 {} less p50 {}", us(r_p99 as u64), us(r_p50 as u64)));
     note("dispatch", us(DISPATCH_NS), Assumed, "below the cheapest command seen (a reset of a never-opened zone, 2.1 µs)".into());
     note(
         "write buffer",
