@@ -96,9 +96,9 @@ pub struct ControllerConfig {
     pub host_overlap_bytes: u64,
     /// From the end of a read's flash transfer to its completion.
     pub read_done_ns: u64,
-    /// One page in this many (0: none), the last of each run of that many in a zone, takes
-    /// `slow_page_read_ns` longer to sense: on TLC flash with 2-3-2 coding one of a
-    /// wordline's three pages needs three read levels where the others need two.
+    /// One page in this many (0: none; drawn per read, as which pages those are is not in the
+    /// data) takes `slow_page_read_ns` longer to sense: on TLC flash with 2-3-2 coding one of
+    /// a wordline's three pages needs three read levels where the others need two.
     pub slow_page_one_in: u32,
     pub slow_page_read_ns: u64,
     /// The write buffer; 0 means no controller model at all.

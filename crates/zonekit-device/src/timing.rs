@@ -186,7 +186,7 @@ impl TimingModel {
             let die = self.dies.die_of(zone, page);
             let channel = self.dies.channel_of(die);
             let sensed = if let Some(c) = &mut self.controller {
-                c.sense(&mut self.dies, die, page, submit_ns)
+                c.sense(&mut self.dies, die, submit_ns)
             } else {
                 let sensed = submit_ns.max(self.dies.die_free_ns[die]) + self.dies.flash.read_ns;
                 self.dies.die_free_ns[die] = sensed;

@@ -98,7 +98,7 @@ pub const SN540_FLASH: FlashConfig = FlashConfig {
     dies_per_channel: 4,
     page_size_bytes: 32 * KIB as u32,
     pages_per_block: 1536,
-    read_ns: 55_800,
+    read_ns: 56_000,
     program_ns: 827_620,
     erase_ns: 3500 * US,
     channel_bytes_per_sec: 800_000_000,
@@ -108,7 +108,7 @@ pub const SN540_FLASH: FlashConfig = FlashConfig {
         slow_stripe_ns: 300 * US,
         slow_page_one_in: 3,
         slow_page_read_ns: 12_290,
-        ..controller(1000, 1870, 1410, 2900, 1_520_000_000, 7200, 32, BufferRelease::AtProgramEnd)
+        ..controller(1000, 1870, 1410, 2900, 1_520_000_000, 7000, 32, BufferRelease::AtProgramEnd)
     },
 };
 
