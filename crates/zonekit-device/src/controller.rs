@@ -35,9 +35,9 @@
 //!   about 0.43 µs per KiB).
 //! - **Reads** sense a page on its die and cross the die's channel (the plain model), then take
 //!   `read_done_ns` (ECC, transfer to the host, completion). One page in `slow_page_one_in`
-//!   (drawn per read) takes `slow_page_read_ns` longer to sense: the drive's 4 KiB reads at QD1 take one of two
-//!   times, 67-69 µs or 80-82 µs, about a third the longer (TLC's 2-3-2 coding: one page of a
-//!   wordline's three needs a third read level).
+//!   (drawn per read) takes `slow_page_read_ns` longer to sense: the drive's 4 KiB reads at
+//!   QD1 take one of two times, 67-69 µs or 80-82 µs, about a third the longer (TLC's 2-3-2
+//!   coding: one page of a wordline's three needs a third read level).
 //! - **Zone management** runs beside everything else, one command per zone at a time (resets of
 //!   different zones overlap): open, close and the finish of an empty zone cost a fixed time; a reset costs `reset_ns` plus `reset_ns_per_mib` for each MiB the
 //!   host wrote (a finished zone resets like an unfinished one with the same host data: the

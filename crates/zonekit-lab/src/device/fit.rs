@@ -334,8 +334,12 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     note("channel", format!("{} MB/s", channel_bytes_per_sec / 1_000_000), Fitted, format!("peak random-read bandwidth {:.2} GB/s ÷ {CHANNELS} channels", read_bw / 1e9));
     note("read (sense)", us(flash.read_ns), Fitted, format!("4 KiB random reads at QD256 run at {:.0} KIOPS (bisection on the model)", r_peak / 1e3));
     note("read completion", us(ctl.read_done_ns), Fitted, format!("4 KiB read at QD1, p50 {} = dispatch + sense + transfer + this", us(r_p50 as u64)));
-    note("slow pages", format!("1 in {}", ctl.slow_page_one_in), Assumed, "TLC with 2-3-2 coding: one page of each wordline's three needs a third read level".into());
-    note("slow page's extra sense", us(ctl.slow_page_read_ns), Fitted, format!("4 KiB reads at QD1 take one of two times: p99 {} less p50 {}", us(r_p99 as u64), us(r_p50 as u64)));
+    note(
+        "slow pages",
+        format!("1 in {}, {} more to sense", ctl.slow_page_one_in, us(ctl.slow_page_read_ns)),
+        Fitted,
+        format!("4 KiB reads at QD1 take one of two times: the extra sense is p99 {} less p50 {}; 1 in 3 assumed (TLC with 2-3-2 coding)", us(r_p99 as u64), us(r_p50 as u64)),
+    );
     note("dispatch", us(DISPATCH_NS), Assumed, "below the cheapest command seen (a reset of a never-opened zone, 2.1 µs)".into());
     note(
         "write buffer",
