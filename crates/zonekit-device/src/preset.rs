@@ -100,7 +100,9 @@ pub const ZN540_FLASH: FlashConfig = FlashConfig {
     controller: ControllerConfig {
         dispatch_ns: 1000,
         write_ns: 2490,
-        append_ns: 4630,
+        append_ns: 3810,
+        short_append_bytes: 8192,
+        short_append_ns: 820,
         handoff_ns: 2290,
         jitter_ns: 650,
         write_done_ns: 7220,
@@ -117,8 +119,10 @@ pub const ZN540_FLASH: FlashConfig = FlashConfig {
         close_ns: 9690,
         finish_empty_ns: 12_460,
         seal_ns: 1_931_000,
-        reset_ns: 1_603_000,
-        reset_ns_per_mib: 12_750,
+        reset_seal_ns: 2_699_000,
+        reset_ns: 1_536_000,
+        reset_ns_per_mib: 12_720,
+        reset_jitter_ns: 126_000,
         slow_stripe_one_in: 30,
         slow_stripe_ns: 500_000,
         buffer_release: BufferRelease::AtProgramEnd,
@@ -181,6 +185,11 @@ const ZN540_SOURCES: &[Source] = &[
     ("dispatch", Assumed, "below the cheapest command seen (2.1 µs)"),
     ("write / append engine", Fitted, "4 KiB writes over 8-14 zones (186 KIOPS); appends to one zone at QD ≥ 4 (132 KIOPS)"),
     ("hand-off / jitter", Fitted, "4 KiB writes to 2 zones at QD1; QD1's p99 over its median"),
+    (
+        "short appends",
+        Fitted,
+        "4 KiB appends at QD1 against 8 KiB ones (means; 4 and 8 KiB writes take the same time); the threshold is the smallest size the data has without it, anywhere above 4 KiB fits",
+    ),
     ("write / append completion", Fitted, "4 KiB write and append at QD1"),
     ("host link", Fitted, "QD1 write latency against block size, 16-128 KiB"),
     ("host overlap", Assumed, "4 and 8 KiB writes take the same time at QD1"),
@@ -193,7 +202,9 @@ const ZN540_SOURCES: &[Source] = &[
     ("implicit open", Fitted, "first write or append to an empty zone"),
     ("open / close / finish of an empty zone", Fitted, "the harness's open, close, empty finish"),
     ("seal", Fitted, "finish of a zone one block short of full"),
+    ("reset's seal", Fitted, "reset of an open, partly programmed zone against its reset after a finish (fills of 67-538 MiB)"),
     ("reset", Fitted, "reset after finish against the bytes written"),
+    ("reset spread", Fitted, "a reset's p99 over its p50, for resets of written zones (an exponential)"),
 ];
 const NVMEVIRT_SOURCES: &[Source] = &[
     ("zones", Published, "seed 004: NVMeVirt with 64 zones of 128 MiB"),
@@ -314,10 +325,23 @@ fn flash_figures(f: &FlashConfig, zoned: bool) -> Vec<(&'static str, String)> {
         ]);
         if zoned {
             v.extend([
+                (
+                    "short appends",
+                    if c.short_append_ns == 0 { "none".to_string() } else { format!("under {} KiB, {} more in the engine", c.short_append_bytes / 1024, us(c.short_append_ns)) },
+                ),
                 ("implicit open", us(c.implicit_open_ns)),
                 ("open / close / finish of an empty zone", format!("{} / {} / {}", us(c.open_ns), us(c.close_ns), us(c.finish_empty_ns))),
                 ("seal", format!("{:.3} ms", c.seal_ns as f64 / 1e6)),
+                ("reset's seal", format!("{:.3} ms", c.reset_seal_ns as f64 / 1e6)),
                 ("reset", format!("{:.3} ms + {} per MiB written", c.reset_ns as f64 / 1e6, us(c.reset_ns_per_mib))),
+                (
+                    "reset spread",
+                    if c.reset_jitter_ns == 0 {
+                        "none".to_string()
+                    } else {
+                        format!("exponential, mean {:.3} ms, when the host wrote to the zone", c.reset_jitter_ns as f64 / 1e6)
+                    },
+                ),
             ]);
         }
     }

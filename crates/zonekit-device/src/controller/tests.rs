@@ -20,6 +20,8 @@ fn flash() -> FlashConfig {
             dispatch_ns: US,
             write_ns: 2 * US,
             append_ns: 4 * US,
+            short_append_bytes: 8192,
+            short_append_ns: US,
             handoff_ns: US,
             jitter_ns: 0,
             write_done_ns: 5 * US,
@@ -36,8 +38,10 @@ fn flash() -> FlashConfig {
             close_ns: 9 * US,
             finish_empty_ns: 12 * US,
             seal_ns: 1_000 * US,
+            reset_seal_ns: 2_000 * US,
             reset_ns: 1_500 * US,
             reset_ns_per_mib: 10_000 * US,
+            reset_jitter_ns: 0,
             slow_stripe_one_in: 0,
             slow_stripe_ns: 0,
             buffer_release: BufferRelease::AtProgramEnd,
@@ -92,13 +96,16 @@ fn one_command_over_two_zones_pays_the_engine_and_the_link_once() {
 }
 
 #[test]
-fn an_append_costs_its_own_engine_and_completion_times() {
+fn an_append_costs_its_own_engine_and_completion_times_and_a_short_one_more() {
     let mut m = model();
     m.write(0, 1, 0, 4096);
     let write = m.write(100 * US, 1, 4096, 4096) - 100 * US;
+    let write_8k = m.write(200 * US, 1, 8192, 8192) - 200 * US;
     m.append(0, 2, 0, 4096);
-    let append = m.append(200 * US, 2, 4096, 4096) - 200 * US;
-    assert_eq!((write, append), (8 * US, 11 * US));
+    let append = m.append(300 * US, 2, 4096, 4096) - 300 * US;
+    let append_8k = m.append(400 * US, 2, 8192, 8192) - 400 * US;
+    // Both sizes fit in the host overlap, so only the short append's engine time differs.
+    assert_eq!((write, write_8k, append, append_8k), (8 * US, 8 * US, 12 * US, 11 * US));
 }
 
 #[test]
@@ -178,13 +185,33 @@ fn reset_grows_with_the_host_data_and_pays_the_seal_of_an_open_written_zone() {
     m.assume_written(5, 0, true);
     assert_eq!(m.reset(at(1), 5) - at(1), US + 1_500 * US, "an opened empty zone");
     m.assume_written(5, mib / 2, true);
-    assert_eq!(m.reset(at(2), 5) - at(2), US + 1_500 * US + 5_000 * US + 1_000 * US, "half the data and the seal");
+    assert_eq!(m.reset(at(2), 5) - at(2), US + 1_500 * US + 5_000 * US + 2_000 * US, "half the data and the reset's seal");
     m.assume_written(5, mib, false);
     assert_eq!(m.reset(at(3), 5) - at(3), US + 1_500 * US + 10_000 * US, "a full zone is sealed already");
     m.assume_written(5, mib / 2, true);
     let finished = m.finish(at(4), 5);
     m.check_invariants();
     assert_eq!(m.reset(finished, 5) - finished, US + 1_500 * US + 5_000 * US, "after a finish: the host's data, not the padding");
+}
+
+#[test]
+fn a_reset_of_a_written_zone_spreads_and_an_empty_one_does_not() {
+    let mut f = flash();
+    f.controller.reset_jitter_ns = 400 * US;
+    let mut m = TimingModel::new(f, &geometry()).unwrap();
+    let mib = 1 << 20;
+    let at = |i: u64| i * 100_000 * US;
+    let base = US + 1_500 * US + 10_000 * US;
+    let mut extra_ns = Vec::new();
+    for i in 0..400 {
+        m.assume_written(5, mib, false);
+        extra_ns.push(m.reset(at(2 * i), 5) - at(2 * i) - base);
+        m.assume_written(5, 0, true);
+        assert_eq!(m.reset(at(2 * i + 1), 5) - at(2 * i + 1), US + 1_500 * US, "an opened empty zone: no spread");
+    }
+    let mean_ns = extra_ns.iter().sum::<u64>() as f64 / extra_ns.len() as f64;
+    assert!((300e3..500e3).contains(&mean_ns), "the spread's mean: {mean_ns} ns");
+    assert!(extra_ns.iter().filter(|&&e| e > 4 * 400 * US).count() >= 1, "an exponential has a tail: {extra_ns:?}");
 }
 
 #[test]

@@ -45,6 +45,8 @@ const CHANNELS: u32 = 8;
 const DIES_PER_CHANNEL: u32 = 2;
 const DISPATCH_NS: u64 = 1000;
 const OVERLAP_BYTES: u64 = 8 * KIB;
+/// The shortest append that costs the engine no more (assumed: the data has 4 and 8 KiB).
+const SHORT_APPEND_BYTES: u64 = 8 * KIB;
 const MIB: u64 = 1024 * KIB;
 /// The slow stripes' grid: one stripe in this many, of this mean extra time (µs).
 /// The slow pages a drive's 4 KiB reads at QD1 show (`ControllerConfig::slow_page_one_in`,
@@ -208,6 +210,11 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     let a_plateau = median(select(rows, "append", "iops", move |r| r.is_fit() && fio(r) && r.bs_bytes == 4096 && r.zones == 1 && r.qd >= 4).map(|r| r.value).collect())?;
     let append_engine = 1e9 / a_plateau;
     let a_lat = one(rows, "append", "lat_ns_mean", move |r| fio(r) && r.bs_bytes == 4096 && r.zones == 1 && r.qd == 1)?;
+    // A 4 KiB append costs more than an 8 KiB one (the latter within the host overlap, so
+    // nothing else differs at QD1); 4 KiB appends' plateau then holds the longer time.
+    let a_lat_8k = one(rows, "append", "lat_ns_mean", move |r| fio(r) && r.bs_bytes == SHORT_APPEND_BYTES && r.zones == 1 && r.qd == 1)?;
+    ctl.short_append_bytes = SHORT_APPEND_BYTES;
+    ctl.short_append_ns = round((a_lat - a_lat_8k).max(0.0), 10);
     let two_zones = one(rows, "write", "iops", move |r| fio(r) && r.bs_bytes == 4096 && r.zones == 2 && r.qd == 1)?;
     // Hand-off, write and append times together: the engines' totals are fixed, the QD1
     // latencies fix the completion times, and the hand-off is what two zones at QD1 lose.
@@ -215,9 +222,9 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
         let mut c = *c;
         c.handoff_ns = handoff;
         c.write_ns = (write_engine - (handoff + c.jitter_ns) as f64).max(0.0) as u64;
-        c.append_ns = (append_engine - (handoff + c.jitter_ns) as f64).max(0.0) as u64;
+        c.append_ns = (append_engine - (handoff + c.jitter_ns + c.short_append_ns) as f64).max(0.0) as u64;
         c.write_done_ns = (w_lat - (DISPATCH_NS + c.write_ns + c.jitter_ns) as f64).max(0.0) as u64;
-        c.append_done_ns = (a_lat - (DISPATCH_NS + c.append_ns + c.jitter_ns) as f64).max(0.0) as u64;
+        c.append_done_ns = (a_lat - (DISPATCH_NS + c.append_ns + c.short_append_ns + c.jitter_ns) as f64).max(0.0) as u64;
         c
     };
     let handoff = solve(0, write_engine as u64, two_zones, false, |h| {
@@ -238,9 +245,27 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     ctl.open_ns = round(median(select(rows, "open", "lat_ns_p50", |r| r.is_fit()).map(|r| r.value).collect())? - DISPATCH_NS as f64, 10);
     ctl.close_ns = round(median(select(rows, "close", "lat_ns_p50", |r| r.is_fit()).map(|r| r.value).collect())? - DISPATCH_NS as f64, 10);
     ctl.finish_empty_ns = round(one(rows, "finish", "lat_ns_p50", |r| r.fill_lbas == Some(0))? - DISPATCH_NS as f64, 10);
-    // A reset after a finish: fixed time plus time per MiB the host wrote (least squares).
-    let resets: Vec<(f64, f64)> =
-        select(rows, "reset_after_finish", "lat_ns_p50", |r| r.is_fit()).map(|r| ((r.fill_lbas.unwrap_or(0) * 4096) as f64 / (1u64 << 20) as f64, r.value)).collect();
+    // A reset's spread: its p99 over its p50 is an exponential's ln 50 means, the median over
+    // every fit reset of a zone the host wrote (reset of an open zone and after a finish).
+    let spreads: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.is_fit() && (r.experiment == "reset" || r.experiment == "reset_after_finish") && r.metric == "lat_ns_p99" && r.fill_lbas.is_some_and(|f| f > 0))
+        .filter_map(|p99| {
+            let p50 = rows.iter().find(|r| r.metric == "lat_ns_p50" && r.experiment == p99.experiment && r.fill_lbas == p99.fill_lbas && r.source_path == p99.source_path)?;
+            Some((p99.value - p50.value) / (50f64).ln())
+        })
+        .collect();
+    let reset_spreads = spreads.len();
+    ctl.reset_jitter_ns = round(median(spreads)?, 1000);
+    // A reset after a finish: fixed time plus time per MiB the host wrote (least squares on
+    // the p50s less the spread's median where there is one).
+    let spread_p50 = ctl.reset_jitter_ns as f64 * (2f64).ln();
+    let resets: Vec<(f64, f64)> = select(rows, "reset_after_finish", "lat_ns_p50", |r| r.is_fit())
+        .map(|r| {
+            let fill = r.fill_lbas.unwrap_or(0);
+            ((fill * 4096) as f64 / (1u64 << 20) as f64, r.value - if fill > 0 { spread_p50 } else { 0.0 })
+        })
+        .collect();
     let n = resets.len() as f64;
     let (sx, sy) = (resets.iter().map(|p| p.0).sum::<f64>() / n, resets.iter().map(|p| p.1).sum::<f64>() / n);
     let per_mib = resets.iter().map(|p| (p.0 - sx) * (p.1 - sy)).sum::<f64>() / resets.iter().map(|p| (p.0 - sx).powi(2)).sum::<f64>();
@@ -252,6 +277,16 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     flash.controller = ctl;
     let unsealed = run(&g, &flash, &BenchSpec { job: Job { rw: Rw::Finish, fill_bytes: last * 4096, ..Job::default() }, ops: 4, ..BenchSpec::default() }).lat_ns_p50;
     ctl.seal_ns = round(finish_last - unsealed as f64, 1000);
+    // A reset of an open zone with programmed data costs more than the same zone's reset after
+    // a finish (which paid its seal then): the median of the differences over the fills where
+    // both were measured, the zone partly programmed.
+    let after_finish: Vec<(u64, f64)> = select(rows, "reset_after_finish", "lat_ns_p50", |r| r.is_fit()).map(|r| (r.fill_lbas.unwrap_or(0), r.value)).collect();
+    let stripe_blocks = stripe / 4096;
+    let reset_extra: Vec<f64> = select(rows, "reset", "lat_ns_p50", move |r| r.is_fit() && r.fill_lbas.is_some_and(|f| f >= stripe_blocks && f < last))
+        .filter_map(|r| after_finish.iter().find(|a| Some(a.0) == r.fill_lbas).map(|a| r.value - a.1))
+        .collect();
+    let reset_fills = reset_extra.len();
+    ctl.reset_seal_ns = round(median(reset_extra)?, 1000);
     flash.controller = ctl;
 
     // Slow stripes: once the buffer is full a single-zone append's latency is the time the
@@ -352,9 +387,15 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     note("jitter", us(ctl.jitter_ns), Fitted, format!("(p99 − p50) ÷ ln 50 of the harness's 4 KiB writes at QD1 ({} − {})", us(h_p99 as u64), us(h_p50 as u64)));
     note("hand-off", us(ctl.handoff_ns), Fitted, format!("4 KiB writes to 2 zones at QD1 run at {:.1} KIOPS (bisection on the model)", two_zones / 1e3));
     note("write engine", us(ctl.write_ns), Fitted, format!("1 ÷ {:.1} KIOPS (4 KiB writes over 8-14 zones) − hand-off − jitter", plateau / 1e3));
-    note("append engine", us(ctl.append_ns), Fitted, format!("1 ÷ {:.1} KIOPS (4 KiB appends to one zone, QD ≥ 4) − hand-off − jitter", a_plateau / 1e3));
+    note("append engine", us(ctl.append_ns), Fitted, format!("1 ÷ {:.1} KIOPS (4 KiB appends to one zone, QD ≥ 4) − hand-off − jitter − short append", a_plateau / 1e3));
+    note(
+        "short appends",
+        format!("under {} KiB, {} more in the engine", ctl.short_append_bytes / KIB, us(ctl.short_append_ns)),
+        Fitted,
+        format!("4 KiB against 8 KiB appends at QD1, means {} and {} (4 and 8 KiB writes take the same time)", us(a_lat as u64), us(a_lat_8k as u64)),
+    );
     note("write completion", us(ctl.write_done_ns), Fitted, format!("4 KiB write at QD1, mean {} = dispatch + engine + jitter + this", us(w_lat as u64)));
-    note("append completion", us(ctl.append_done_ns), Fitted, format!("4 KiB append at QD1, mean {} = dispatch + engine + jitter + this", us(a_lat as u64)));
+    note("append completion", us(ctl.append_done_ns), Fitted, format!("4 KiB append at QD1, mean {} = dispatch + engine + short append + jitter + this", us(a_lat as u64)));
     note("implicit open", us(ctl.implicit_open_ns), Fitted, "first write or append to an empty zone against the steady ones (harness p50s, mean of the two)".into());
     note("open / close / finish of an empty zone", format!("{} / {} / {}", us(ctl.open_ns), us(ctl.close_ns), us(ctl.finish_empty_ns)), Fitted, "harness p50s − dispatch".into());
     note(
@@ -363,7 +404,19 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
         Fitted,
         format!("least squares over the {} fills of reset after finish (p50)", resets.len()),
     );
+    note(
+        "reset spread",
+        ms(ctl.reset_jitter_ns),
+        Fitted,
+        format!("mean of an exponential: (p99 − p50) ÷ ln 50 of the fit resets of written zones, median over {reset_spreads} runs and fills"),
+    );
     note("seal", ms(ctl.seal_ns), Fitted, "finish of a zone one block short of full (p50) − its padding's program in the model".into());
+    note(
+        "reset's seal",
+        ms(ctl.reset_seal_ns),
+        Fitted,
+        format!("reset of an open, partly programmed zone − reset after finish, same fill (p50s; median over {reset_fills} fills)"),
+    );
     note(
         "fio host time",
         us(fio_think_ns),
