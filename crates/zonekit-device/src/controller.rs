@@ -32,7 +32,8 @@
 //! - **Completion.** After the engine a write completes `write_done_ns` later plus the time
 //!   its bytes beyond `host_overlap_bytes` take over the host link at `host_bytes_per_sec`
 //!   (4 and 8 KiB writes take the same 11 µs at QD1; from 16 KiB up the latency grows by
-//!   about 0.43 µs per KiB).
+//!   about 0.43 µs per KiB); one write in `late_one_in` completes `late_ns` later (the 980
+//!   PRO's: a tail apart from the body, as many at QD16 as at QD1).
 //! - **Reads** sense a page on its die and cross the die's channel (the plain model), then take
 //!   `read_done_ns` (ECC, transfer to the host, completion). One page in `slow_page_one_in`
 //!   (drawn per read) takes `slow_page_read_ns` longer to sense: the drive's 4 KiB reads at
@@ -144,6 +145,8 @@ pub(crate) struct Controller {
     page_rng: Rng,
     /// The resets' spread, apart from the others for the same reason.
     reset_rng: Rng,
+    /// The late completions' draws, the same.
+    late_rng: Rng,
 }
 
 impl Controller {
@@ -164,6 +167,7 @@ impl Controller {
             slow_rng: Rng::new(cfg.seed).derive(1),
             page_rng: Rng::new(cfg.seed).derive(2),
             reset_rng: Rng::new(cfg.seed).derive(3),
+            late_rng: Rng::new(cfg.seed).derive(4),
         }
     }
 
@@ -260,6 +264,15 @@ impl Controller {
         }
     }
 
+    /// A write's extra completion time: `late_ns` for one in `late_one_in`.
+    fn late(&mut self) -> u64 {
+        if self.cfg.late_one_in > 0 && self.late_rng.chance(1.0 / self.cfg.late_one_in as f64) {
+            self.cfg.late_ns
+        } else {
+            0
+        }
+    }
+
     /// The spread of a reset of a zone the host wrote: an exponential time of mean
     /// `reset_jitter_ns`.
     fn reset_jitter(&mut self) -> u64 {
@@ -331,7 +344,7 @@ impl Controller {
             }
             z.ready_ns = z.ready_ns.max(end + link_ns);
         }
-        let done = end + done_ns + link_ns + opening;
+        let done = end + done_ns + link_ns + opening + self.late();
         self.writes_in_flight.push(Reverse(done));
         for &(zone, _, _) in parts {
             self.drain_zone(d, zone, false);

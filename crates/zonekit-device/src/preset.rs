@@ -106,6 +106,8 @@ pub const ZN540_FLASH: FlashConfig = FlashConfig {
         handoff_ns: 2290,
         jitter_ns: 650,
         write_done_ns: 7220,
+        late_one_in: 0,
+        late_ns: 0,
         append_done_ns: 8560,
         host_bytes_per_sec: 2_330_000_000,
         host_overlap_bytes: 8192,
@@ -323,6 +325,9 @@ fn flash_figures(f: &FlashConfig, zoned: bool) -> Vec<(&'static str, String)> {
             ("read completion", us(c.read_done_ns)),
             ("slow pages", if c.slow_page_one_in == 0 { "none".to_string() } else { format!("1 in {}, {} more to sense", c.slow_page_one_in, us(c.slow_page_read_ns)) }),
         ]);
+        if c.late_one_in > 0 {
+            v.push(("late completions", format!("1 in {}, {} later", c.late_one_in, us(c.late_ns))));
+        }
         if zoned {
             v.extend([
                 (
