@@ -153,7 +153,12 @@ fn record_written(out: &Path) -> std::io::Result<()> {
         // A hand-written file is never a run's, whatever its time says: in a fresh clone every
         // file has the checkout's time, as late as a resumed claim's.
         let hand_written = HAND_WRITTEN.contains(&name.as_str());
-        if meta.is_file() && name != RUN_FILE && !hand_written && meta.modified()? >= claimed && !text.lines().any(|l| l == format!("wrote\t{name}")) {
+        // Nor is a killed attempt's half-written temporary (`.NAME.partial-PID.N`): the next
+        // atomic write of its target removes it (this record's own write, for a temporary of
+        // the claim), so the record would name a file that is gone, and an interrupted run's
+        // record would differ from an uninterrupted one's.
+        let partial = zonekit_base::atomic::is_partial(&name);
+        if meta.is_file() && name != RUN_FILE && !hand_written && !partial && meta.modified()? >= claimed && !text.lines().any(|l| l == format!("wrote\t{name}")) {
             names.push(name);
         }
     }
