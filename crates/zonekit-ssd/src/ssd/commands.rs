@@ -134,8 +134,9 @@ mod tests {
         lat.sort_unstable();
         let (p50, max) = (lat[lat.len() / 2] as f64, *lat.last().unwrap() as f64);
         assert!((p50 / 8640.0 - 1.0).abs() < 0.05, "p50 {p50} ns");
-        // None waits for a program: the buffer takes them all (0.45 GB/s, below the drain).
-        assert!(max < 20_000.0, "max {max} ns");
+        // None waits for a program (341 µs): the buffer takes them all (0.45 GB/s, below the
+        // drain); the slowest is one of the one in 450 that completes 11.8 µs late.
+        assert!(max < 30_000.0, "max {max} ns");
         ssd.check_invariants();
     }
 
