@@ -257,38 +257,40 @@ impl Controller {
     /// fixed place would make a workload's hot blocks fast or slow by where the model happened
     /// to put them (seed 003's trees read their inner nodes from fixed places).
     fn slow_page(&mut self) -> u64 {
-        if self.cfg.slow_page_one_in > 0 && self.page_rng.chance(1.0 / self.cfg.slow_page_one_in as f64) {
-            self.cfg.slow_page_read_ns
-        } else {
-            0
-        }
+        one_in(&mut self.page_rng, self.cfg.slow_page_one_in, self.cfg.slow_page_read_ns)
     }
 
     /// A write's extra completion time: `late_ns` for one in `late_one_in`.
     fn late(&mut self) -> u64 {
-        if self.cfg.late_one_in > 0 && self.late_rng.chance(1.0 / self.cfg.late_one_in as f64) {
-            self.cfg.late_ns
-        } else {
-            0
-        }
+        one_in(&mut self.late_rng, self.cfg.late_one_in, self.cfg.late_ns)
     }
 
     /// The spread of a reset of a zone the host wrote: an exponential time of mean
     /// `reset_jitter_ns`.
     fn reset_jitter(&mut self) -> u64 {
-        if self.cfg.reset_jitter_ns == 0 {
-            0
-        } else {
-            self.reset_rng.exponential(self.cfg.reset_jitter_ns as f64) as u64
-        }
+        exponential(&mut self.reset_rng, self.cfg.reset_jitter_ns)
     }
 
     fn jitter(&mut self) -> u64 {
-        if self.cfg.jitter_ns == 0 {
-            0
-        } else {
-            self.rng.exponential(self.cfg.jitter_ns as f64) as u64
-        }
+        exponential(&mut self.rng, self.cfg.jitter_ns)
+    }
+}
+
+/// `ns` one time in `n` (never when `n` is 0), drawn from `rng`.
+fn one_in(rng: &mut Rng, n: u32, ns: u64) -> u64 {
+    if n > 0 && rng.chance(1.0 / n as f64) {
+        ns
+    } else {
+        0
+    }
+}
+
+/// An exponential time of mean `mean_ns` (none when it is 0), drawn from `rng`.
+fn exponential(rng: &mut Rng, mean_ns: u64) -> u64 {
+    if mean_ns == 0 {
+        0
+    } else {
+        rng.exponential(mean_ns as f64) as u64
     }
 }
 

@@ -93,9 +93,11 @@ pub(crate) fn spec(job: Job, background: Option<Job>) -> BenchSpec {
     BenchSpec { job, background, ops, ramp_ops: ramp, time_limit_ns: RUN_LIMIT_NS, seed: 48 }
 }
 
-/// A zone-management run replaying row `m`, each command padding `padding_bytes`: as many
-/// commands as the drive's run had, within the limits above.
-fn zone_spec(job: Job, m: &Measurement, padding_bytes: u64) -> BenchSpec {
+/// A zone-management run replaying row `m`: as many commands as the drive's run had, within
+/// the limits above (a finish, or a reset after one, pads a written zone to its capacity).
+fn zone_spec(job: Job, m: &Measurement, g: &Geometry) -> BenchSpec {
+    let pads = job.rw == Rw::Finish || job.finished;
+    let padding_bytes = if pads && job.fill_bytes > 0 { g.zone_capacity_bytes().saturating_sub(job.fill_bytes) } else { 0 };
     let budget = (PADDING_BYTES_MAX / padding_bytes.max(1)).clamp(ZONE_OPS, ZONE_OPS_MAX);
     let ops = m.n.parse::<u64>().ok().filter(|&n| n > 0).map_or(ZONE_OPS, |n| n.min(budget));
     BenchSpec { ops, time_limit_ns: ZONE_RUN_LIMIT_NS, ..spec(job, None) }
@@ -124,13 +126,9 @@ fn probe(rows: &[Measurement], m: &Measurement, g: &Geometry, fio_think_ns: u64)
         }
         "reset" | "finish" | "close" | "open" => {
             let fill = fill.min(g.zone_capacity_bytes());
-            let padding = if m.experiment == "finish" && fill > 0 { g.zone_capacity_bytes() - fill } else { 0 };
-            (Probe::Bench(zone_spec(Job { rw: rw(&m.experiment)?, fill_bytes: fill, ..Job::default() }, m, padding)), Side::Job)
+            (Probe::Bench(zone_spec(Job { rw: rw(&m.experiment)?, fill_bytes: fill, ..Job::default() }, m, g)), Side::Job)
         }
-        "reset_after_finish" => {
-            let padding = if fill > 0 { g.zone_capacity_bytes().saturating_sub(fill) } else { 0 };
-            (Probe::Bench(zone_spec(Job { rw: Rw::Reset, fill_bytes: fill, finished: true, ..Job::default() }, m, padding)), Side::Job)
-        }
+        "reset_after_finish" => (Probe::Bench(zone_spec(Job { rw: Rw::Reset, fill_bytes: fill, finished: true, ..Job::default() }, m, g)), Side::Job),
         "first_write_implicit_open" => (Probe::FirstWrite(Rw::Write), Side::Job),
         "first_append_implicit_open" => (Probe::FirstWrite(Rw::Append), Side::Job),
         "write_after_close" => (Probe::WriteAfterClose, Side::Job),
