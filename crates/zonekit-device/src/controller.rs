@@ -33,7 +33,12 @@
 //!   its bytes beyond `host_overlap_bytes` take over the host link at `host_bytes_per_sec`
 //!   (4 and 8 KiB writes take the same 11 µs at QD1; from 16 KiB up the latency grows by
 //!   about 0.43 µs per KiB); one write in `late_one_in` completes `late_ns` later (the 980
-//!   PRO's: a tail apart from the body, as many at QD16 as at QD1).
+//!   PRO's: a tail apart from the body, as many at QD16 as at QD1). On the ZN540 (and the SN540)
+//!   the link carries one write's bytes at a time (`host_link_serial`): with 128-512 KiB of 16-128 KiB
+//!   writes in flight its p50 is never below the time the bytes ahead take over the link, and
+//!   such a write waits for them (32 KiB appends at QD4: p50 71 µs, a link without a queue
+//!   gave 28 µs). The 980 PRO completes such writes sooner than that, so its transfers
+//!   overlap.
 //! - **Reads** sense a page on its die and cross the die's channel (the plain model), then take
 //!   `read_done_ns` (ECC, transfer to the host, completion). One page in `slow_page_one_in`
 //!   (drawn per read) takes `slow_page_read_ns` longer to sense: the drive's 4 KiB reads at
@@ -122,6 +127,9 @@ pub(crate) struct Controller {
     pub(crate) cfg: ControllerConfig,
     dispatch_free_ns: u64,
     engine_free_ns: u64,
+    /// When the host link has carried every write's bytes so far (a serial link's next
+    /// transfer starts no sooner).
+    link_free_ns: u64,
     mgmt_done_ns: u64,
     /// Completion times of the writes and appends in flight.
     writes_in_flight: BinaryHeap<Reverse<u64>>,
@@ -155,6 +163,7 @@ impl Controller {
             cfg,
             dispatch_free_ns: 0,
             engine_free_ns: 0,
+            link_free_ns: 0,
             mgmt_done_ns: 0,
             writes_in_flight: BinaryHeap::new(),
             buffer_used_bytes: 0,
@@ -328,8 +337,13 @@ impl Controller {
         let handoff = if self.writes_in_flight.is_empty() { 0 } else { cfg.handoff_ns };
         let end = start + engine_ns + handoff + self.jitter();
         self.engine_free_ns = end;
-        let link_bytes = len.saturating_sub(cfg.host_overlap_bytes);
-        let link_ns = if cfg.host_bytes_per_sec == 0 { 0 } else { (link_bytes as u128 * 1_000_000_000 / cfg.host_bytes_per_sec as u128) as u64 };
+        // A write's first `host_overlap_bytes` cross the link while the engine works, so a lone
+        // write waits only for the rest; on a serial link a write behind another's transfer
+        // waits for it too.
+        let link_ns = |bytes: u64| if cfg.host_bytes_per_sec == 0 { 0 } else { (bytes as u128 * 1_000_000_000 / cfg.host_bytes_per_sec as u128) as u64 };
+        let alone = end + link_ns(len) - link_ns(len.min(cfg.host_overlap_bytes));
+        let linked = if cfg.host_link_serial { alone.max(self.link_free_ns + link_ns(len)) } else { alone };
+        self.link_free_ns = self.link_free_ns.max(linked);
         let mut opening = 0;
         for &(zone, offset, len) in parts {
             let sequential = zone >= self.conventional_zones;
@@ -344,9 +358,9 @@ impl Controller {
                 z.full = true;
                 z.open = false;
             }
-            z.ready_ns = z.ready_ns.max(end + link_ns);
+            z.ready_ns = z.ready_ns.max(linked);
         }
-        let done = end + done_ns + link_ns + opening + self.late();
+        let done = linked + done_ns + opening + self.late();
         self.writes_in_flight.push(Reverse(done));
         for &(zone, _, _) in parts {
             self.drain_zone(d, zone, false);
@@ -540,7 +554,7 @@ impl Controller {
     /// When the controller is idle (dispatcher, engines, buffer drained).
     pub(crate) fn idle_ns(&self) -> u64 {
         let releases = self.releases.iter().chain(self.releases_waiting.iter().map(|r| &r.0)).map(|r| r.end_ns).max().unwrap_or(0);
-        self.dispatch_free_ns.max(self.engine_free_ns).max(self.mgmt_done_ns).max(releases)
+        self.dispatch_free_ns.max(self.engine_free_ns).max(self.link_free_ns).max(self.mgmt_done_ns).max(releases)
     }
 }
 

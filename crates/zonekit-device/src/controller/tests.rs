@@ -30,6 +30,7 @@ fn flash() -> FlashConfig {
             append_done_ns: 6 * US,
             host_bytes_per_sec: 1_000_000_000,
             host_overlap_bytes: 8192,
+            host_link_serial: false,
             read_done_ns: 10 * US,
             slow_page_one_in: 0,
             slow_page_read_ns: 0,
@@ -95,6 +96,27 @@ fn one_command_over_two_zones_pays_the_engine_and_the_link_once() {
     }
     m.check_invariants();
     assert!(m.drained_ns() >= 500 * US, "both zones' first stripes programmed: {}", m.drained_ns());
+}
+
+#[test]
+fn a_write_behind_another_on_a_serial_link_waits_for_its_transfer() {
+    // Two 32 KiB writes to two open zones submitted together at 100 µs: the first is
+    // dispatched at 100-101, in the engine 101-103, and its 8 KiB overlap crosses the 1 GB/s
+    // link during it, the rest by 103 + 24.576 µs, done 5 µs later (32.576 µs). The second's
+    // engine runs 103-106 (with the hand-off). On a serial link its transfer starts when the
+    // first's ends, 127.576 µs, and takes 32.768 µs: done at 165.344 µs. Overlapping, it
+    // would cross by 106 + 24.576 and complete at 135.576 µs.
+    let at = |serial: bool| {
+        let mut f = flash();
+        f.controller.host_link_serial = serial;
+        let mut m = TimingModel::new(f, &geometry()).unwrap();
+        m.open(0, 1);
+        m.open(0, 2);
+        let t = 100 * US;
+        (m.write(t, 1, 0, 32768) - t, m.write(t, 2, 0, 32768) - t)
+    };
+    assert_eq!(at(true), (32_576, 65_344));
+    assert_eq!(at(false), (32_576, 35_576));
 }
 
 #[test]

@@ -16,7 +16,7 @@ use zonekit_ssd::SsdConfig;
 
 use crate::device::conventional::{role, run, SsdJob, SsdRw};
 use crate::device::data::Measurement;
-use crate::device::fit::{median, slow_stripe_search, Figure};
+use crate::device::fit::{median, serial_link, slow_stripe_search, Figure};
 use crate::LabError;
 
 const KIB: u64 = 1024;
@@ -166,6 +166,10 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
         ),
     };
 
+    let link_bytes_per_sec = round(1e9 / slope, 10_000_000);
+    let in_flight = ["write", "randwrite"].into_iter().flat_map(|e| rows_of(rows, drive, e, "clat_ns_p50")).map(|r| (r.bs_bytes, r.qd * r.zones.max(1), r.value));
+    let (serial, serial_lowest) = serial_link(in_flight, link_bytes_per_sec);
+
     let has_reads = rows_of(rows, drive, "randread", "iops").next().is_some();
     let ctl = ControllerConfig {
         dispatch_ns: DISPATCH_NS,
@@ -178,7 +182,8 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
         late_one_in,
         late_ns,
         append_done_ns: write_done_ns,
-        host_bytes_per_sec: round(1e9 / slope, 10_000_000),
+        host_bytes_per_sec: link_bytes_per_sec,
+        host_link_serial: serial,
         write_buffer_bytes: BUFFER_BYTES,
         buffer_release,
         seed: 48,
@@ -326,9 +331,13 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
     );
     note(
         "host link",
-        format!("{:.2} GB/s", c.host_bytes_per_sec as f64 / 1e9),
+        format!("{:.2} GB/s, {}", c.host_bytes_per_sec as f64 / 1e9, if serial { "one write at a time" } else { "writes overlap" }),
         Fitted,
-        format!("slope of QD1 write mean latency against block size ({} latency-bound runs, least squares)", pts.len()),
+        format!(
+            "slope of QD1 write mean latency against block size ({} latency-bound runs, least squares); {}: of the runs of 16 KiB or more with others in flight the lowest p50 is {serial_lowest:.2} of the time their bytes take over it",
+            pts.len(),
+            if serial { "one write at a time" } else { "writes overlap" }
+        ),
     );
     note("jitter", us(c.jitter_ns), Fitted, format!("(p99 − p50) ÷ ln 50 of 4 KiB writes at QD1 ({} − {})", us(p99 as u64), us(p50 as u64)));
     note("write engine", us(c.write_ns), Fitted, format!("1 ÷ {:.1} KIOPS (4 KiB writes at QD512) − jitter", peak_iops / 1e3));

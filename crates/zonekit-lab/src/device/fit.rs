@@ -74,6 +74,15 @@ pub(crate) fn slow_stripe_search(one_in: &[u32], slow_us: &[u64], start: (f64, u
     best
 }
 
+/// Whether a drive's host link carries one write's bytes at a time, from its fit runs of
+/// writes with others in flight (block size, commands in flight, p50 each): on such a link
+/// a write waits for the bytes in flight ahead of it, so no run of 16 KiB or more has its p50
+/// below the time they take at `link_bytes_per_sec`. Returns that and the lowest ratio.
+pub(crate) fn serial_link(runs: impl Iterator<Item = (u64, u32, f64)>, link_bytes_per_sec: u64) -> (bool, f64) {
+    let lowest = runs.filter(|r| r.0 >= 16 * KIB && r.1 >= 2).map(|(bs, n, p50)| p50 * link_bytes_per_sec as f64 / (bs as f64 * n as f64 * 1e9)).fold(f64::INFINITY, f64::min);
+    (lowest.is_finite() && lowest >= 1.0, lowest)
+}
+
 /// The median of `v` (the mean of the middle two when even); an error when the fit found no row.
 pub(crate) fn median(mut v: Vec<f64>) -> Result<f64, LabError> {
     if v.is_empty() {
@@ -202,6 +211,12 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     let (sx, sy) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
     let slope = pts.iter().map(|p| (p.0 - sx) * (p.1 - sy)).sum::<f64>() / pts.iter().map(|p| (p.0 - sx).powi(2)).sum::<f64>();
     ctl.host_bytes_per_sec = round(1e9 / slope, 10_000_000);
+    let in_flight = rows
+        .iter()
+        .filter(|r| r.is_fit() && fio(r) && (r.experiment == "write" || r.experiment == "append") && r.metric == "clat_ns_p50")
+        .map(|r| (r.bs_bytes, r.qd * r.zones.max(1), r.value));
+    let (serial, serial_lowest) = serial_link(in_flight, ctl.host_bytes_per_sec);
+    ctl.host_link_serial = serial;
     let h_p50 = one(rows, "write", "lat_ns_p50", move |r| harness(r) && r.source_path.contains("explicit_versus"))?;
     let h_p99 = one(rows, "write", "lat_ns_p99", move |r| harness(r) && r.source_path.contains("explicit_versus"))?;
     ctl.jitter_ns = round((h_p99 - h_p50) / (50f64).ln(), 10);
@@ -382,7 +397,16 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
         Assumed,
         "one stripe for each of the 14 open zones and two more: 14 zones written at once do not stall".into(),
     );
-    note("host link", format!("{:.2} GB/s", ctl.host_bytes_per_sec as f64 / 1e9), Fitted, format!("slope of QD1 write p50 against block size, 16-128 KiB ({} runs)", pts.len()));
+    note(
+        "host link",
+        format!("{:.2} GB/s, {}", ctl.host_bytes_per_sec as f64 / 1e9, if serial { "one write at a time" } else { "writes overlap" }),
+        Fitted,
+        format!(
+            "slope of QD1 write p50 against block size, 16-128 KiB ({} runs); {}: of the runs of 16 KiB or more with others in flight the lowest p50 is {serial_lowest:.2} of the time their bytes take over it",
+            pts.len(),
+            if serial { "one write at a time" } else { "writes overlap" }
+        ),
+    );
     note("host overlap", format!("{} KiB", OVERLAP_BYTES / KIB), Assumed, "4 and 8 KiB writes take the same time at QD1".into());
     note("jitter", us(ctl.jitter_ns), Fitted, format!("(p99 − p50) ÷ ln 50 of the harness's 4 KiB writes at QD1 ({} − {})", us(h_p99 as u64), us(h_p50 as u64)));
     note("hand-off", us(ctl.handoff_ns), Fitted, format!("4 KiB writes to 2 zones at QD1 run at {:.1} KIOPS (bisection on the model)", two_zones / 1e3));
