@@ -16,7 +16,7 @@ use zonekit_ssd::SsdConfig;
 
 use crate::device::conventional::{role, run, SsdJob, SsdRw};
 use crate::device::data::Measurement;
-use crate::device::fit::{median, serial_link, slow_stripe_search, Figure};
+use crate::device::fit::{link_figure, median, serial_link, slow_stripe_search, Figure};
 use crate::LabError;
 
 const KIB: u64 = 1024;
@@ -329,16 +329,9 @@ pub fn fit(rows: &[Measurement], drive: &str, think_ns: u64) -> Result<DriveFit,
             )
         },
     );
-    note(
-        "host link",
-        format!("{:.2} GB/s, {}", c.host_bytes_per_sec as f64 / 1e9, if serial { "one write at a time" } else { "writes overlap" }),
-        Fitted,
-        format!(
-            "slope of QD1 write mean latency against block size ({} latency-bound runs, least squares); {}: of the runs of 16 KiB or more with others in flight the lowest p50 is {serial_lowest:.2} of the time their bytes take over it",
-            pts.len(),
-            if serial { "one write at a time" } else { "writes overlap" }
-        ),
-    );
+    let slope = format!("slope of QD1 write mean latency against block size ({} latency-bound runs, least squares)", pts.len());
+    let (link, link_how) = link_figure(c.host_bytes_per_sec, serial, serial_lowest, &slope);
+    note("host link", link, Fitted, link_how);
     note("jitter", us(c.jitter_ns), Fitted, format!("(p99 − p50) ÷ ln 50 of 4 KiB writes at QD1 ({} − {})", us(p99 as u64), us(p50 as u64)));
     note("write engine", us(c.write_ns), Fitted, format!("1 ÷ {:.1} KIOPS (4 KiB writes at QD512) − jitter", peak_iops / 1e3));
     note("write completion", us(c.write_done_ns), Fitted, format!("QD1 intercept {} − dispatch − engine − jitter − late completions' mean", us(intercept as u64)));

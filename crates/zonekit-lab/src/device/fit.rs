@@ -83,6 +83,16 @@ pub(crate) fn serial_link(runs: impl Iterator<Item = (u64, u32, f64)>, link_byte
     (lowest.is_finite() && lowest >= 1.0, lowest)
 }
 
+/// The host link's figure and where it comes from: its rate, from `slope` (how the fit found
+/// it), and whether it carries one write at a time, from the lowest ratio [`serial_link`] found.
+pub(crate) fn link_figure(bytes_per_sec: u64, serial: bool, lowest: f64, slope: &str) -> (String, String) {
+    let kind = if serial { "one write at a time" } else { "writes overlap" };
+    (
+        format!("{:.2} GB/s, {kind}", bytes_per_sec as f64 / 1e9),
+        format!("{slope}; {kind}: of the runs of 16 KiB or more with others in flight the lowest p50 is {lowest:.2} of the time their bytes take over it"),
+    )
+}
+
 /// The median of `v` (the mean of the middle two when even); an error when the fit found no row.
 pub(crate) fn median(mut v: Vec<f64>) -> Result<f64, LabError> {
     if v.is_empty() {
@@ -397,16 +407,8 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
         Assumed,
         "one stripe for each of the 14 open zones and two more: 14 zones written at once do not stall".into(),
     );
-    note(
-        "host link",
-        format!("{:.2} GB/s, {}", ctl.host_bytes_per_sec as f64 / 1e9, if serial { "one write at a time" } else { "writes overlap" }),
-        Fitted,
-        format!(
-            "slope of QD1 write p50 against block size, 16-128 KiB ({} runs); {}: of the runs of 16 KiB or more with others in flight the lowest p50 is {serial_lowest:.2} of the time their bytes take over it",
-            pts.len(),
-            if serial { "one write at a time" } else { "writes overlap" }
-        ),
-    );
+    let (link, link_how) = link_figure(ctl.host_bytes_per_sec, serial, serial_lowest, &format!("slope of QD1 write p50 against block size, 16-128 KiB ({} runs)", pts.len()));
+    note("host link", link, Fitted, link_how);
     note("host overlap", format!("{} KiB", OVERLAP_BYTES / KIB), Assumed, "4 and 8 KiB writes take the same time at QD1".into());
     note("jitter", us(ctl.jitter_ns), Fitted, format!("(p99 − p50) ÷ ln 50 of the harness's 4 KiB writes at QD1 ({} − {})", us(h_p99 as u64), us(h_p50 as u64)));
     note("hand-off", us(ctl.handoff_ns), Fitted, format!("4 KiB writes to 2 zones at QD1 run at {:.1} KIOPS (bisection on the model)", two_zones / 1e3));
