@@ -33,12 +33,12 @@
 //!   its bytes beyond `host_overlap_bytes` take over the host link at `host_bytes_per_sec`
 //!   (4 and 8 KiB writes take the same 11 µs at QD1; from 16 KiB up the latency grows by
 //!   about 0.43 µs per KiB); one write in `late_one_in` completes `late_ns` later (the 980
-//!   PRO's: a tail apart from the body, as many at QD16 as at QD1). On the ZN540 (and the SN540)
-//!   the link carries one write's bytes at a time (`host_link_serial`): with 128-512 KiB of 16-128 KiB
-//!   writes in flight its p50 is never below the time the bytes ahead take over the link, and
-//!   such a write waits for them (32 KiB appends at QD4: p50 71 µs, a link without a queue
-//!   gave 28 µs). The 980 PRO completes such writes sooner than that, so its transfers
-//!   overlap.
+//!   PRO's: a tail apart from the body, as many at QD16 as at QD1). On the ZN540 (and the
+//!   SN540) the link carries one write's bytes at a time (`host_link_serial`): with 128-512
+//!   KiB of 16-128 KiB writes in flight its p50 is never below the time the bytes ahead take
+//!   over the link, and such a write waits for them (32 KiB appends at QD4: p50 71 µs, a
+//!   link without a queue gave 28 µs). The 980 PRO completes such writes sooner than that,
+//!   so its transfers overlap.
 //! - **Reads** sense a page on its die and cross the die's channel (the plain model), then take
 //!   `read_done_ns` (ECC, transfer to the host, completion). One page in `slow_page_one_in`
 //!   (drawn per read) takes `slow_page_read_ns` longer to sense: the drive's 4 KiB reads at

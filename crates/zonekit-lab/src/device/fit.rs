@@ -451,3 +451,20 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     );
     Ok(Fit { flash, fio_think_ns, figures })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::serial_link;
+
+    #[test]
+    fn a_link_is_serial_only_when_no_shared_run_beats_its_queue() {
+        // 32 KiB at 2 GB/s: 16.384 µs each. Four in flight take 65.5 µs over a serial link.
+        let run = |in_flight: u32, p50_ns: f64| (32_768, in_flight, p50_ns);
+        let (serial, lowest) = serial_link([run(4, 70_000.0), run(2, 40_000.0)].into_iter(), 2_000_000_000);
+        assert!(serial && (lowest - 70_000.0 / 65_536.0).abs() < 1e-9, "{lowest}");
+        // One run faster than its queue over the link: transfers overlap.
+        assert!(!serial_link([run(4, 70_000.0), run(4, 50_000.0)].into_iter(), 2_000_000_000).0);
+        // Lone writes and writes under 16 KiB say nothing, and nothing is no evidence.
+        assert!(!serial_link([run(1, 1.0), (8192, 8, 1.0)].into_iter(), 2_000_000_000).0);
+    }
+}
