@@ -341,8 +341,9 @@ impl Controller {
         // write waits only for the rest; on a serial link a write behind another's transfer
         // waits for it too.
         let link_ns = |bytes: u64| if cfg.host_bytes_per_sec == 0 { 0 } else { (bytes as u128 * 1_000_000_000 / cfg.host_bytes_per_sec as u128) as u64 };
-        let alone = end + link_ns(len) - link_ns(len.min(cfg.host_overlap_bytes));
-        let linked = if cfg.host_link_serial { alone.max(self.link_free_ns + link_ns(len)) } else { alone };
+        let transfer_ns = link_ns(len);
+        let alone = end + transfer_ns - link_ns(len.min(cfg.host_overlap_bytes));
+        let linked = if cfg.host_link_serial { alone.max(self.link_free_ns + transfer_ns) } else { alone };
         self.link_free_ns = self.link_free_ns.max(linked);
         let mut opening = 0;
         for &(zone, offset, len) in parts {
