@@ -402,13 +402,17 @@ impl Controller {
         let mut done = ready_ns;
         let mut p = from / page;
         let mut slow_ns = 0;
+        // Hoisted out of the loop: the padding of a finish walks every page of a zone.
+        let transfer_ns = d.flash.transfer_ns(page);
+        let mut in_stripe = p % stripe_pages;
+        let mut dies = d.walk(zone, p);
         while p * page < to {
-            if p == from / page || p % stripe_pages == 0 {
+            if p == from / page || in_stripe == 0 {
                 slow_ns = self.slow_stripe();
             }
-            let die = d.die_of(zone, p);
-            let channel = d.channel_of(die);
-            let transferred = ready_ns.max(d.channel_free_ns[channel]) + d.flash.transfer_ns(page);
+            in_stripe = if in_stripe + 1 == stripe_pages { 0 } else { in_stripe + 1 };
+            let (die, channel) = dies.next().expect("the walk is endless");
+            let transferred = ready_ns.max(d.channel_free_ns[channel]) + transfer_ns;
             d.channel_free_ns[channel] = transferred;
             let before = d.die_free_ns[die];
             let program_ns = d.flash.program_ns + slow_ns;

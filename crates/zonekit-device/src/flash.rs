@@ -229,4 +229,90 @@ impl Dies {
     pub(crate) fn channel_of(&self, die: usize) -> usize {
         die % self.flash.channels as usize
     }
+
+    /// The die and channel of each of a zone's pages from `page` on, as `die_of` and
+    /// `channel_of` give them, stepped without a division: a finish pads up to 33,000 pages.
+    pub(crate) fn walk(&self, zone: u32, page: u64) -> PageDies {
+        let die = self.die_of(zone, page);
+        let slot = (page % self.flash.dies_per_zone as u64) as usize;
+        PageDies {
+            first_die: self.die_of(zone, 0),
+            slot,
+            dies_per_zone: self.flash.dies_per_zone as usize,
+            dies: self.flash.die_count() as usize,
+            channels: self.flash.channels as usize,
+            die,
+            channel: self.channel_of(die),
+        }
+    }
+}
+
+/// Consecutive pages' (die, channel) pairs of one zone; see [`Dies::walk`].
+pub(crate) struct PageDies {
+    first_die: usize,
+    slot: usize,
+    dies_per_zone: usize,
+    dies: usize,
+    channels: usize,
+    die: usize,
+    channel: usize,
+}
+
+impl Iterator for PageDies {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let here = (self.die, self.channel);
+        self.slot += 1;
+        if self.slot == self.dies_per_zone {
+            self.slot = 0;
+            self.die = self.first_die;
+            self.channel = self.first_die % self.channels;
+        } else if self.die + 1 == self.dies {
+            (self.die, self.channel) = (0, 0);
+        } else {
+            self.die += 1;
+            self.channel = if self.channel + 1 == self.channels { 0 } else { self.channel + 1 };
+        }
+        Some(here)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_steps_through_the_same_dies_and_channels_as_die_of() {
+        // (channels, dies per channel, dies per zone): a zone over every die, over a few, over
+        // a count that does not divide the dies, and channels that do not divide the dies a
+        // zone spans.
+        for (channels, dies_per_channel, dies_per_zone) in [(8, 4, 32), (8, 4, 16), (3, 5, 7), (4, 1, 1), (6, 2, 5)] {
+            let flash = FlashConfig {
+                channels,
+                dies_per_channel,
+                page_size_bytes: 4096,
+                pages_per_block: 64,
+                read_ns: 1,
+                program_ns: 1,
+                erase_ns: 1,
+                channel_bytes_per_sec: 1,
+                dies_per_zone,
+                controller: ControllerConfig::NONE,
+            };
+            let dies = Dies::new(flash, 1 << 20);
+            for zone in [0, 1, 5, 13] {
+                for start in [0, 1, 6, 31] {
+                    let walked: Vec<(usize, usize)> = dies.walk(zone, start).take(100).collect();
+                    let direct: Vec<(usize, usize)> = (start..start + 100)
+                        .map(|p| {
+                            let die = dies.die_of(zone, p);
+                            (die, dies.channel_of(die))
+                        })
+                        .collect();
+                    assert_eq!(walked, direct, "{channels}x{dies_per_channel} dies, {dies_per_zone} a zone, zone {zone} from page {start}");
+                }
+            }
+        }
+    }
 }
