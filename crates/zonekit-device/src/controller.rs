@@ -330,13 +330,15 @@ impl Controller {
         while self.writes_in_flight.peek().is_some_and(|&Reverse(done)| done <= start) {
             self.writes_in_flight.pop();
         }
-        let (engine_ns, done_ns) = match kind {
-            WriteKind::Write => (cfg.write_ns, cfg.write_done_ns),
-            WriteKind::Append => (cfg.append_ns + if len < cfg.short_append_bytes { cfg.short_append_ns } else { 0 }, cfg.append_done_ns),
+        let short = kind == WriteKind::Append && len < cfg.short_append_bytes;
+        let (engine_ns, done_ns, after_ns) = match kind {
+            WriteKind::Write => (cfg.write_ns, cfg.write_done_ns, 0),
+            WriteKind::Append if short => (cfg.append_ns + cfg.short_append_ns, cfg.append_done_ns, cfg.short_append_after_ns),
+            WriteKind::Append => (cfg.append_ns, cfg.append_done_ns, 0),
         };
         let handoff = if self.writes_in_flight.is_empty() { 0 } else { cfg.handoff_ns };
         let end = start + engine_ns + handoff + self.jitter();
-        self.engine_free_ns = end;
+        self.engine_free_ns = end + after_ns;
         // A write's first `host_overlap_bytes` cross the link while the engine works, so a lone
         // write waits only for the rest; on a serial link a write behind another's transfer
         // waits for it too.

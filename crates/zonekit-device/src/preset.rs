@@ -100,15 +100,16 @@ pub const ZN540_FLASH: FlashConfig = FlashConfig {
     controller: ControllerConfig {
         dispatch_ns: 1000,
         write_ns: 2490,
-        append_ns: 3810,
+        append_ns: 2530,
         short_append_bytes: 8192,
         short_append_ns: 820,
+        short_append_after_ns: 1280,
         handoff_ns: 2290,
         jitter_ns: 650,
         write_done_ns: 7220,
         late_one_in: 0,
         late_ns: 0,
-        append_done_ns: 8560,
+        append_done_ns: 9830,
         host_bytes_per_sec: 2_330_000_000,
         host_overlap_bytes: 8192,
         host_link_serial: true,
@@ -333,7 +334,11 @@ fn flash_figures(f: &FlashConfig, zoned: bool) -> Vec<(&'static str, String)> {
             v.extend([
                 (
                     "short appends",
-                    if c.short_append_ns == 0 { "none".to_string() } else { format!("under {} KiB, {} more in the engine", c.short_append_bytes / 1024, us(c.short_append_ns)) },
+                    if c.short_append_ns == 0 && c.short_append_after_ns == 0 {
+                        "none".to_string()
+                    } else {
+                        format!("under {} KiB, {} more in the engine before completion, {} after", c.short_append_bytes / 1024, us(c.short_append_ns), us(c.short_append_after_ns))
+                    },
                 ),
                 ("implicit open", us(c.implicit_open_ns)),
                 ("open / close / finish of an empty zone", format!("{} / {} / {}", us(c.open_ns), us(c.close_ns), us(c.finish_empty_ns))),

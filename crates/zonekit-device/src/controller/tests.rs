@@ -22,6 +22,7 @@ fn flash() -> FlashConfig {
             append_ns: 4 * US,
             short_append_bytes: 8192,
             short_append_ns: US,
+            short_append_after_ns: 0,
             handoff_ns: US,
             jitter_ns: 0,
             write_done_ns: 5 * US,
@@ -130,6 +131,25 @@ fn an_append_costs_its_own_engine_and_completion_times_and_a_short_one_more() {
     let append_8k = m.append(400 * US, 2, 8192, 8192) - 400 * US;
     // Both sizes fit in the host overlap, so only the short append's engine time differs.
     assert_eq!((write, write_8k, append, append_8k), (8 * US, 8 * US, 12 * US, 11 * US));
+}
+
+#[test]
+fn a_short_append_holds_the_engine_after_its_completion_and_only_the_next_command_waits() {
+    // Two appends submitted together, the first of `first` bytes: (first's latency, second's).
+    let pair = |after_ns: u64, first: u64| {
+        let mut f = flash();
+        f.controller.short_append_after_ns = after_ns;
+        let mut m = TimingModel::new(f, &geometry()).unwrap();
+        m.append(0, 2, 0, 4096);
+        let a = m.append(100 * US, 2, 4096, first) - 100 * US;
+        let b = m.append(100 * US, 2, 4096 + first, 8192) - 100 * US;
+        (a, b)
+    };
+    let (alone, behind) = pair(0, 4096);
+    // The short append's own completion does not move; the command behind it starts later.
+    assert_eq!(pair(3 * US, 4096), (alone, behind + 3 * US));
+    // An 8 KiB append leaves nothing behind in the engine.
+    assert_eq!(pair(3 * US, 8192), pair(0, 8192));
 }
 
 #[test]

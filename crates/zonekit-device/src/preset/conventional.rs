@@ -54,6 +54,7 @@ const fn controller(
         append_ns: write_ns,
         short_append_bytes: 0,
         short_append_ns: 0,
+        short_append_after_ns: 0,
         handoff_ns: 0,
         jitter_ns,
         write_done_ns,
