@@ -144,6 +144,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    stdout_failure_is_an_error();
     let cli = Cli::parse();
     let result = match cli.command {
         None => demo::run(&demo::DemoArgs::default()),
@@ -190,6 +191,20 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Standard output that cannot be written (a full disk, a closed file) ends the run with an
+/// error naming it, exit status 1, like any failed run: `println!` panics there, and a panic's
+/// message and backtrace would read as a bug in zonekit.
+fn stdout_failure_is_an_error() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if let Some(reason) = info.payload_as_str().and_then(|m| m.strip_prefix("failed printing to stdout: ")) {
+            eprintln!("zonekit: error: cannot write to standard output: {reason}");
+            std::process::exit(1);
+        }
+        default(info);
+    }));
 }
 
 /// `zonekit policies`: every policy table with its parameters and defaults.

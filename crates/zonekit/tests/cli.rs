@@ -534,6 +534,20 @@ fn a_closed_pipe_ends_output_quietly() {
     assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{stderr}");
 }
 
+/// Standard output on a full disk is a failed run (exit 1, the reason named), not a panic.
+#[test]
+fn a_full_disk_under_standard_output_is_an_error_not_a_panic() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full here");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_zonekit")).args(["device", "presets"]).current_dir(dir.path()).stdout(full).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write to standard output: No space left on device") && !stderr.contains("panicked"), "{stderr}");
+}
+
 /// Sizes and counts are checked arithmetic: a size that would wrap or a count beyond its type
 /// is a usage error naming the value, never a silently smaller device or workload.
 #[test]
