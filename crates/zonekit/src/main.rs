@@ -199,7 +199,9 @@ fn main() -> ExitCode {
 fn stdout_failure_is_an_error() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if let Some(reason) = info.payload_as_str().and_then(|m| m.strip_prefix("failed printing to stdout: ")) {
+        let payload = info.payload();
+        let message = payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied());
+        if let Some(reason) = message.and_then(|m| m.strip_prefix("failed printing to stdout: ")) {
             eprintln!("zonekit: error: cannot write to standard output: {reason}");
             std::process::exit(1);
         }
