@@ -238,7 +238,7 @@ impl Dies {
 
     /// The die and channel of each of a zone's pages from `page` on, as `die_of` and
     /// `channel_of` give them, stepped without a division: a finish of a near-empty ZN540 zone
-    /// pads 34,463 pages.
+    /// programs all 34,464 of its pages.
     pub(crate) fn walk(&self, zone: u32, page: u64) -> PageDies {
         let die = self.die_of(zone, page);
         let slot = (page % self.flash.dies_per_zone as u64) as usize;
