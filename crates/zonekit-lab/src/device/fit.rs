@@ -241,6 +241,8 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
     ctl.short_append_bytes = SHORT_APPEND_BYTES;
     ctl.short_append_ns = round((a_lat - a_lat_8k).max(0.0), 10);
     let two_zones = one(rows, "write", "iops", move |r| fio(r) && r.bs_bytes == 4096 && r.zones == 2 && r.qd == 1)?;
+    // A 4 KiB append at QD1 is dispatch, engine, short append and spread, then this.
+    let append_done_ns = |c: &ControllerConfig| (a_lat - (DISPATCH_NS + c.append_ns + c.short_append_ns + c.jitter_ns) as f64).max(0.0) as u64;
     // Hand-off, write and append times together: the engines' totals are fixed, the QD1
     // latencies fix the completion times, and the hand-off is what two zones at QD1 lose.
     let with_handoff = |handoff: u64, c: &ControllerConfig| {
@@ -249,7 +251,7 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
         c.write_ns = (write_engine - (handoff + c.jitter_ns) as f64).max(0.0) as u64;
         c.append_ns = (append_engine - (handoff + c.jitter_ns + c.short_append_ns) as f64).max(0.0) as u64;
         c.write_done_ns = (w_lat - (DISPATCH_NS + c.write_ns + c.jitter_ns) as f64).max(0.0) as u64;
-        c.append_done_ns = (a_lat - (DISPATCH_NS + c.append_ns + c.short_append_ns + c.jitter_ns) as f64).max(0.0) as u64;
+        c.append_done_ns = append_done_ns(&c);
         c
     };
     let handoff = solve(0, write_engine as u64, two_zones, false, |h| {
@@ -268,7 +270,7 @@ pub fn fit(rows: &[Measurement]) -> Result<Fit, LabError> {
         let mut c = *c;
         c.short_append_after_ns = c.append_ns.saturating_sub(append_ns);
         c.append_ns = append_ns.min(c.append_ns);
-        c.append_done_ns = (a_lat - (DISPATCH_NS + c.append_ns + c.short_append_ns + c.jitter_ns) as f64).max(0.0) as u64;
+        c.append_done_ns = append_done_ns(&c);
         c
     };
     let append_8k = |append_ns: u64| {
